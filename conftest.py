@@ -1,0 +1,1 @@
+"""Repository root: enables pytester for our own tests (no plugin logic lives here)."""

@@ -1,0 +1,108 @@
+"""The adapter contract every benchmark implements, and the context a cell runs in."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from pytest_srbench.core.models import Case, Role
+from pytest_srbench.core.protocol import PROFILE_COUNTS
+
+
+class SuiteRowError(ValueError):
+    """A suite row lacks what its adapter needs; the loader adds the file and line."""
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one completed model call returned to the adapter."""
+
+    call_id: str
+    final_text: str
+    content: str
+    reasoning: str
+    finish_reason: str | None
+    output_complete: bool
+    tool_calls: list[dict[str, Any]]
+    model: str | None
+
+
+@dataclass
+class Grade:
+    """A terminal binary outcome of one cell."""
+
+    correct: bool
+    answer: Any = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class CellContext(Protocol):
+    """What an adapter may use while it evaluates one cell."""
+
+    @property
+    def case(self) -> Case: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    async def call(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        role: Role = "subject",
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> ModelReply:
+        """Send one journaled model call (subject, or the bound judge / simulator)."""
+        ...
+
+    def cancelled(self) -> bool:
+        """True once the run stopped dispatching or the case deadline passed."""
+        ...
+
+
+class Adapter(ABC):
+    """One benchmark: its identity, weight, case rendering, protocol and grader."""
+
+    benchmark: ClassVar[str]
+    version: ClassVar[str] = "sr-bench-1.0"
+    weight: ClassVar[float] = 1.0
+    needs_messages: ClassVar[bool] = True
+    round_robin: ClassVar[bool] = False
+
+    def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
+        """Cases per profile: sr-bench's fixed counts, or the suite's own ``profiles`` table."""
+        if self.benchmark in PROFILE_COUNTS:
+            return dict(PROFILE_COUNTS[self.benchmark])
+        declared = suite_meta.get("profiles")
+        if isinstance(declared, dict):
+            return {str(key): int(value) for key, value in declared.items()}
+        count = int(suite_meta.get("count", 0))
+        return {"smoke": count, "quick": count}
+
+    def stratum(self, row: Mapping[str, Any]) -> str:
+        """The stratum a row belongs to for balanced selection (default: one stratum)."""
+        return ""
+
+    @abstractmethod
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        """Turn one suite row into a frozen case (raise ``SuiteRowError`` when it is unusable)."""
+
+    @abstractmethod
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        """Run the cell's protocol through ``ctx.call`` and grade the outcome."""
+
+    def simulator_script(self, case: Case) -> dict[str, Any] | None:
+        """What the built-in simulator needs to play this case (it may know the answer)."""
+        return None
+
+
+def require(row: Mapping[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
+    """Fetch a required field of a suite row with a specific error when it is missing."""
+    if key not in row or row[key] is None:
+        raise SuiteRowError(f"missing field {key!r}")
+    value = row[key]
+    if not isinstance(value, kind):
+        raise SuiteRowError(f"field {key!r} has the wrong type ({type(value).__name__})")
+    return value

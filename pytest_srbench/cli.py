@@ -1,0 +1,181 @@
+"""The ``srbench`` command line: inspect runs and reports in a store, run the simulator.
+
+It reuses the core, the store and the renderers; it never imports pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_srbench.core.report import build_report
+from pytest_srbench.render.json_report import report_json, write_report
+from pytest_srbench.render.terminal import render_summary, table
+from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.sqlite import SqliteStore, open_store
+
+DEFAULT_STORE = ".srbench"
+
+
+def _store(args: argparse.Namespace) -> SqliteStore:
+    path = Path(args.store)
+    if not (path / "journal.sqlite3").exists():
+        raise StoreError(f"no store at {path} (pass --store DIR)")
+    return open_store(path)
+
+
+def _report(store: SqliteStore, run_id: str) -> dict[str, object]:
+    run = store.require_run(run_id)
+    return build_report(
+        store.get_manifest(run_id),
+        run,
+        store.results(run_id),
+        store.calls(run_id),
+        store.events(run_id, limit=1_000_000),
+        runner=store.get_runner(run_id),
+    )
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = _store(args)
+    runs = store.list_runs(limit=args.limit, offset=args.offset, status=args.status)
+    rows = []
+    for run in runs:
+        manifest = store.get_manifest(run.id)
+        rows.append(
+            [run.id, run.status, manifest.profile, ",".join(t.id for t in manifest.targets),
+             str(len(manifest.planned_cells())), run.created_at[:19]]
+        )  # fmt: skip
+    for line in table(["run", "status", "profile", "targets", "cells", "created (UTC)"], rows):
+        print(line)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = _store(args)
+    run = store.require_run(args.run)
+    if args.results:
+        rows = store.results(args.run, after=args.after, limit=args.limit)
+        print(
+            json.dumps(
+                {
+                    "results": rows,
+                    "next_cursor": rows[-1]["_row"] if len(rows) == args.limit else None,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    if args.calls:
+        rows = store.calls(args.run, active=args.active, after=args.after, limit=args.limit)
+        for row in rows:
+            for key in ("request", "final", "reasoning", "raw_usage", "tool_calls"):
+                row.pop(key, None)
+        print(
+            json.dumps(
+                {
+                    "calls": rows,
+                    "next_cursor": rows[-1]["_seq"] if len(rows) == args.limit else None,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    if args.events:
+        print(
+            json.dumps(
+                {"events": store.events(args.run, after=args.after, limit=min(args.limit, 1000))},
+                indent=2,
+            )
+        )
+        return 0
+    manifest = store.get_manifest(args.run)
+    print(json.dumps(
+        {"run": run.model_dump(), "plan_sha256": manifest.plan_sha256, "profile": manifest.profile,
+         "targets": [t.id for t in manifest.targets], "cells": len(manifest.planned_cells())},
+        indent=2,
+    ))  # fmt: skip
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    store = _store(args)
+    report = _report(store, args.run)
+    if args.json:
+        write_report(report, Path(args.json))
+    if args.format == "json":
+        sys.stdout.write(report_json(report))
+    else:
+        for line in render_summary(report):
+            print(line)
+    return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from pytest_srbench.simulator.server import main as sim_main
+
+    argv = ["--host", args.host, "--port", str(args.port)]
+    if args.models:
+        argv += ["--models", args.models]
+    return sim_main(argv)
+
+
+def _limit(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 500:
+        raise argparse.ArgumentTypeError("--limit must be in 1..500")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="srbench", description="Inspect pytest-srbench runs and reports."
+    )
+    root.add_argument("--store", default=DEFAULT_STORE, help="store folder (default .srbench)")
+    sub = root.add_subparsers(dest="command", required=True)
+
+    runs = sub.add_parser("runs", help="list runs, newest first")
+    runs.add_argument("--limit", type=int, default=50)
+    runs.add_argument("--offset", type=int, default=0)
+    runs.add_argument("--status")
+    runs.set_defaults(func=cmd_runs)
+
+    show = sub.add_parser("show", help="one run, or its results / calls / events")
+    show.add_argument("run")
+    view = show.add_mutually_exclusive_group()
+    view.add_argument("--results", action="store_true")
+    view.add_argument("--calls", action="store_true")
+    view.add_argument("--events", action="store_true")
+    show.add_argument("--active", action="store_true", help="with --calls: only calls in flight")
+    show.add_argument("--after", type=int, default=0)
+    show.add_argument("--limit", type=_limit, default=100)
+    show.set_defaults(func=cmd_show)
+
+    report = sub.add_parser("report", help="the full-denominator report of a run")
+    report.add_argument("run")
+    report.add_argument("--json", metavar="PATH", help="also write the JSON report")
+    report.add_argument("--format", choices=("text", "json"), default="text")
+    report.set_defaults(func=cmd_report)
+
+    sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
+    sim.add_argument("--host", default="127.0.0.1")
+    sim.add_argument("--port", type=int, default=8089)
+    sim.add_argument("--models", help="JSON list of extra simulated models")
+    sim.set_defaults(func=cmd_sim)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "show" and args.active and not args.calls:
+        print("srbench: --active requires --calls", file=sys.stderr)
+        return 2
+    try:
+        code: int = args.func(args)
+    except StoreError as error:
+        print(f"srbench: {error}", file=sys.stderr)
+        return 2
+    return code

@@ -1,0 +1,177 @@
+"""Project configuration: ``srbench.toml`` or ``[tool.srbench]`` in ``pyproject.toml``.
+
+Targets, judges, limits, sampling, suites and simulated models are declared here; API keys
+never are (a target names the environment variable that holds its key).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pytest_srbench.core.models import DEFAULT_SEED, Limits, Prices, Target
+from pytest_srbench.simulator.models import (
+    BUILTIN_MODELS,
+    DEFAULT_SIM_TARGETS,
+    SimModel,
+    simulated_target,
+)
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message names the file and the field."""
+
+
+class TargetConfig(BaseModel):
+    """A target as configured: the frozen target fields plus execution-only settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: Literal["single", "mom"] = "single"
+    base_url: str | None = None
+    model: str
+    api_key_env: str | None = None
+    prices: dict[str, Prices] = Field(default_factory=dict)
+    session_mode: Literal["stateless", "session_aware"] = "stateless"
+    request_params: dict[str, Any] = Field(default_factory=dict)
+    simulated: bool = False
+    config_hash: str | None = None
+    max_inference_calls: int | None = None
+    expected_response_model: str | None = None
+    concurrency: int | None = Field(None, ge=1, le=4096)
+
+    def to_target(self) -> Target:
+        return Target.model_validate(self.model_dump(exclude={"concurrency"}))
+
+
+class SimulatorConfig(BaseModel):
+    """Extra simulated models, by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def sim_models(self) -> dict[str, SimModel]:
+        return {
+            name: SimModel.model_validate({"name": name, **spec})
+            for name, spec in self.models.items()
+        }
+
+
+class SrbenchConfig(BaseModel):
+    """Everything ``[tool.srbench]`` may say."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str = ".srbench"
+    reports: str = "reports"
+    profile: str = "smoke"
+    seed: int = DEFAULT_SEED
+    concurrency: int = Field(16, ge=1, le=4096)
+    transport: str = "aiohttp"
+    cost_policy: Literal["require_priced", "capability_only"] = "require_priced"
+    default_targets: list[str] | None = None
+    targets: list[TargetConfig] = Field(default_factory=list)
+    judges: list[TargetConfig] = Field(default_factory=list)
+    benchmarks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    limits: dict[str, Any] = Field(default_factory=dict)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    suites: list[str] = Field(default_factory=lambda: ["suites"])
+    simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+    source: str | None = None
+
+    @field_validator("limits")
+    @classmethod
+    def _limits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        Limits.model_validate(value)
+        return value
+
+    def frozen_limits(self, overrides: dict[str, Any] | None = None) -> Limits:
+        return Limits.model_validate({**self.limits, **(overrides or {})})
+
+    def sim_models(self) -> dict[str, SimModel]:
+        models = dict(BUILTIN_MODELS)
+        models.update(self.simulator.sim_models())
+        return models
+
+    def all_targets(self) -> dict[str, TargetConfig]:
+        """Built-in simulated targets, then configured ones (a configured id replaces a built-in)."""
+        found: dict[str, TargetConfig] = {}
+        for name in DEFAULT_SIM_TARGETS:
+            builtin = simulated_target(BUILTIN_MODELS[name])
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for configured in self.targets:
+            found[configured.id] = configured
+        return found
+
+    def select_targets(self, requested: list[str] | None) -> list[TargetConfig]:
+        """The targets a run uses: ``--srbench-target`` ids, else ``default_targets``, else the
+        built-in simulated pair."""
+        known = self.all_targets()
+        ids = requested or self.default_targets or list(DEFAULT_SIM_TARGETS)
+        missing = [target_id for target_id in ids if target_id not in known]
+        if missing:
+            raise ConfigError(
+                f"unknown target(s) {', '.join(missing)}; known targets: {', '.join(sorted(known))}"
+            )
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"a target is selected twice: {ids}")
+        selected = [known[target_id] for target_id in ids]
+        models = self.sim_models()
+        for target in selected:
+            if target.simulated and target.base_url is None and target.model not in models:
+                raise ConfigError(
+                    f"target {target.id!r} is simulated but model {target.model!r} is not a simulated "
+                    f"model (known: {', '.join(sorted(models))}); add [tool.srbench.simulator.models."
+                    f"{target.model}]"
+                )
+        return selected
+
+
+def _format_validation(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def parse_config(data: dict[str, Any], source: str) -> SrbenchConfig:
+    """Validate a ``[tool.srbench]`` table."""
+    try:
+        return SrbenchConfig.model_validate({**data, "source": source})
+    except ValidationError as error:
+        raise ConfigError(
+            f"{source}: invalid [tool.srbench] configuration: {_format_validation(error)}"
+        ) from None
+
+
+def load_config(rootdir: Path, explicit: Path | None = None) -> SrbenchConfig:
+    """Read ``explicit``, else ``<rootdir>/srbench.toml``, else ``[tool.srbench]`` of
+    ``<rootdir>/pyproject.toml``; no file means defaults."""
+    candidates = [explicit] if explicit else [rootdir / "srbench.toml", rootdir / "pyproject.toml"]
+    for path in candidates:
+        if path is None or not path.is_file():
+            if explicit:
+                raise ConfigError(f"{explicit}: configuration file not found")
+            continue
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{path}: not valid TOML ({error})") from None
+        if path.name == "pyproject.toml" and path != explicit:
+            table = document.get("tool", {}).get("srbench")
+            if table is None:
+                continue
+        elif path.name == "pyproject.toml":
+            table = document.get("tool", {}).get("srbench", {})
+        else:
+            table = document
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.srbench] must be a table")
+        return parse_config(table, str(path))
+    return SrbenchConfig()

@@ -1,0 +1,54 @@
+"""Canonical JSON and SHA-256 digests used for every frozen identity (plans, cases, cells)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise with sorted keys, no spaces, UTF-8 kept, NaN and Infinity rejected."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def digest(value: Any) -> str:
+    """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Lowercase hex SHA-256 of raw bytes (dataset files, SSE evidence)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def integralize(value: Any) -> Any:
+    """Turn every float with an integral value (1.0, -0.0) into an int, recursively.
+
+    Clients that serialise 1.0 as 1 must obtain the same plan hash, so the plan digest
+    is taken over this form. Case and dataset digests keep the exact content.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {key: integralize(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [integralize(item) for item in value]
+    return value
+
+
+def protocol_digest(value: Any) -> str:
+    """Digest of the protocol-canonical form (integral floats as ints); used for plan hashes."""
+    return digest(integralize(value))
+
+
+def cell_digest(case_id: str, target_id: str) -> str:
+    """Identity of one (case, target) cell; its first 24 hex name the cell's evidence folder."""
+    return digest([case_id, target_id])

@@ -1,0 +1,370 @@
+"""Pydantic records of the protocol: targets, prices, limits, cases, the frozen manifest, runs,
+call receipts and cell results."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PROTOCOL_VERSION = "sr-bench-1.0"
+DEFAULT_SEED = 20260918
+
+CostPolicy = Literal["require_priced", "capability_only"]
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+TERMINAL_RUN_STATUSES = frozenset({"completed", "failed", "cancelled", "interrupted"})
+CellStatus = Literal["running", "completed", "failed", "cancelled", "sent_unknown"]
+CallStatus = Literal["sent", "completed", "failed", "cancelled", "sent_unknown", "replayed"]
+Role = Literal["subject", "judge", "simulator"]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+class Frozen(BaseModel):
+    """Base for frozen protocol records: unknown keys are rejected, instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _finite_non_negative(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0")
+    return float(value)
+
+
+class Prices(Frozen):
+    """Prices of one model in USD per million tokens, one per exclusive token bucket."""
+
+    input: float
+    cached_input: float
+    cache_write: float
+    output: float
+
+    @field_validator("input", "cached_input", "cache_write", "output", mode="before")
+    @classmethod
+    def _check(cls, value: object, info: Any) -> float:
+        return _finite_non_negative(value, info.field_name)
+
+
+def check_base_url(url: str) -> str:
+    """An http(s) URL with a host and no credentials, query or fragment."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ValueError("base_url must not contain credentials, a query or a fragment")
+    return url.rstrip("/")
+
+
+ALLOWED_REQUEST_PARAMS = frozenset(
+    {
+        "n", "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
+        "repetition_penalty", "length_penalty", "stop", "seed", "max_tokens", "min_tokens",
+        "reasoning_effort", "chat_template_kwargs", "ignore_eos", "skip_special_tokens",
+        "spaces_between_special_tokens",
+    }
+)  # fmt: skip
+REASONING_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"})
+
+
+def check_request_params(params: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate generation parameters against the sr-bench whitelist and ranges."""
+    unknown = sorted(set(params) - ALLOWED_REQUEST_PARAMS)
+    if unknown:
+        raise ValueError(f"{where}: unsupported generation parameter(s) {', '.join(unknown)}")
+
+    def number(key: str, lo: float, hi: float) -> None:
+        value = params.get(key)
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
+            raise ValueError(f"{where}: {key} must be a number in [{lo}, {hi}]")
+
+    for key in ("max_tokens", "min_tokens", "top_k", "seed", "n"):
+        value = params.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"{where}: {key} must be an integer")
+    if params.get("n", 1) != 1:
+        raise ValueError(f"{where}: n must be exactly 1")
+    if "max_tokens" in params and params["max_tokens"] < 1:
+        raise ValueError(f"{where}: max_tokens must be >= 1")
+    if "top_k" in params and params["top_k"] != -1 and params["top_k"] < 1:
+        raise ValueError(f"{where}: top_k must be -1 or >= 1")
+    number("temperature", 0, 2)
+    number("top_p", 0, 1)
+    number("min_p", 0, 1)
+    number("presence_penalty", -2, 2)
+    number("frequency_penalty", -2, 2)
+    effort = params.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise ValueError(f"{where}: reasoning_effort must be one of {sorted(REASONING_EFFORTS)}")
+    return params
+
+
+class Target(Frozen):
+    """One system under test (a ``single`` model or a ``mom`` router), or an auxiliary model."""
+
+    id: str
+    kind: Literal["single", "mom"] = "single"
+    base_url: str | None = None
+    model: str
+    api_key_env: str | None = None
+    prices: dict[str, Prices] = Field(default_factory=dict)
+    session_mode: Literal["stateless", "session_aware"] = "stateless"
+    request_params: dict[str, Any] = Field(default_factory=dict)
+    simulated: bool = False
+    config_hash: str | None = None
+    max_inference_calls: int | None = None
+    expected_response_model: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _forbid_secrets(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("api_key", "authorization", "headers"):
+                if key in data:
+                    raise ValueError(
+                        f"target field {key!r} is not allowed: credentials come only from the "
+                        "environment variable named by api_key_env"
+                    )
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError(f"target id {value!r} must match {_ID.pattern}")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV.match(value):
+            raise ValueError(f"api_key_env {value!r} is not a valid environment variable name")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else check_base_url(value)
+
+    @field_validator("request_params")
+    @classmethod
+    def _params(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_request_params(value, "request_params")
+
+    @model_validator(mode="after")
+    def _reachable(self) -> Target:
+        if self.base_url is None and not self.simulated:
+            raise ValueError(f"target {self.id!r} needs a base_url (or simulated = true)")
+        if self.max_inference_calls is not None and not 1 <= self.max_inference_calls <= 256:
+            raise ValueError("max_inference_calls must be in 1..256")
+        return self
+
+
+class Limits(Frozen):
+    """Frozen safety limits of a run (sr-bench 1.0 names and defaults, minus concurrency)."""
+
+    total_timeout_s: float = 180.0
+    idle_timeout_s: float = 30.0
+    max_output_tokens: int = 4096
+    max_output_chars: int = 131072
+    max_log_bytes: int = 8388608
+    repetition_window: int = 128
+    repetition_limit: int = 5
+    max_cost_usd: float = 5.0
+    max_run_seconds: float = 1800.0
+    max_calls_per_case: int = 32
+    case_timeout_s: float = 600.0
+    max_call_attempts: int = 1
+    retry_backoff_s: float = 1.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _positive(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(f"limit {key} must be a number")
+                if not math.isfinite(value) or value <= 0:
+                    raise ValueError(f"limit {key} must be finite and > 0")
+        return data
+
+    @model_validator(mode="after")
+    def _hierarchy(self) -> Limits:
+        if self.total_timeout_s > self.max_run_seconds:
+            raise ValueError("total_timeout_s must be <= max_run_seconds")
+        if self.idle_timeout_s > self.total_timeout_s:
+            raise ValueError("idle_timeout_s must be <= total_timeout_s")
+        if not 1 <= self.max_call_attempts <= 8:
+            raise ValueError("max_call_attempts must be in 1..8")
+        if self.retry_backoff_s > 60:
+            raise ValueError("retry_backoff_s must be in (0, 60]")
+        return self
+
+
+class Message(BaseModel):
+    """One chat message; content may be a string or a list of content parts."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: Any = None
+
+
+class Case(Frozen):
+    """One frozen task of one benchmark; ``id`` is ``<benchmark>/<native id>``."""
+
+    id: str
+    benchmark: str
+    messages: list[Message] = Field(default_factory=list)
+    answer: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _id_prefix(self) -> Case:
+        if not self.id.startswith(self.benchmark + "/") or len(self.id) <= len(self.benchmark) + 1:
+            raise ValueError(f"case id {self.id!r} must look like '{self.benchmark}/<native id>'")
+        return self
+
+
+class Cell(Frozen):
+    """One (case, target) pair: the unit of the denominator and one pytest item."""
+
+    case_id: str
+    target_id: str
+
+
+class DatasetInfo(Frozen):
+    """Where the cases came from: suites with their content hashes, profile and selection."""
+
+    profile: str
+    seed: int
+    selection: str = "stratified-hash-v1"
+    custom_subset: bool = False
+    suites: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Manifest(Frozen):
+    """The frozen plan of a run; ``plan_sha256`` covers every other field."""
+
+    version: Literal["sr-bench-1.0"] = "sr-bench-1.0"
+    name: str = "sr-bench"
+    mode: Literal["live", "preview"] = "live"
+    profile: str = "smoke"
+    seed: int = DEFAULT_SEED
+    cost_policy: CostPolicy = "require_priced"
+    output_policy: Literal["bounded", "native"] = "bounded"
+    targets: list[Target]
+    auxiliary_targets: dict[str, Target] = Field(default_factory=dict)
+    cases: list[Case]
+    execution_cells: list[Cell] | None = None
+    benchmark_weights: dict[str, float]
+    benchmark_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    adapter_versions: dict[str, str]
+    limits: Limits = Field(default_factory=Limits)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    case_sha256: str
+    dataset: DatasetInfo
+    recovery: dict[str, Any] | None = None
+    limitations: list[str] = Field(default_factory=list)
+    plan_sha256: str = ""
+
+    def planned_cells(self) -> list[Cell]:
+        """The explicit execution cells, or the case-major cross product of cases x targets."""
+        if self.execution_cells:
+            return list(self.execution_cells)
+        return [
+            Cell(case_id=case.id, target_id=target.id)
+            for case in self.cases
+            for target in self.targets
+        ]
+
+    def target_inventory(self) -> dict[str, Target]:
+        """Subject targets and auxiliary targets by id."""
+        inventory = dict(self.auxiliary_targets)
+        inventory.update({target.id: target for target in self.targets})
+        return inventory
+
+
+class Run(BaseModel):
+    """One execution of one frozen plan, as the store records it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    status: RunStatus
+    created_at: str
+    updated_at: str
+    plan_sha256: str
+    request_key: str | None = None
+    error: str | None = None
+    parent_run_id: str | None = None
+
+
+class CallReceipt(BaseModel):
+    """What one HTTP inference request cost and returned (the stored call row's data)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    case_id: str
+    target_id: str
+    role: Role = "subject"
+    status: CallStatus = "sent"
+    model: str | None = None
+    requested_model: str | None = None
+    usage: dict[str, int] | None = None
+    raw_usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    cost_complete: bool = False
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    finish_reason: str | None = None
+    output_complete: bool | None = None
+    inference_call_count: int | None = None
+    selected_model: str | None = None
+    decision: str | None = None
+    cache_read_reported: bool | None = None
+    cache_write_reported: bool | None = None
+    usage_via_proxy: bool | None = None
+    session_id: str | None = None
+    phase: str | None = None
+    phase_source: str | None = None
+    evidence: str | None = None
+    error: str | None = None
+    attempt: int = 1
+    simulated: bool = False
+    started_at: str | None = None
+    finished_at: str | None = None
+
+
+class CellResult(BaseModel):
+    """The terminal (or running) outcome of one cell, as the store upserts it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    case_id: str
+    target_id: str
+    benchmark: str
+    status: CellStatus
+    correct: bool | None = None
+    answer: Any = None
+    score: int | None = None
+    latency_s: float | None = None
+    subject_latency_s: float | None = None
+    queue_wait_s: float | None = None
+    ttft_s: float | None = None
+    usage: dict[str, int] | None = None
+    cost_usd: float | None = None
+    call_count: int = 0
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None

@@ -1,0 +1,291 @@
+"""The full-denominator run report, built from a frozen manifest and the store's rows.
+
+This is the only place metrics are computed: the terminal, JSON and HTML renderers, the CLI
+and the service all read the dict this module returns (validated by ``ReportModel``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pytest_srbench.core.failures import summarize_failure
+from pytest_srbench.core.metrics import Row, target_metric
+from pytest_srbench.core.models import Manifest, Run, Target
+from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.usage import cache_neutral_cost, sum_cost
+
+REPORT_VERSION = "pytest-srbench-report-1"
+
+FIXED_LIMITATIONS = (
+    "Scores measure this frozen protocol (prompts, graders, limits, sampling) only; they are not "
+    "a general model ranking.",
+    "Smoke and quick profiles draw from the development split; only the standard profile is a "
+    "holdout measurement.",
+    "Costs use the frozen prices in the plan; self-hosted or simulated targets have no billed "
+    "spend unless their prices say so.",
+    "Wilson intervals describe sampling error over the planned cases, not variation between "
+    "repeated runs of a nondeterministic target.",
+)
+
+
+def _parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def wall_time_s(run: Run) -> float:
+    """Seconds between the run's creation and its last persisted update."""
+    return (_parse_time(run.updated_at) - _parse_time(run.created_at)).total_seconds()
+
+
+class _Pricing:
+    """Resolves the target whose frozen prices apply to a call (subject or auxiliary)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.inventory = manifest.target_inventory()
+        self.options = manifest.benchmark_options
+        self.benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+
+    def target_for(self, call: Row) -> Target | None:
+        if call.get("role") == "subject":
+            return self.inventory.get(call.get("target_id", ""))
+        benchmark = self.benchmark_of.get(call.get("case_id", ""))
+        bound = (self.options.get(benchmark or "") or {}).get(call.get("role", ""))
+        return self.inventory.get(bound) if bound else None
+
+    def neutral_cost(self, call: Row) -> float | None:
+        try:
+            target = self.target_for(call)
+            if target is None:
+                return None
+            prices = {model: price.model_dump() for model, price in target.prices.items()}
+            parts = call.get("model_usage") or [call]
+            total = 0.0
+            for part in parts:
+                model = part.get("selected_model") or part.get("model")
+                value = cache_neutral_cost(part.get("usage"), model, prices)
+                if value is None:
+                    return None
+                total += value
+            return total
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def macro_and_score(
+    manifest: Manifest, target_rows: Sequence[Mapping[str, Any]], complete: bool, present: set[str]
+) -> dict[str, Any]:
+    """Renormalised macro accuracy, the full sr-bench score (or null) and its scope label."""
+    weights = manifest.benchmark_weights
+    num = sum(weights[row["benchmark"]] * (row["accuracy"] or 0.0) for row in target_rows)
+    den = sum(weights[row["benchmark"]] for row in target_rows)
+    macro = num / den if den else None
+    full = {row["benchmark"] for row in target_rows} == set(SR_BENCH_BENCHMARKS)
+    if full:
+        base = "full sr-bench 1.0"
+    elif not present <= SR_BENCH_BENCHMARKS:
+        base = "extension diagnostic; normalized adapter weights"
+    else:
+        base = "selected benchmark subset; renormalized fixed weights"
+    scope = f"{base}; profile={manifest.profile}"
+    if manifest.execution_cells is not None or manifest.dataset.custom_subset:
+        scope += "; custom task subset"
+    score = macro if full and complete and manifest.recovery is None else None
+    return {"macro_accuracy": macro, "sr_bench_score": score, "score_scope": scope}
+
+
+def _failure(events: Sequence[Row], results: Sequence[Row]) -> dict[str, Any] | None:
+    for event in events:
+        if event.get("kind") == "failure_observed":
+            return dict(event.get("data") or {})
+    failed = [
+        r for r in results if r.get("status") not in ("running", "completed") and r.get("error")
+    ]
+    if not failed:
+        return None
+    first = min(failed, key=lambda r: r.get("finished_at") or "")
+    return {
+        "case_id": first["case_id"],
+        "target_id": first["target_id"],
+        "reason": summarize_failure(str(first["error"])),
+        "inferred_from_saved_results": True,
+    }
+
+
+def _limitations(
+    manifest: Manifest,
+    run: Run,
+    targets: Sequence[Mapping[str, Any]],
+    runner: Mapping[str, Any] | None,
+) -> list[str]:
+    lines = list(FIXED_LIMITATIONS)
+    simulated = [t.id for t in manifest.targets if t.simulated]
+    if simulated:
+        lines.append(
+            "Simulated targets (" + ", ".join(simulated) + ") answer from the built-in simulator: "
+            "their accuracy, latency and cost are synthetic and measure the harness, not a model."
+        )
+    if any(t["total_spend_usd"] is None for t in targets):
+        lines.append(
+            "Some subject or auxiliary call costs are unknown; spend totals are null and "
+            "known_cost_usd is only a lower bound."
+        )
+    if run.status != "completed":
+        lines.append(
+            f"Run is incomplete (status {run.status}): failed, cancelled and pending cells count "
+            "as incorrect in every accuracy."
+        )
+    if manifest.recovery is not None:
+        lines.append(
+            "This is a recovery subset of another run; it never yields a full sr-bench score."
+        )
+    if manifest.cost_policy == "capability_only":
+        lines.append("cost_policy capability_only: no cost budget was enforced.")
+    lines.append(
+        "Budget reservations bound spend before each priced call; a stopped run may have reserved "
+        "more than it spent."
+    )
+    lines.extend(manifest.limitations)
+    if runner is None:
+        lines.append("runner provenance not captured")
+    if any(case.benchmark == "gpqa-diamond" for case in manifest.cases):
+        lines.append(
+            "gpqa-diamond is widely published; treat its items as possibly seen by the model "
+            "(a retest, not a blind measurement)."
+        )
+    return lines
+
+
+def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, Any]]:
+    """Every planned cell with its outcome (pending when no row exists), in planned order."""
+    by_cell = {(r["case_id"], r["target_id"]): r for r in results}
+    benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+    cells = []
+    for cell in manifest.planned_cells():
+        row = by_cell.get((cell.case_id, cell.target_id))
+        details = (row or {}).get("details") or {}
+        cells.append(
+            {
+                "case_id": cell.case_id,
+                "target_id": cell.target_id,
+                "benchmark": benchmark_of[cell.case_id],
+                "status": row["status"] if row else "pending",
+                "correct": row.get("correct") if row else None,
+                "answer": row.get("answer") if row else None,
+                "answer_status": details.get("answer_status"),
+                "error": summarize_failure(str(row["error"])) if row and row.get("error") else None,
+            }
+        )
+    return cells
+
+
+def build_report(
+    manifest: Manifest,
+    run: Run,
+    results: Sequence[Row],
+    calls: Sequence[Row],
+    events: Sequence[Row] = (),
+    *,
+    runner: Mapping[str, Any] | None = None,
+    child_attempts: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Compute the whole report dict (validated later by ``ReportModel``)."""
+    pricing = _Pricing(manifest)
+    planned: dict[str, list[str]] = defaultdict(list)
+    for cell in manifest.planned_cells():
+        planned[cell.target_id].append(cell.case_id)
+    rows_by_target: dict[str, list[Row]] = defaultdict(list)
+    for row in results:
+        rows_by_target[row["target_id"]].append(row)
+    calls_by_target: dict[str, list[Row]] = defaultdict(list)
+    for call in calls:
+        calls_by_target[call["target_id"]].append(call)
+    benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+    all_benchmarks = sorted(set(benchmark_of.values()))
+    present = {benchmark_of[cell.case_id] for cell in manifest.planned_cells()}
+
+    summary_targets: list[dict[str, Any]] = []
+    benchmark_rows: list[dict[str, Any]] = []
+    for target in manifest.targets:
+        ids = planned[target.id]
+        id_set = set(ids)
+        rows = [r for r in rows_by_target[target.id] if r["case_id"] in id_set]
+        target_calls = calls_by_target[target.id]
+        metric = target_metric(
+            target.id, rows, target_calls, len(id_set), id_set, pricing.neutral_cost
+        )
+        own_rows = []
+        for benchmark in all_benchmarks:
+            bench_ids = {case_id for case_id in ids if benchmark_of[case_id] == benchmark}
+            if not bench_ids:
+                continue
+            row = {"benchmark": benchmark, "target_id": target.id}
+            row.update(
+                target_metric(
+                    target.id,
+                    [r for r in rows if r["case_id"] in bench_ids],
+                    [c for c in target_calls if c.get("case_id") in bench_ids],
+                    len(bench_ids),
+                    bench_ids,
+                    pricing.neutral_cost,
+                )
+            )
+            own_rows.append(row)
+        metric.update(macro_and_score(manifest, own_rows, metric["complete"], present))
+        metric.update({"kind": target.kind, "model": target.model, "simulated": target.simulated})
+        summary_targets.append(metric)
+        benchmark_rows.extend(own_rows)
+
+    totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
+    return {
+        "version": REPORT_VERSION,
+        "protocol": manifest.version,
+        "run_id": run.id,
+        "status": run.status,
+        "error": run.error,
+        "mode": manifest.mode,
+        "cost_policy": manifest.cost_policy,
+        "profile": manifest.profile,
+        "seed": manifest.seed,
+        "plan_sha256": manifest.plan_sha256,
+        "case_sha256": manifest.case_sha256,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "failure": _failure(events, results),
+        "recovery": manifest.recovery,
+        "child_attempts": [dict(child) for child in child_attempts],
+        "summary": {
+            "targets": summary_targets,
+            "planned_cells": len(manifest.planned_cells()),
+            "wall_time_s": wall_time_s(run),
+            "total_spend_usd": sum_cost(c.get("cost_usd") for c in calls) if totals_known else None,
+        },
+        "benchmarks": benchmark_rows,
+        "limitations": _limitations(manifest, run, summary_targets, runner),
+        "provenance": {
+            "plan_sha256": manifest.plan_sha256,
+            "case_sha256": manifest.case_sha256,
+            "dataset": manifest.dataset.model_dump(mode="json"),
+            "sampling": manifest.sampling,
+            "adapter_versions": manifest.adapter_versions,
+            "benchmark_weights": manifest.benchmark_weights,
+            "custom_subset": manifest.execution_cells is not None or manifest.dataset.custom_subset,
+            "target_profiles": [
+                {
+                    "id": t.id,
+                    "model": t.model,
+                    "kind": t.kind,
+                    "simulated": t.simulated,
+                    "request_params": t.request_params,
+                    "config_hash": t.config_hash,
+                }
+                for t in manifest.targets
+            ],
+            "profile": manifest.profile,
+            "seed": manifest.seed,
+            "runner": dict(runner) if runner is not None else None,
+        },
+        "cells": cell_outcomes(manifest, results),
+    }

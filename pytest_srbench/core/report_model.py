@@ -1,0 +1,161 @@
+"""The JSON report as a pydantic model; its JSON Schema is exported to ``schemas/``.
+
+``build_report`` produces the data, this model fixes its shape and documents each field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TokenBuckets(_Strict):
+    """Four exclusive token buckets summed over subject calls."""
+
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+
+
+class StrictFormat(_Strict):
+    checked_cases: int
+    failed_cases: int
+    unassessed_cases: int
+
+
+class SubjectCalls(_Strict):
+    total: int
+    finish_reasons: dict[str, int]
+    unknown_finish_reason: int
+
+
+class OutputDiagnostics(_Strict):
+    planned_cases: int
+    result_cases: int
+    output_limit_cases: int
+    strict_format: StrictFormat
+    subject_calls: SubjectCalls
+
+
+class TargetMetric(_Strict):
+    """Metrics of one target (or one benchmark of one target) over its planned cases."""
+
+    id: str
+    total: int = Field(description="Planned denominator: every planned case of this target.")
+    completed: int
+    failed: int = Field(
+        description="Rows not completed and not running (failed, cancelled, sent_unknown)."
+    )
+    pending: int = Field(description="Planned cells without any result row.")
+    scored: int
+    correct: int
+    accuracy: float | None = Field(
+        description="correct / total; failures and unanswered count as incorrect."
+    )
+    accuracy_denominator: str
+    accuracy_ci95: list[float] | None = Field(
+        description="Wilson 95 % interval of correct / total."
+    )
+    complete: bool
+    output_diagnostics: OutputDiagnostics
+    cost_usd: float | None = Field(
+        description="Subject spend; null unless every planned case has priced receipts."
+    )
+    cache_neutral_cost_usd: float | None
+    cache_neutral_cost_basis: str
+    known_cost_usd: float = Field(
+        description="Sum of the known subject costs: a lower bound, never a claim."
+    )
+    cost_complete: bool
+    evaluation_cost_usd: float | None = Field(description="Judge and simulator spend.")
+    total_spend_usd: float | None
+    tokens: TokenBuckets | None
+    call_count: int | None
+    request_count: int
+    selected_models: dict[str, int]
+    pending_selection_count: int
+    decisions: dict[str, int]
+    queue_wait_p50_s: float | None
+    queue_wait_p95_s: float | None
+    evaluation_call_count: int
+    case_wall_time_p50_s: float | None
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    ttft_p50_s: float | None
+    request_time_sum_s: float
+    cache_read_call_count: int
+    cache_read_tokens: int
+    cache_read_prompt_tokens: int
+    cache_read_ratio: float | None
+
+
+class SummaryTarget(TargetMetric):
+    """A target's overall metrics plus its identity and macro score."""
+
+    kind: str
+    model: str
+    simulated: bool
+    macro_accuracy: float | None
+    sr_bench_score: float | None = Field(
+        description="Only with all nine benchmarks, complete, not a recovery child."
+    )
+    score_scope: str
+
+
+class BenchmarkRow(TargetMetric):
+    """Metrics of one benchmark for one target."""
+
+    benchmark: str
+    target_id: str
+
+
+class Summary(_Strict):
+    targets: list[SummaryTarget]
+    planned_cells: int
+    wall_time_s: float = Field(description="Last persisted update minus creation time of the run.")
+    total_spend_usd: float | None
+
+
+class CellOutcome(_Strict):
+    """One planned cell's outcome, so a report can serve as a comparison baseline."""
+
+    case_id: str
+    target_id: str
+    benchmark: str
+    status: str
+    correct: bool | None
+    answer: Any = None
+    answer_status: str | None
+    error: str | None
+
+
+class ReportModel(_Strict):
+    """The pytest-srbench run report (sr-bench 1.0 semantics)."""
+
+    version: str
+    protocol: str
+    run_id: str
+    status: str
+    error: str | None
+    mode: str
+    cost_policy: str
+    profile: str
+    seed: int
+    plan_sha256: str
+    case_sha256: str
+    created_at: str
+    updated_at: str
+    failure: dict[str, Any] | None
+    recovery: dict[str, Any] | None
+    child_attempts: list[dict[str, Any]]
+    summary: Summary
+    benchmarks: list[BenchmarkRow]
+    limitations: list[str]
+    provenance: dict[str, Any]
+    cells: list[CellOutcome]

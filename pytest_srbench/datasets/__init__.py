@@ -1,0 +1,1 @@
+"""Benchmark data on disk: suite folders (cases.jsonl + suite.json) and their discovery."""

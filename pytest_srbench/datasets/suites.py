@@ -1,0 +1,118 @@
+"""Reading suite folders: ``<dir>/<benchmark>/cases.jsonl`` plus ``suite.json`` metadata.
+
+A suite's ``suite.json`` records the benchmark, version, source, revision, licence and the
+SHA-256 of the exact ``cases.jsonl`` bytes; a mismatch or a corrupt line is an error that
+names the file and line. Shipped suites install with the package; a project's own
+``suites/`` folder adds benchmarks or replaces a shipped one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+SUITE_META = "suite.json"
+SUITE_CASES = "cases.jsonl"
+REQUIRED_META = ("benchmark", "version", "source", "revision", "sha256")
+
+
+class SuiteError(ValueError):
+    """A suite folder that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One benchmark's frozen rows and their provenance."""
+
+    benchmark: str
+    path: Path
+    meta: dict[str, Any]
+    rows: tuple[tuple[int, dict[str, Any]], ...]
+
+    def provenance(self) -> dict[str, Any]:
+        """What a plan records about this suite."""
+        return {
+            "benchmark": self.benchmark,
+            "version": self.meta["version"],
+            "source": self.meta["source"],
+            "revision": self.meta["revision"],
+            "sha256": self.meta["sha256"],
+            "rows": len(self.rows),
+            "location": "shipped" if is_shipped(self.path) else "project",
+        }
+
+
+def shipped_suites_dir() -> Path:
+    """The suites that install with pytest-srbench."""
+    return Path(str(files("pytest_srbench") / "suites"))
+
+
+def is_shipped(path: Path) -> bool:
+    try:
+        path.resolve().relative_to(shipped_suites_dir().resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def load_suite(folder: Path) -> Suite:
+    """Load and verify one suite folder."""
+    meta_path = folder / SUITE_META
+    cases_path = folder / SUITE_CASES
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SuiteError(f"{meta_path}: missing (every suite folder needs {SUITE_META})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SuiteError(f"{meta_path}: not valid JSON ({error})") from None
+    if not isinstance(meta, dict):
+        raise SuiteError(f"{meta_path}: the top level must be a JSON object")
+    missing = [key for key in REQUIRED_META if not meta.get(key)]
+    if missing:
+        raise SuiteError(f"{meta_path}: missing field(s) {', '.join(missing)}")
+    if meta["benchmark"] != folder.name:
+        raise SuiteError(
+            f"{meta_path}: benchmark {meta['benchmark']!r} differs from the folder name {folder.name!r}"
+        )
+    try:
+        body = cases_path.read_bytes()
+    except FileNotFoundError:
+        raise SuiteError(f"{cases_path}: missing") from None
+    actual = hashlib.sha256(body).hexdigest()
+    if actual != meta["sha256"]:
+        raise SuiteError(
+            f"{cases_path}: sha256 mismatch (suite.json says {meta['sha256']}, the file is {actual}); "
+            "the cases changed after the suite was frozen"
+        )
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for number, raw in enumerate(body.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise SuiteError(f"{cases_path} line {number}: not valid UTF-8") from None
+        except json.JSONDecodeError as error:
+            raise SuiteError(f"{cases_path} line {number}: invalid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise SuiteError(f"{cases_path} line {number}: each line must be a JSON object")
+        rows.append((number, row))
+    if not rows:
+        raise SuiteError(f"{cases_path}: holds no cases")
+    return Suite(benchmark=folder.name, path=folder, meta=meta, rows=tuple(rows))
+
+
+def discover_suites(search: list[Path]) -> dict[str, Path]:
+    """Suite folders by benchmark; a later search folder replaces an earlier one's suite."""
+    found: dict[str, Path] = {}
+    for root in search:
+        if not root.is_dir():
+            continue
+        for child in sorted(root.iterdir()):
+            if child.is_dir() and (child / SUITE_META).is_file():
+                found[child.name] = child
+    return found

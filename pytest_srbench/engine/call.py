@@ -1,0 +1,361 @@
+"""One journaled model call: gate, reserve, journal ``sent``, stream, verify, price, receipt.
+
+Every attempt is its own call row; a row is committed with status ``sent`` before its
+request leaves, and finished (completed / failed / cancelled) with whatever evidence
+arrived. Opt-in retries repeat only transient failures, with jittered backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from pytest_srbench.benchmarks.base import ModelReply
+from pytest_srbench.core.budget import reservation_usd
+from pytest_srbench.core.failures import CallFailure, CellCancelled
+from pytest_srbench.core.models import Case, Target
+from pytest_srbench.core.plan import request_params_for
+from pytest_srbench.core.receipts import receipt_fields, request_phase, response_phase, session_id
+from pytest_srbench.core.sse import ChatStreamState, SseDecoder
+from pytest_srbench.core.usage import is_known_cost
+from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.store.base import now_iso
+from pytest_srbench.store.sqlite import write_evidence
+from pytest_srbench.transport.base import HttpRequest
+
+ADAPTER_EXTRAS = frozenset(
+    {
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "response_format",
+        "functions",
+        "function_call",
+        "metadata",
+    }
+)
+RETRY_CAP_S = 300.0
+
+
+@dataclass
+class CellCalls:
+    """Per-cell call bookkeeping shared by every call the cell makes."""
+
+    case: Case
+    target: Target
+    deadline: float
+    calls_made: int = 0
+    output_limited: bool = False
+    subject_latency_s: float = 0.0
+    first_ttft_s: float | None = None
+    subject_usages: list[Any] = field(default_factory=list)
+    subject_costs: list[Any] = field(default_factory=list)
+    cancelled: bool = False
+
+
+def _retry_delay(attempt: int, base_s: float, failure: CallFailure) -> float:
+    delay: float = base_s * 2 ** (attempt - 1) * (0.5 + random.random())
+    if failure.retry_after_s is not None:
+        delay = max(delay, failure.retry_after_s)
+    return min(delay, RETRY_CAP_S)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def build_body(
+    rt: RunRuntime,
+    target: Target,
+    messages: Sequence[Mapping[str, Any]],
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """sampling ∪ target params ∪ adapter extras ∪ the fixed streaming fields."""
+    body = request_params_for(rt.manifest, target)
+    for key, value in (extra or {}).items():
+        if key not in ADAPTER_EXTRAS:
+            raise CallFailure(f"Adapter attempted to override frozen request parameters ({key})")
+        body[key] = value
+    body.update(
+        model=target.model,
+        messages=[dict(message) for message in messages],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    return body
+
+
+def _headers(
+    rt: RunRuntime, target: Target, role: str, cell: CellCalls
+) -> tuple[dict[str, str], str | None]:
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    if target.api_key_env:
+        secret = os.environ.get(target.api_key_env)
+        if not secret:
+            raise CallFailure(
+                f"Target credential environment variable is not set ({target.api_key_env})"
+            )
+        headers["Authorization"] = f"Bearer {secret}"
+    if target.config_hash:
+        headers["X-SR-Bench-Expected-Config-Hash"] = target.config_hash
+    if target.max_inference_calls:
+        headers["X-SR-Bench-Max-Inference-Calls"] = str(target.max_inference_calls)
+    if target.kind == "mom":
+        headers["X-VSR-Debug"] = "true"
+    sid = None
+    if role == "subject" and target.session_mode == "session_aware":
+        sid = session_id(rt.run_id, cell.case.id, target.id)
+        headers["x-session-id"] = sid
+    return headers, sid
+
+
+async def call_model(
+    rt: RunRuntime,
+    cell: CellCalls,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    role: str = "subject",
+    extra_body: Mapping[str, Any] | None = None,
+) -> ModelReply:
+    """Make one logical call, retrying transient failures when the limits allow it."""
+    attempt = 1
+    while True:
+        try:
+            return await _attempt(rt, cell, messages, role, extra_body, attempt)
+        except CallFailure as failure:
+            limits = rt.limits
+            if not failure.transient or attempt >= limits.max_call_attempts or rt.stopping():
+                raise
+            delay = _retry_delay(attempt, limits.retry_backoff_s, failure)
+            if time.monotonic() + delay >= cell.deadline:
+                raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+async def _attempt(
+    rt: RunRuntime,
+    cell: CellCalls,
+    messages: Sequence[Mapping[str, Any]],
+    role: str,
+    extra_body: Mapping[str, Any] | None,
+    attempt: int,
+) -> ModelReply:
+    limits = rt.limits
+    if rt.stopping() or cell.cancelled:
+        raise CellCancelled("Run cancelled or wall-time budget exhausted")
+    if cell.output_limited:
+        raise CallFailure("Case ended at the frozen output limit; no further calls are permitted")
+    if cell.calls_made >= limits.max_calls_per_case:
+        raise CallFailure("Per-case call budget exhausted (max_calls_per_case)")
+    cell.calls_made += 1
+    target = cell.target if role == "subject" else rt.aux_target(cell.case.benchmark, role)
+    body = build_body(rt, target, messages, extra_body)
+    cap = body.get("max_tokens")
+    if isinstance(cap, int) and cap > limits.max_output_tokens:
+        raise CallFailure("Requested tokens exceed frozen cap")
+    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers, sid = _headers(rt, target, role, cell)
+    reservation = 0.0
+    if rt.priced:
+        output_cap = cap if isinstance(cap, int) else limits.max_output_tokens
+        reservation = reservation_usd(
+            target, len(payload), len(messages), limits.max_output_chars, output_cap
+        )
+        try:
+            rt.budget.reserve(reservation)
+        except CallFailure:
+            rt.stop("cost budget exhausted (max_cost_usd)")
+            raise
+    call_id = "call-" + uuid.uuid4().hex
+    evidence_path = rt.store.evidence_path(rt.run_id, cell.case.id, cell.target.id, call_id)
+    row: dict[str, Any] = {
+        "id": call_id,
+        "case_id": cell.case.id,
+        "target_id": cell.target.id,
+        "role": role,
+        "status": "sent",
+        "attempt": attempt,
+        "requested_model": target.model,
+        "model": None,
+        "simulated": target.simulated,
+        "session_id": sid,
+        "phase": request_phase(list(messages)),
+        "phase_source": "request",
+        "request": {
+            "messages": body["messages"],
+            "params": {k: v for k, v in body.items() if k != "messages"},
+        },
+        "started_at": now_iso(),
+    }
+    store, run_id = rt.store, rt.run_id
+    sent = dict(row)
+
+    def journal_sent() -> None:
+        store.insert_call(run_id, sent)
+        store.append_event(
+            run_id,
+            "call_sent",
+            {
+                "call_id": call_id,
+                "case_id": cell.case.id,
+                "target_id": cell.target.id,
+                "role": role,
+            },
+        )
+
+    await rt.writer.run(journal_sent)
+    started = time.monotonic()
+    state = ChatStreamState(clock=time.monotonic, started=started, guards=rt.guards)
+    decoder = SseDecoder(line_cap=limits.max_output_chars * 2)
+    evidence = bytearray()
+    response_headers: dict[str, str] = {}
+    http_status: int | None = None
+    failure: BaseException | None = None
+    fields: dict[str, Any] = {}
+    outcome = None
+    request = HttpRequest(
+        url=rt.base_url(target) + "/chat/completions",
+        body=payload,
+        headers=headers,
+        connect_timeout_s=min(10.0, limits.total_timeout_s),
+        read_timeout_s=min(limits.idle_timeout_s, limits.total_timeout_s),
+    )
+    total = min(limits.total_timeout_s, max(0.1, cell.deadline - started))
+    try:
+        async with asyncio.timeout(total):
+            async with rt.transport.post(request) as response:
+                response_headers = dict(response.headers)
+                http_status = response.status
+                if response.status >= 400:
+                    async for chunk in response.chunks():
+                        evidence += chunk
+                        if len(evidence) > 65536:
+                            break
+                    raise CallFailure(
+                        f"Target HTTP {response.status}",
+                        transient=response.status == 429 or response.status >= 500,
+                        retry_after_s=parse_retry_after(response_headers.get("retry-after")),
+                    )
+                if "text/event-stream" not in response_headers.get("content-type", ""):
+                    raise CallFailure("Target did not return a streaming response")
+                done = False
+                async for chunk in response.chunks():
+                    evidence += chunk
+                    if len(evidence) > rt.byte_cap:
+                        raise CallFailure("Stream byte cap exceeded")
+                    for event in decoder.feed(chunk):
+                        if state.feed_payload(event):
+                            done = True
+                            break
+                    if done:
+                        break
+                if not done:
+                    for event in decoder.close():
+                        state.feed_payload(event)
+        try:
+            outcome = state.outcome()
+        except CallFailure as incomplete:
+            incomplete.transient = True
+            raise
+        fields = receipt_fields(target, outcome, response_headers)
+        if rt.priced and not is_known_cost(fields.get("cost_usd")):
+            raise CallFailure("Priced call returned incomplete usage or unknown model pricing")
+    except TimeoutError:
+        failure = CallFailure("total request deadline exceeded")
+    except asyncio.CancelledError as cancelled:
+        failure = cancelled
+    except (CallFailure, CellCancelled) as error:
+        failure = error
+    except UnicodeDecodeError:
+        failure = CallFailure("UnicodeDecodeError: stream is not UTF-8", transient=True)
+    latency = time.monotonic() - started
+    phase, phase_source = response_phase(response_headers, list(messages))
+    if not fields and state.raw_usage is not None:
+        fields = {"model": state.model, "usage": state.usage, "raw_usage": state.raw_usage}
+    finished = dict(row)
+    finished.update(fields)
+    finished.update(
+        {
+            "model": fields.get("model") or state.model,
+            "latency_s": latency,
+            "ttft_s": state.ttft_s,
+            "finish_reason": state.finish_reason,
+            "output_complete": outcome.output_complete if outcome else None,
+            "final": outcome.final_text if outcome else None,
+            "reasoning": outcome.reasoning if outcome and outcome.reasoning else None,
+            "tool_calls": outcome.tool_calls if outcome and outcome.tool_calls else None,
+            "phase": phase,
+            "phase_source": phase_source,
+            "http_status": http_status,
+            "router": {
+                k: v for k, v in response_headers.items() if k.startswith(("x-vsr-", "x-litellm-"))
+            }
+            or None,
+            "simulated": target.simulated or response_headers.get("x-srbench-simulator") == "1",
+            "evidence": str(evidence_path.relative_to(rt.store.root)),
+            "evidence_bytes": len(evidence),
+            "finished_at": now_iso(),
+        }
+    )
+    if failure is None:
+        finished["status"] = "completed"
+        finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
+    else:
+        is_cancel = isinstance(failure, asyncio.CancelledError | CellCancelled) or cell.cancelled
+        finished["status"] = "cancelled" if is_cancel else "failed"
+        finished["error"] = (
+            "cancelled" if isinstance(failure, asyncio.CancelledError) else str(failure)
+        )
+        finished.setdefault("cost_usd", None)
+        finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
+    rt.budget.settle(reservation, finished.get("cost_usd") if failure is None else None)
+    data = bytes(evidence)
+
+    def journal_finished() -> None:
+        write_evidence(rt.store.root / finished["evidence"], data)
+        store.update_call(call_id, finished)
+
+    rt.writer.post(journal_finished)
+    if failure is not None:
+        raise failure
+    assert outcome is not None
+    if role == "subject":
+        cell.subject_latency_s += latency
+        if cell.first_ttft_s is None:
+            cell.first_ttft_s = state.ttft_s
+        cell.subject_usages.append(finished.get("usage"))
+        cell.subject_costs.append(finished.get("cost_usd"))
+        if not outcome.output_complete:
+            cell.output_limited = True
+    elif not outcome.output_complete:
+        raise CallFailure("Auxiliary model output was truncated; grading is incomplete")
+    return ModelReply(
+        call_id=call_id,
+        final_text=outcome.final_text,
+        content=outcome.content,
+        reasoning=outcome.reasoning,
+        finish_reason=outcome.finish_reason,
+        output_complete=outcome.output_complete,
+        tool_calls=outcome.tool_calls,
+        model=finished.get("model"),
+    )

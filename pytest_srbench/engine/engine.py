@@ -1,0 +1,145 @@
+"""The per-process engine: an asyncio loop in a background thread that runs the cells this
+process owns, at most ``concurrency`` at a time, in plan order.
+
+A pytest item is a view onto its cell: it blocks on the cell's future while calls for
+many cells overlap on the engine's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_srbench.core.models import Case, Target
+from pytest_srbench.engine.cell import run_cell
+from pytest_srbench.engine.runtime import RunRuntime
+
+CellKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Execution settings that do not change results (so they stay out of the plan)."""
+
+    concurrency: int = 16
+    target_concurrency: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """What a pytest item learns about its cell."""
+
+    status: str
+    result: dict[str, Any] | None
+    reason: str | None = None
+
+
+class Engine:
+    """Owns a thread with an event loop; dispatches cells and resolves one future per cell."""
+
+    def __init__(self, runtime: RunRuntime, options: EngineOptions) -> None:
+        self.runtime = runtime
+        self.options = options
+        self.futures: dict[CellKey, Future[CellOutcome]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._done = threading.Event()
+        self.in_flight = 0
+        self.finished = 0
+
+    def start(self, cells: Iterable[tuple[Case, Target]]) -> None:
+        """Begin dispatching ``cells`` (in the given order) on a background loop."""
+        queue = [(case, target) for case, target in cells]
+        for case, target in queue:
+            self.futures[(case.id, target.id)] = Future()
+        ready = threading.Event()
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            ready.set()
+            try:
+                loop.run_until_complete(self._dispatch(queue))
+            finally:
+                loop.run_until_complete(self.runtime.transport.aclose())
+                loop.close()
+                self._done.set()
+
+        self._thread = threading.Thread(target=main, name="srbench-engine", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    async def _dispatch(self, queue: list[tuple[Case, Target]]) -> None:
+        rt = self.runtime
+        iterator = iter(queue)
+        limits = {
+            tid: asyncio.Semaphore(n) for tid, n in (self.options.target_concurrency or {}).items()
+        }
+
+        async def worker() -> None:
+            for case, target in iterator:
+                future = self.futures[(case.id, target.id)]
+                if rt.stopping():
+                    future.set_result(
+                        CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
+                    )
+                    continue
+                semaphore = limits.get(target.id)
+                if semaphore is not None:
+                    await semaphore.acquire()
+                self.in_flight += 1
+                try:
+                    result = await run_cell(rt, case, target)
+                except BaseException as error:  # never leave an item waiting forever
+                    future.set_result(
+                        CellOutcome("failed", None, f"engine error: {type(error).__name__}")
+                    )
+                    if isinstance(error, asyncio.CancelledError):
+                        raise
+                    continue
+                finally:
+                    self.in_flight -= 1
+                    self.finished += 1
+                    if semaphore is not None:
+                        semaphore.release()
+                future.set_result(CellOutcome(result["status"], result))
+
+        self._tasks = [
+            asyncio.create_task(worker()) for _ in range(max(1, self.options.concurrency))
+        ]
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for future in self.futures.values():
+            if not future.done():
+                future.set_result(
+                    CellOutcome("pending", None, f"not dispatched: {rt.stop_reason or 'stopped'}")
+                )
+        await asyncio.to_thread(rt.writer.flush)
+
+    def cancel(self, reason: str, *, user: bool = True) -> None:
+        """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""
+        loop = self._loop
+        if loop is None or self._done.is_set():
+            return
+
+        def stop() -> None:
+            self.runtime.stop(reason, user=user)
+            for task in self._tasks:
+                task.cancel()
+
+        loop.call_soon_threadsafe(stop)
+
+    def stop_dispatch(self, reason: str) -> None:
+        """Stop starting new cells; in-flight cells finish normally."""
+        loop = self._loop
+        if loop is not None and not self._done.is_set():
+            loop.call_soon_threadsafe(self.runtime.stop, reason)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the loop to finish; True when it did."""
+        return self._done.wait(timeout)

@@ -1,0 +1,83 @@
+"""State one process shares across the cells it runs: the plan, store writer, transport,
+budget, deadlines and the stop flag."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_srbench.benchmarks.registry import AdapterRegistry
+from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.models import Case, Manifest, Target
+from pytest_srbench.core.sse import StreamGuards
+from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.writer import BatchWriter
+from pytest_srbench.transport.base import Transport
+
+
+@dataclass
+class RunRuntime:
+    """Everything a cell needs from its process; lives on the engine's event loop."""
+
+    run_id: str
+    manifest: Manifest
+    store: SqliteStore
+    writer: BatchWriter
+    transport: Transport
+    adapters: AdapterRegistry
+    base_urls: dict[str, str]
+    budget: Budget
+    max_failures: int | None = None
+    started: float = field(default_factory=time.monotonic)
+    stop_reason: str | None = None
+    user_cancelled: bool = False
+    failures: int = 0
+    failure_observed: bool = False
+
+    def __post_init__(self) -> None:
+        limits = self.manifest.limits
+        self.limits = limits
+        self.deadline = self.started + limits.max_run_seconds
+        self.inventory: dict[str, Target] = self.manifest.target_inventory()
+        self.cases: dict[str, Case] = {case.id: case for case in self.manifest.cases}
+        self.priced = self.manifest.cost_policy == "require_priced"
+        self.guards = StreamGuards(
+            max_output_chars=limits.max_output_chars,
+            max_output_tokens=limits.max_output_tokens,
+            repetition_window=limits.repetition_window,
+            repetition_limit=limits.repetition_limit,
+        )
+        self.byte_cap = max(limits.max_output_chars * 30, 1_048_576)
+
+    def stopping(self) -> bool:
+        """True once no new work may start (cancelled, failed closed, budget or wall time)."""
+        if self.stop_reason is None and time.monotonic() >= self.deadline:
+            self.stop_reason = "wall-time budget exhausted (max_run_seconds)"
+        return self.stop_reason is not None
+
+    def stop(self, reason: str, *, user: bool = False) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        self.user_cancelled = self.user_cancelled or user
+
+    def aux_target(self, benchmark: str, role: str) -> Target:
+        bound = (self.manifest.benchmark_options.get(benchmark) or {}).get(role)
+        if not bound or bound not in self.inventory:
+            from pytest_srbench.core.failures import CallFailure
+
+            raise CallFailure(f"Benchmark {benchmark} has no {role} target bound")
+        return self.inventory[bound]
+
+    def base_url(self, target: Target) -> str:
+        url = self.base_urls.get(target.id) or target.base_url
+        if not url:
+            from pytest_srbench.core.failures import CallFailure
+
+            raise CallFailure(
+                f"Target {target.id} has no reachable base_url (simulator not started?)"
+            )
+        return url
+
+    def runner_info(self) -> dict[str, Any]:
+        return {"transport": self.transport.name}

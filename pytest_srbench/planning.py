@@ -1,0 +1,177 @@
+"""From configuration and a profile to a frozen plan: pick suites, render and select cases,
+resolve targets, and freeze (optionally over the subset of cells a user selected)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
+from pytest_srbench.benchmarks.registry import AdapterRegistry
+from pytest_srbench.config import ConfigError, SrbenchConfig, TargetConfig
+from pytest_srbench.core.models import Case, Cell, DatasetInfo, Limits, Manifest
+from pytest_srbench.core.plan import freeze_plan
+from pytest_srbench.core.protocol import PROFILES, SR_BENCH_BENCHMARKS
+from pytest_srbench.core.selection import SELECTION_NAME, select_for_profile, stratified_order
+from pytest_srbench.datasets.suites import (
+    Suite,
+    SuiteError,
+    discover_suites,
+    load_suite,
+    shipped_suites_dir,
+)
+
+
+@dataclass
+class PlanRequest:
+    """What a user asked for on the command line (or through the API)."""
+
+    profile: str = "smoke"
+    seed: int | None = None
+    benchmarks: list[str] | None = None
+    targets: list[str] | None = None
+    limit: int | None = None
+    name: str = "sr-bench"
+    limits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PlanDraft:
+    """Everything needed to freeze a plan, before the final cell selection is known."""
+
+    config: SrbenchConfig
+    targets: list[TargetConfig]
+    cases: list[Case]
+    dataset: DatasetInfo
+    adapter_versions: dict[str, str]
+    extension_weights: dict[str, float]
+    limits: Limits
+    name: str
+
+    def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
+        """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
+        targets = [target.to_target() for target in self.targets]
+        cases = self.cases
+        dataset = self.dataset
+        execution_cells: list[Cell] | None = None
+        if selected is not None:
+            chosen = {(cell.case_id, cell.target_id) for cell in selected}
+            full = {(case.id, target.id) for case in cases for target in targets}
+            if chosen != full:
+                case_ids = {case_id for case_id, _ in chosen}
+                target_ids = {target_id for _, target_id in chosen}
+                cases = [case for case in cases if case.id in case_ids]
+                targets = [target for target in targets if target.id in target_ids]
+                execution_cells = [Cell(case_id=c, target_id=t) for c, t in sorted(chosen)]
+                dataset = dataset.model_copy(update={"custom_subset": True})
+        auxiliary = {judge.id: judge.to_target() for judge in self.config.judges}
+        return freeze_plan(
+            targets=targets,
+            cases=cases,
+            dataset=dataset,
+            adapter_versions=self.adapter_versions,
+            extension_weights=self.extension_weights,
+            auxiliary_targets=auxiliary,
+            execution_cells=execution_cells,
+            limits=self.limits,
+            sampling=self.config.sampling,
+            benchmark_options=self.config.benchmarks,
+            name=self.name,
+            cost_policy=self.config.cost_policy,
+        )
+
+
+def suite_search_path(config: SrbenchConfig, rootdir: Path) -> list[Path]:
+    """Shipped suites first, then the project's suite folders (which may replace them)."""
+    return [shipped_suites_dir(), *[(rootdir / folder) for folder in config.suites]]
+
+
+def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, str]]:
+    """Every row of a suite as a case with its stratum; errors name the file and line."""
+    rendered = []
+    seen: set[str] = set()
+    for number, row in suite.rows:
+        try:
+            case = adapter.render(row, seed)
+        except (SuiteRowError, ValueError) as error:
+            raise SuiteError(f"{suite.path / 'cases.jsonl'} line {number}: {error}") from None
+        if case.id in seen:
+            raise SuiteError(
+                f"{suite.path / 'cases.jsonl'} line {number}: duplicate case id {case.id!r}"
+            )
+        seen.add(case.id)
+        rendered.append((case, adapter.stratum(row)))
+    return rendered
+
+
+def build_draft(
+    config: SrbenchConfig, request: PlanRequest, registry: AdapterRegistry, rootdir: Path
+) -> PlanDraft:
+    """Select and render the cases of a profile; resolve the targets."""
+    if request.profile not in PROFILES:
+        raise ConfigError(
+            f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
+        )
+    seed = config.seed if request.seed is None else request.seed
+    targets = config.select_targets(request.targets)
+    available = discover_suites(suite_search_path(config, rootdir))
+    if request.benchmarks:
+        benchmarks = list(dict.fromkeys(request.benchmarks))
+        for benchmark in benchmarks:
+            if benchmark not in registry:
+                raise ConfigError(
+                    f"no adapter for benchmark {benchmark!r}; registered: {', '.join(registry)}"
+                )
+            if benchmark not in available:
+                raise ConfigError(
+                    f"no suite for benchmark {benchmark!r}; searched "
+                    + ", ".join(str(path) for path in suite_search_path(config, rootdir))
+                )
+    else:
+        benchmarks = sorted(b for b in available if b in SR_BENCH_BENCHMARKS and b in registry)
+        if not benchmarks:
+            raise ConfigError("no sr-bench suites found; pass --srbench-benchmark to pick one")
+    cases: list[Case] = []
+    provenance = []
+    versions: dict[str, str] = {}
+    weights: dict[str, float] = {}
+    custom = False
+    for benchmark in benchmarks:
+        adapter = registry.get(benchmark)
+        suite = load_suite(available[benchmark])
+        rendered = render_suite(suite, adapter, seed)
+        by_id = {case.id: case for case, _ in rendered}
+        order = stratified_order(
+            [(case.id, stratum) for case, stratum in rendered],
+            seed,
+            round_robin=adapter.round_robin,
+        )
+        counts = adapter.profile_counts(suite.meta)
+        chosen = select_for_profile(
+            order, request.profile, counts, benchmark=benchmark, limit=request.limit
+        )
+        custom = custom or len(chosen) < counts[request.profile]
+        cases.extend(by_id[case_id] for case_id in chosen)
+        provenance.append({**suite.provenance(), "selected": len(chosen)})
+        versions[benchmark] = adapter.version
+        if benchmark not in SR_BENCH_BENCHMARKS:
+            weights[benchmark] = float(suite.meta.get("weight", adapter.weight))
+    dataset = DatasetInfo(
+        profile=request.profile,
+        seed=seed,
+        selection=SELECTION_NAME,
+        custom_subset=custom,
+        suites=provenance,
+    )
+    return PlanDraft(
+        config=config,
+        targets=targets,
+        cases=cases,
+        dataset=dataset,
+        adapter_versions=versions,
+        extension_weights=weights,
+        limits=config.frozen_limits(request.limits),
+        name=request.name,
+    )

@@ -1,0 +1,72 @@
+"""Cells as pytest items: ``<benchmark>/<case>[<target>]``, each a view onto its cell."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_srbench.engine.engine import CellOutcome
+
+OutcomeSource = Callable[[str, str], CellOutcome]
+
+
+class CellNotGraded(Exception):
+    """A cell that could not reach a graded outcome (its reason is one line)."""
+
+
+class SrbenchSuite(pytest.Collector):
+    """Parent node of every cell item."""
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        return []
+
+
+class SrbenchCell(pytest.Item):
+    """One (case, target) cell; running it waits for the engine's terminal outcome."""
+
+    def __init__(
+        self, *, case_id: str, target_id: str, source: Path, outcome: OutcomeSource, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.case_id = case_id
+        self.target_id = target_id
+        self.source = source
+        self._outcome = outcome
+        self.outcome: CellOutcome | None = None
+        self.benchmark = case_id.split("/", 1)[0]
+        self.add_marker("srbench")
+        self.extra_keyword_matches.update({self.benchmark, target_id})
+
+    def runtest(self) -> None:
+        outcome = self._outcome(self.case_id, self.target_id)
+        self.outcome = outcome
+        if outcome.status != "completed":
+            reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
+            raise CellNotGraded(f"{outcome.status}: {reason}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CellNotGraded):
+            return f"{self.nodeid} could not be graded — {excinfo.value}"
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.source, None, f"{self.case_id} [{self.target_id}]"
+
+    def summary(self) -> dict[str, Any] | None:
+        """What travels on the test report (also across xdist): status, grade, reason."""
+        if self.outcome is None:
+            return None
+        result = self.outcome.result or {}
+        details = result.get("details") or {}
+        return {
+            "case_id": self.case_id,
+            "target_id": self.target_id,
+            "status": self.outcome.status,
+            "correct": result.get("correct"),
+            "answer": result.get("answer"),
+            "answer_status": details.get("answer_status"),
+            "quality_failure": details.get("quality_failure"),
+        }

@@ -1,0 +1,130 @@
+"""The ``--srbench-*`` command-line options and their resolution against the configuration."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_srbench.config import SrbenchConfig
+from pytest_srbench.core.protocol import PROFILES
+from pytest_srbench.transport.factory import TRANSPORTS
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("srbench", "pytest-srbench: benchmark LLMs and routers")
+    group.addoption(
+        "--srbench-profile", choices=PROFILES, help="run this benchmark profile (activates srbench)"
+    )
+    group.addoption(
+        "--srbench-benchmark",
+        action="append",
+        metavar="NAME",
+        help="run this benchmark (repeatable; activates srbench)",
+    )
+    group.addoption(
+        "--srbench-target", action="append", metavar="ID", help="target to evaluate (repeatable)"
+    )
+    group.addoption(
+        "--srbench-store", metavar="DIR", help="store folder (default .srbench under the rootdir)"
+    )
+    group.addoption(
+        "--srbench-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="cells in flight per process (default 16)",
+    )
+    group.addoption(
+        "--srbench-json",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="write the JSON report (default under reports/)",
+    )
+    group.addoption(
+        "--srbench-seed",
+        type=int,
+        metavar="N",
+        help="selection and shuffling seed (default 20260918)",
+    )
+    group.addoption(
+        "--srbench-limit",
+        type=_positive_int,
+        metavar="N",
+        help="at most N cases per benchmark (a custom subset)",
+    )
+    group.addoption(
+        "--srbench-config",
+        metavar="FILE",
+        help="configuration file (default srbench.toml / pyproject.toml)",
+    )
+    group.addoption(
+        "--srbench-transport", choices=TRANSPORTS, help="HTTP transport (default aiohttp)"
+    )
+    group.addoption(
+        "--srbench-run-key",
+        metavar="KEY",
+        help="idempotency key: the same key and plan reuse the run",
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved options: command line over configuration over defaults."""
+
+    profile: str
+    benchmarks: list[str] | None
+    targets: list[str] | None
+    store: Path
+    reports: Path
+    concurrency: int
+    json_path: Path | None
+    seed: int | None
+    limit: int | None
+    transport: str
+    run_key: str | None
+
+
+def is_active(config: pytest.Config) -> bool:
+    """srbench runs only when a profile or a benchmark was asked for on the command line."""
+    return bool(config.getoption("srbench_profile") or config.getoption("srbench_benchmark"))
+
+
+def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
+    rootdir = Path(config.rootpath)
+    store = config.getoption("srbench_store") or project.store
+    reports = rootdir / project.reports
+    json_option = config.getoption("srbench_json")
+    json_path: Path | None = None
+    if json_option is not None:
+        json_path = Path(json_option) if json_option else reports / "srbench-report.json"
+        if not json_path.is_absolute():
+            json_path = Path(config.invocation_params.dir) / json_path
+    store_path = Path(store)
+    if not store_path.is_absolute():
+        store_path = rootdir / store_path
+    return Settings(
+        profile=config.getoption("srbench_profile") or project.profile,
+        benchmarks=config.getoption("srbench_benchmark"),
+        targets=config.getoption("srbench_target"),
+        store=store_path,
+        reports=reports,
+        concurrency=config.getoption("srbench_concurrency") or project.concurrency,
+        json_path=json_path,
+        seed=config.getoption("srbench_seed"),
+        limit=config.getoption("srbench_limit"),
+        transport=config.getoption("srbench_transport") or project.transport,
+        run_key=config.getoption("srbench_run_key"),
+    )

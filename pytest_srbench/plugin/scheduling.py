@@ -1,0 +1,121 @@
+"""xdist integration: each worker owns the items at collection index ``i`` with
+``i % workers == slot`` and dispatches their cells itself; this scheduler sends every item to
+its owner, so no cell is ever dispatched twice and results never depend on timing.
+
+A worker that replaces a crashed one receives the dead worker's remaining items and only
+reports what the store says about them; it never re-sends their calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+
+class OwnerScheduling:
+    """Deterministic ownership scheduler (implements xdist's ``Scheduling`` protocol)."""
+
+    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+        from xdist.workermanage import parse_tx_spec_config
+
+        self.config = config
+        self.numnodes = len(parse_tx_spec_config(config))
+        self.node2collection: dict[Any, list[str]] = {}
+        self.node2pending: dict[Any, list[int]] = {}
+        self._started: list[Any] = []
+        self._orphans: list[list[int]] = []
+        self.collection_is_completed = False
+        self.log = log
+
+    @property
+    def nodes(self) -> list[Any]:
+        return list(self.node2pending)
+
+    @property
+    def tests_finished(self) -> bool:
+        if not self.collection_is_completed or self._orphans:
+            return False
+        return all(len(pending) < 2 for pending in self.node2pending.values())
+
+    @property
+    def has_pending(self) -> bool:
+        return any(self.node2pending.values())
+
+    def add_node(self, node: Any) -> None:
+        self.node2pending[node] = []
+
+    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+        if not self.collection_is_completed:
+            self.node2collection[node] = list(collection)
+            if len(self.node2collection) >= self.numnodes:
+                first = next(iter(self.node2collection.values()))
+                for other in self.node2collection.values():
+                    if other != first:
+                        raise RuntimeError("pytest-srbench: workers collected different cells")
+                self.collection_is_completed = True
+            return
+        self.node2collection[node] = list(collection)
+        if self._orphans:
+            self.node2pending[node] = self._orphans.pop(0)
+
+    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+        pending = self.node2pending[node]
+        if item_index in pending:
+            pending.remove(item_index)
+
+    def mark_test_pending(self, item: str) -> None:
+        raise NotImplementedError("pytest-srbench never reschedules a cell")
+
+    def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
+        raise NotImplementedError("pytest-srbench does not steal work between workers")
+
+    def remove_node(self, node: Any) -> str | None:
+        pending = self.node2pending.pop(node)
+        if not pending:
+            return None
+        crashed = self.node2collection[node][pending.pop(0)]
+        if pending:
+            self._orphans.append(pending)
+        return crashed
+
+    def _slot(self, node: Any) -> int:
+        return int(node.workerinput.get("srbench_slot", 0))
+
+    def schedule(self) -> None:
+        assert self.collection_is_completed
+        for node, pending in self.node2pending.items():
+            if node in self._started:
+                continue
+            self._started.append(node)
+            if not pending and not node.workerinput.get("srbench_replacement"):
+                size = len(self.node2collection[node])
+                pending[:] = [
+                    index for index in range(size) if index % self.numnodes == self._slot(node)
+                ]
+            if pending:
+                node.send_runtest_some(list(pending))
+            node.shutdown()
+
+
+class XdistBridge:
+    """Controller-side hooks that exist only when pytest-xdist is installed."""
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self._next_slot = 0
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        plugin = self.plugin
+        numnodes = int(node.workerinput.get("workercount", 1))
+        node.workerinput["srbench_run_id"] = plugin.run_id
+        node.workerinput["srbench_sim_url"] = plugin.sim_url
+        node.workerinput["srbench_slot"] = self._next_slot % max(numnodes, 1)
+        node.workerinput["srbench_replacement"] = self._next_slot >= numnodes
+        self._next_slot += 1
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> OwnerScheduling:
+        return OwnerScheduling(config, log)

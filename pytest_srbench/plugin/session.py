@@ -1,0 +1,360 @@
+"""The srbench session plugin: plans the run, turns cells into items, drives the engine in
+worker / single processes, and finalises and reports the run in the controller / single."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import uuid
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_srbench import __version__
+from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
+from pytest_srbench.config import ConfigError, SrbenchConfig
+from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.models import Cell, Manifest, Target
+from pytest_srbench.datasets.suites import SuiteError
+from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
+from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft
+from pytest_srbench.plugin.finish import finalize_run
+from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
+from pytest_srbench.plugin.options import Settings
+from pytest_srbench.plugin.roles import Role
+from pytest_srbench.render.terminal import render_summary
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
+from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.sqlite import SqliteStore, open_store
+from pytest_srbench.store.writer import BatchWriter
+from pytest_srbench.transport.factory import make_transport
+
+TERMINAL = frozenset({"completed", "failed", "cancelled", "sent_unknown"})
+
+
+def new_run_id() -> str:
+    return "run-" + uuid.uuid4().hex[:20]
+
+
+class SrbenchPlugin:
+    """Registered (as ``srbench-session``) only when a srbench option activates the plugin."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, project: SrbenchConfig, role: Role
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.project = project
+        self.role = role
+        self.rootdir = Path(config.rootpath)
+        self.registry: AdapterRegistry = default_registry()
+        config.hook.pytest_srbench_adapters(registry=self.registry, config=config)
+        self.store: SqliteStore | None = None
+        self.run_id: str = ""
+        self.sim: SimulatorProcess | None = None
+        self.sim_url: str | None = None
+        self.draft: PlanDraft | None = None
+        self.manifest: Manifest | None = None
+        self.engine: Engine | None = None
+        self.writer: BatchWriter | None = None
+        self.view_only = False
+        self.report: dict[str, Any] | None = None
+        self.report_error: str | None = None
+        self.interrupted = False
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            self.run_id = str(workerinput["srbench_run_id"])
+            self.sim_url = workerinput.get("srbench_sim_url")
+
+    # -- shared helpers ------------------------------------------------------------------
+    def open(self) -> SqliteStore:
+        if self.store is None:
+            self.store = open_store(self.settings.store)
+        return self.store
+
+    def _needs_simulator(self, targets: list[Target]) -> bool:
+        return any(target.simulated and target.base_url is None for target in targets)
+
+    # -- controller / single: set-up -----------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.role.kind == "worker":
+            return
+        self.run_id = new_run_id()
+        try:
+            targets = [
+                target.to_target() for target in self.project.select_targets(self.settings.targets)
+            ]
+        except ConfigError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        if self._needs_simulator(targets):
+            log_dir = self.settings.store / "simulator"
+            self.sim = start_simulator(
+                list(self.project.simulator.sim_models().values()), log_dir=log_dir
+            )
+            self.sim_url = self.sim.base_url
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.sim is not None:
+            self.sim.stop()
+            self.sim = None
+
+    # -- collection ----------------------------------------------------------------------
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        request = PlanRequest(
+            profile=self.settings.profile,
+            seed=self.settings.seed,
+            benchmarks=self.settings.benchmarks,
+            targets=self.settings.targets,
+            limit=self.settings.limit,
+        )
+        try:
+            self.draft = build_draft(self.project, request, self.registry, self.rootdir)
+        except (ConfigError, SuiteError, ValueError) as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
+        source = Path(self.project.source) if self.project.source else self.rootdir
+        cells = [
+            SrbenchCell.from_parent(
+                suite,
+                name=f"{case.id}[{target.id}]",
+                nodeid=f"{case.id}[{target.id}]",
+                case_id=case.id,
+                target_id=target.id,
+                source=source,
+                outcome=self.outcome,
+            )
+            for case in self.draft.cases
+            for target in self.draft.targets
+        ]
+        items[:0] = cells
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.role.runs_cells or self.draft is None or self.config.getoption("collectonly"):
+            return
+        selected = [item for item in session.items if isinstance(item, SrbenchCell)]
+        if not selected:
+            return
+        cells = [Cell(case_id=item.case_id, target_id=item.target_id) for item in selected]
+        try:
+            self.manifest = self.draft.freeze(cells)
+        except ValueError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        store = self.open()
+        try:
+            run, _ = store.create_run(self.run_id, self.manifest, request_key=self.settings.run_key)
+        except StoreError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        if run.id != self.run_id:
+            self.run_id = run.id
+            self.view_only = True
+        if self.role.replacement:
+            self.view_only = True
+        index = {item.nodeid: position for position, item in enumerate(session.items)}
+        owned = (
+            [item for item in selected if index[item.nodeid] % self.role.workers == self.role.slot]
+            if self.role.kind == "worker"
+            else selected
+        )
+        self._owned = [(item.case_id, item.target_id) for item in owned]
+
+    # -- running -------------------------------------------------------------------------
+    def _start_engine(self) -> None:
+        assert self.manifest is not None and self.store is not None
+        manifest = self.manifest
+        targets = manifest.target_inventory()
+        cases = {case.id: case for case in manifest.cases}
+        work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
+        base_urls: dict[str, str] = {}
+        for target in targets.values():
+            if target.simulated and target.base_url is None:
+                if not self.sim_url:
+                    raise pytest.UsageError("pytest-srbench: the simulator is not running")
+                base_urls[target.id] = self.sim_url
+        self._register_scripts(work, base_urls)
+        self.store.register_process(
+            self.run_id,
+            {
+                "process_id": f"{socket.gethostname()}:{os.getpid()}",
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "role": self.role.kind,
+                "slot": self.role.slot,
+                "cells": len(work),
+                "concurrency": self.settings.concurrency,
+            },
+        )
+        self.store.db.execute(
+            "UPDATE runs SET status = 'running' WHERE id = ? AND status = 'queued'", (self.run_id,)
+        )
+        self.writer = BatchWriter(self.store)
+        budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1)
+        runtime = RunRuntime(
+            run_id=self.run_id,
+            manifest=manifest,
+            store=self.store,
+            writer=self.writer,
+            transport=make_transport(
+                self.settings.transport, connections=self.settings.concurrency
+            ),
+            adapters=self.registry,
+            base_urls=base_urls,
+            budget=Budget(cap_usd=budget_share),
+            max_failures=self.config.getoption("maxfail") or None,
+        )
+        per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
+        self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
+        self.engine.start(work)
+
+    def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
+        by_url: dict[str, list[Any]] = {}
+        for case, target in work:
+            if target.simulated:
+                url = base_urls.get(target.id) or target.base_url
+                if url:
+                    by_url.setdefault(url, []).append(case)
+        for url, cases in by_url.items():
+            admin = sim_client.admin_url_for(url)
+            sim_client.register_models(admin, self.project.simulator.sim_models().values())
+            sim_client.register_scripts(admin, sim_client.scripts_for(cases, self.registry))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
+        if self.role.runs_cells and self.manifest is not None and not self.view_only:
+            self._start_engine()
+        try:
+            yield
+        finally:
+            self._stop_engine(session)
+
+    def _stop_engine(self, session: pytest.Session) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if session.shouldstop or session.shouldfail:
+            engine.cancel(f"pytest stopped: {session.shouldstop or session.shouldfail}", user=False)
+        elif not all(future.done() for future in engine.futures.values()):
+            engine.cancel("pytest session ended before every cell finished", user=False)
+        engine.join(timeout=60)
+        runtime = engine.runtime
+        assert self.writer is not None and self.store is not None
+        if runtime.stop_reason:
+            reason, user = runtime.stop_reason, runtime.user_cancelled
+            store, run_id = self.store, self.run_id
+            self.writer.post(
+                lambda: store.append_event(
+                    run_id, "dispatch_stopped", {"reason": reason, "user": user}
+                )
+            )
+        self.writer.close()
+
+    def outcome(self, case_id: str, target_id: str) -> CellOutcome:
+        """The cell's terminal outcome: from this process's engine, or from the store."""
+        engine = self.engine
+        if engine is not None and (case_id, target_id) in engine.futures:
+            try:
+                return engine.futures[(case_id, target_id)].result()
+            except KeyboardInterrupt:
+                self.interrupted = True
+                engine.cancel("interrupted (Ctrl-C)", user=True)
+                raise
+        store = self.open()
+        for row in store.results(self.run_id):
+            if (
+                row["case_id"] == case_id
+                and row["target_id"] == target_id
+                and row["status"] in TERMINAL
+            ):
+                return CellOutcome(row["status"], row)
+        return CellOutcome(
+            "pending",
+            None,
+            "not dispatched by this process (its owner stopped or the run key reused another run)",
+        )
+
+    # -- reporting -----------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        outcome = yield
+        if isinstance(item, SrbenchCell) and call.when == "call":
+            report = outcome.get_result()
+            report.srbench = item.summary()
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        info = getattr(report, "srbench", None)
+        if not info or report.when != "call" or not report.passed:
+            return None
+        if info.get("correct"):
+            return "correct", ".", ("CORRECT", {"green": True})
+        why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
+        return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.role.reports or not self.run_id:
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.interrupted = True
+        store = self.open()
+        if store.get_run(self.run_id) is None:
+            return
+        workers = 1 if self.role.kind == "single" else _worker_count(self.config)
+        runner = {
+            "pytest_srbench": __version__,
+            "python": sys.version.split()[0],
+            "platform": sys.platform,
+            "xdist_workers": workers,
+            "concurrency_per_worker": self.settings.concurrency,
+            "total_concurrency": workers * self.settings.concurrency,
+            "transport": self.settings.transport,
+        }
+        try:
+            self.report = finalize_run(
+                store,
+                self.run_id,
+                runner=runner,
+                interrupted=self.interrupted,
+                json_path=self.settings.json_path,
+            )
+        except (StoreError, ValueError) as error:
+            self.report_error = f"pytest-srbench could not build the report: {error}"
+
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
+    ) -> None:
+        if not self.role.reports:
+            return
+        if self.report_error:
+            terminalreporter.write_sep("=", "srbench report", red=True)
+            terminalreporter.write_line(self.report_error)
+            return
+        if self.report is None:
+            return
+        terminalreporter.write_sep("=", "srbench report")
+        for line in render_summary(self.report):
+            terminalreporter.write_line(line)
+        if self.settings.json_path is not None:
+            terminalreporter.write_line(f"JSON report: {self.settings.json_path}")
+
+
+def _worker_count(config: pytest.Config) -> int:
+    value = getattr(config.option, "numprocesses", None)
+    try:
+        return max(1, int(value or 1))
+    except (TypeError, ValueError):
+        return 1

@@ -1,0 +1,117 @@
+"""The end-of-session summary as plain text lines (pure formatting of the report dict)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+NULL = "—"
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return NULL
+    return f"${value:.4f}" if abs(value) >= 0.01 else f"${value:.6f}"
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    return NULL if value is None else f"{value:.{digits}f}"
+
+
+def seconds(value: float | None) -> str:
+    return NULL if value is None else f"{value:.2f}s"
+
+
+def interval(values: Sequence[float] | None) -> str:
+    return NULL if not values else f"[{values[0]:.3f}, {values[1]:.3f}]"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            str(cell).ljust(width) for cell, width in zip(cells, widths, strict=True)
+        ).rstrip()
+
+    return [line(header), line(["-" * width for width in widths]), *[line(row) for row in rows]]
+
+
+def _label(target: dict[str, Any]) -> str:
+    return f"{target['id']} (sim)" if target.get("simulated") else target["id"]
+
+
+def render_summary(report: dict[str, Any]) -> list[str]:
+    """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
+    summary = report["summary"]
+    runner = (report.get("provenance") or {}).get("runner") or {}
+    lines = [
+        f"run {report['run_id']} · {report['status']} · profile {report['profile']} · seed {report['seed']} · "
+        f"plan {report['plan_sha256'][:12]} · {summary['planned_cells']} cells · wall {summary['wall_time_s']:.1f}s · "
+        f"spend {usd(summary['total_spend_usd'])}",
+    ]
+    if runner:
+        lines.append(
+            f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
+            f"process(es) · transport {runner.get('transport')}"
+        )
+    lines.append("")
+    targets = summary["targets"]
+    lines += table(
+        ["target", "accuracy", "95% CI", "correct/planned", "failed", "pending", "complete", "cost", "known cost",
+         "judge cost", "ttft p50", "latency p50/p95"],
+        [
+            [
+                _label(t), num(t["accuracy"]), interval(t["accuracy_ci95"]), f"{t['correct']}/{t['total']}",
+                str(t["failed"]), str(t["pending"]), "yes" if t["complete"] else "no", usd(t["cost_usd"]),
+                usd(t["known_cost_usd"]), usd(t["evaluation_cost_usd"]), seconds(t["ttft_p50_s"]),
+                f"{seconds(t['latency_p50_s'])}/{seconds(t['latency_p95_s'])}",
+            ]
+            for t in targets
+        ],
+    )  # fmt: skip
+    lines.append("")
+    lines.append("tokens (input / cached input / cache write / output), cache-read ratio:")
+    for t in targets:
+        tokens = t["tokens"]
+        text = (
+            NULL
+            if tokens is None
+            else " / ".join(
+                f"{tokens[key]:,}"
+                for key in (
+                    "input_tokens",
+                    "cached_input_tokens",
+                    "cache_write_tokens",
+                    "output_tokens",
+                )
+            )
+        )
+        lines.append(f"  {_label(t)}: {text}  ·  cache-read {num(t['cache_read_ratio'])}")
+    lines.append("")
+    lines += table(
+        ["benchmark", "target", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
+        [
+            [row["benchmark"], row["target_id"], num(row["accuracy"]), interval(row["accuracy_ci95"]),
+             f"{row['correct']}/{row['total']}", str(row["failed"]), usd(row["cost_usd"])]
+            for row in report["benchmarks"]
+        ],
+    )  # fmt: skip
+    lines.append("")
+    for t in targets:
+        score = (
+            num(t["sr_bench_score"])
+            if t["sr_bench_score"] is not None
+            else "null (not a full, complete run)"
+        )
+        lines.append(
+            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} · sr_bench_score {score} · {t['score_scope']}"
+        )
+    if report.get("failure"):
+        failure = report["failure"]
+        lines.append(
+            f"first failure: {failure.get('case_id')} [{failure.get('target_id')}]: {failure.get('reason')}"
+        )
+    if any(t.get("simulated") for t in targets):
+        lines.append("(sim) = simulated target: its accuracy, latency and cost are synthetic.")
+    return lines

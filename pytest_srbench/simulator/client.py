@@ -1,0 +1,69 @@
+"""Talking to a simulator's loopback admin routes (register case scripts and models, read
+counters) with the standard library only."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_srbench.benchmarks.registry import AdapterRegistry
+from pytest_srbench.core.models import Case
+from pytest_srbench.simulator.models import SimModel
+from pytest_srbench.simulator.play import script_key
+
+
+def admin_url_for(base_url: str) -> str:
+    """``http://host:port/v1`` → ``http://host:port/srbench``."""
+    root = base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    return root + "/srbench"
+
+
+def _post(url: str, payload: Mapping[str, Any], timeout: float = 30.0) -> Any:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode("utf-8"),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read() or b"null")
+
+
+def _get(url: str, timeout: float = 30.0) -> Any:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def scripts_for(cases: Iterable[Case], registry: AdapterRegistry) -> dict[str, dict[str, Any]]:
+    """The simulator scripts of ``cases``, keyed as the simulator recognises them."""
+    scripts: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        script = registry.get(case.benchmark).simulator_script(case)
+        key = script_key([message.model_dump() for message in case.messages])
+        if script is not None and key is not None:
+            scripts[key] = script
+    return scripts
+
+
+def register_scripts(admin_url: str, scripts: Mapping[str, Mapping[str, Any]]) -> None:
+    if scripts:
+        _post(admin_url + "/scripts", {"scripts": dict(scripts)})
+
+
+def register_models(admin_url: str, models: Iterable[SimModel]) -> None:
+    payload = [model.model_dump(mode="json") for model in models]
+    if payload:
+        _post(admin_url + "/models", {"models": payload})
+
+
+def stats(admin_url: str) -> dict[str, Any]:
+    result: dict[str, Any] = _get(admin_url + "/stats")
+    return result
+
+
+def reset(admin_url: str) -> None:
+    _post(admin_url + "/reset", {})

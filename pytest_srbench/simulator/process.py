@@ -1,0 +1,91 @@
+"""Starting and stopping the simulator as a child process on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_srbench.simulator.models import SimModel
+
+
+class SimulatorStartError(RuntimeError):
+    """The simulator process did not come up."""
+
+
+@dataclass
+class SimulatorProcess:
+    """A running simulator child process."""
+
+    pid: int
+    port: int
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/srbench"
+
+    def stop(self) -> None:
+        """Terminate the process (SIGTERM, then SIGKILL after 5 s)."""
+        if self.popen.poll() is not None:
+            return
+        self.popen.send_signal(signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait(timeout=5)
+
+
+def start_simulator(
+    models: list[SimModel] | None = None, *, log_dir: Path | None = None, timeout_s: float = 30.0
+) -> SimulatorProcess:
+    """Launch ``python -m pytest_srbench.simulator.server`` on port 0 and wait until it listens."""
+    work = Path(tempfile.mkdtemp(prefix="srbench-sim-"))
+    ready = work / "ready.json"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_srbench.simulator.server",
+        "--port",
+        "0",
+        "--ready-file",
+        str(ready),
+    ]
+    if models:
+        models_path = work / "models.json"
+        models_path.write_text(json.dumps([model.model_dump(mode="json") for model in models]))
+        command += ["--models", str(models_path)]
+    log_path = (log_dir or work) / "simulator.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        popen = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ)
+        )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ready.exists():
+            info = json.loads(ready.read_text())
+            return SimulatorProcess(
+                pid=popen.pid, port=int(info["port"]), popen=popen, log_path=log_path
+            )
+        if popen.poll() is not None:
+            raise SimulatorStartError(
+                f"the simulator exited with status {popen.returncode}; see {log_path}"
+            )
+        time.sleep(0.02)
+    popen.kill()
+    raise SimulatorStartError(
+        f"the simulator did not start within {timeout_s:.0f} s; see {log_path}"
+    )

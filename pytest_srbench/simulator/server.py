@@ -1,0 +1,286 @@
+"""The simulator's HTTP server (aiohttp): ``POST /v1/chat/completions`` with SSE streaming,
+plus loopback admin routes under ``/srbench/`` for answer scripts, models and counters."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from pytest_srbench.simulator.models import BUILTIN_MODELS, SimModel
+from pytest_srbench.simulator.play import SimPlan, bursts, plan_response, script_key
+
+SIMULATOR_HEADER = "x-srbench-simulator"
+
+
+class SimulatorState:
+    """Models, registered case scripts and request counters of one simulator process."""
+
+    def __init__(self, models: dict[str, SimModel] | None = None) -> None:
+        self.models: dict[str, SimModel] = dict(BUILTIN_MODELS)
+        self.models.update(models or {})
+        self.scripts: dict[str, dict[str, Any]] = {}
+        self.attempts: Counter[tuple[str, str]] = Counter()
+        self.reset()
+
+    def reset(self) -> None:
+        self.requests = 0
+        self.completed = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.by_model: Counter[str] = Counter()
+        self.attempts.clear()
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "completed": self.completed,
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "by_model": dict(self.by_model),
+            "scripts": len(self.scripts),
+            "models": sorted(self.models),
+        }
+
+
+def _chunk(plan: SimPlan, created: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    body = {
+        "id": "chatcmpl-sim",
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": plan.model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _error(status: int, message: str, retry_after: float | None = None) -> web.Response:
+    headers = {SIMULATOR_HEADER: "1"}
+    if retry_after is not None:
+        headers["Retry-After"] = str(max(0, round(retry_after)))
+    return web.json_response(
+        {"error": {"message": message, "type": "simulated_error", "code": status}},
+        status=status,
+        headers=headers,
+    )
+
+
+async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            SIMULATOR_HEADER: "1",
+        }
+    )
+    await response.prepare(request)
+    created = int(time.time())
+    await response.write(_chunk(plan, created, {"role": "assistant", "content": ""}))
+    if plan.first_delay_s:
+        await asyncio.sleep(plan.first_delay_s)
+    pieces: list[tuple[str, str]] = [("reasoning_content", text) for text in plan.reasoning]
+    pieces += [("content", text) for text in plan.content]
+    step = bursts(len(pieces), plan.tokens_per_s)
+    batch: list[bytes] = []
+    for index, (field, text) in enumerate(pieces):
+        if plan.cut_after is not None and index >= plan.cut_after:
+            await response.write(b"".join(batch))
+            if request.transport is not None:
+                request.transport.close()
+            return response
+        if plan.malformed_at is not None and index == plan.malformed_at:
+            batch.append(b'data: {"choices": [{"index": 0, "delta": {"content": "x"\n\n')
+        if plan.stall_at is not None and index == plan.stall_at:
+            await response.write(b"".join(batch))
+            batch.clear()
+            await asyncio.sleep(plan.stall_s)
+        batch.append(_chunk(plan, created, {field: text}))
+        if len(batch) >= step:
+            await response.write(b"".join(batch))
+            batch.clear()
+            if plan.tokens_per_s:
+                await asyncio.sleep(step / plan.tokens_per_s)
+    batch.append(_chunk(plan, created, {}, plan.finish_reason))
+    if plan.include_usage and plan.usage is not None:
+        usage_chunk = {
+            "id": "chatcmpl-sim",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": plan.model,
+            "choices": [],
+            "usage": plan.usage,
+        }
+        batch.append(b"data: " + json.dumps(usage_chunk, separators=(",", ":")).encode() + b"\n\n")
+    batch.append(b"data: [DONE]\n\n")
+    await response.write(b"".join(batch))
+    await response.write_eof()
+    return response
+
+
+async def _json_body(request: web.Request, plan: SimPlan) -> web.Response:
+    delay = plan.first_delay_s + (
+        (len(plan.content) + len(plan.reasoning)) / plan.tokens_per_s if plan.tokens_per_s else 0.0
+    )
+    if delay:
+        await asyncio.sleep(delay)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(plan.content)}
+    if plan.reasoning:
+        message["reasoning_content"] = "".join(plan.reasoning)
+    body: dict[str, Any] = {
+        "id": "chatcmpl-sim",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": plan.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": plan.finish_reason}],
+    }
+    if plan.usage is not None:
+        body["usage"] = plan.usage
+    return web.json_response(body, headers={SIMULATOR_HEADER: "1"})
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    state: SimulatorState = request.app["state"]
+    state.requests += 1
+    state.in_flight += 1
+    state.max_in_flight = max(state.max_in_flight, state.in_flight)
+    try:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "request body is not valid JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "Expected 'messages' to be an array")
+        name = str(body.get("model"))
+        model = state.models.get(name)
+        if model is None:
+            return _error(404, f"model {name!r} is not simulated here")
+        state.by_model[name] += 1
+        key = script_key(body["messages"])
+        script = state.scripts.get(key) if key else None
+        state.attempts[(name, key or "")] += 1
+        plan = plan_response(model, body, script, state.attempts[(name, key or "")])
+        if plan.http_status != 200:
+            return _error(plan.http_status, plan.error_message or "error", plan.retry_after_s)
+        if body.get("stream"):
+            response = await _stream(request, plan)
+        else:
+            response = await _json_body(request, plan)
+        state.completed += 1
+        return response
+    finally:
+        state.in_flight -= 1
+
+
+async def list_models(request: web.Request) -> web.Response:
+    state: SimulatorState = request.app["state"]
+    data = [
+        {"id": name, "object": "model", "owned_by": "pytest-srbench-simulator"}
+        for name in sorted(state.models)
+    ]
+    return web.json_response({"object": "list", "data": data})
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "simulator": "pytest-srbench"})
+
+
+async def stats(request: web.Request) -> web.Response:
+    return web.json_response(request.app["state"].stats())
+
+
+async def reset(request: web.Request) -> web.Response:
+    request.app["state"].reset()
+    return web.json_response({"status": "reset"})
+
+
+async def register_scripts(request: web.Request) -> web.Response:
+    body = await request.json()
+    entries = body.get("scripts") if isinstance(body, dict) else None
+    if not isinstance(entries, dict):
+        return _error(400, "expected {'scripts': {key: script}}")
+    request.app["state"].scripts.update(entries)
+    return web.json_response({"registered": len(entries)})
+
+
+async def register_models(request: web.Request) -> web.Response:
+    body = await request.json()
+    raw = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(raw, list):
+        return _error(400, "expected {'models': [...]}")
+    try:
+        models = [SimModel.model_validate(item) for item in raw]
+    except ValueError as error:
+        return _error(400, f"invalid simulated model: {error}")
+    request.app["state"].models.update({model.name: model for model in models})
+    return web.json_response({"registered": [model.name for model in models]})
+
+
+def make_app(state: SimulatorState | None = None) -> web.Application:
+    """The aiohttp application serving one simulator state."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app["state"] = state or SimulatorState()
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/srbench/health", health)
+    app.router.add_get("/health", health)
+    app.router.add_get("/srbench/stats", stats)
+    app.router.add_post("/srbench/reset", reset)
+    app.router.add_post("/srbench/scripts", register_scripts)
+    app.router.add_post("/srbench/models", register_models)
+    return app
+
+
+async def serve(host: str, port: int, ready_file: Path | None, models: dict[str, SimModel]) -> None:
+    """Run until cancelled; write the bound port to ``ready_file`` once listening."""
+    runner = web.AppRunner(make_app(SimulatorState(models)), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=4096)
+    await site.start()
+    sockets = getattr(site._server, "sockets", None) or []
+    bound = int(sockets[0].getsockname()[1]) if sockets else port
+    if ready_file is not None:
+        tmp = ready_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"port": bound, "pid": os.getpid()}))
+        tmp.replace(ready_file)
+    else:
+        print(f"pytest-srbench simulator listening on http://{host}:{bound}/v1", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def load_models_file(path: Path) -> dict[str, SimModel]:
+    """Extra simulated models from a JSON list."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    models = [SimModel.model_validate(item) for item in raw]
+    return {model.name: model for model in models}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="srbench sim", description="Run the built-in simulator.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8089)
+    parser.add_argument("--ready-file", type=Path)
+    parser.add_argument("--models", type=Path, help="JSON list of extra simulated models")
+    args = parser.parse_args(argv)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print("the simulator binds to loopback only", file=sys.stderr)
+        return 2
+    models = load_models_file(args.models) if args.models else {}
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args.host, args.port, args.ready_file, models))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,7 @@
+"""The durable store: runs, cell results, call receipts, append-only events and evidence files."""
+
+from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.store.sqlite import SqliteStore, open_store
+from pytest_srbench.store.writer import BatchWriter
+
+__all__ = ["BatchWriter", "SqliteStore", "Store", "StoreError", "open_store"]

@@ -1,0 +1,422 @@
+"""SQLite backend of the store: one ``journal.sqlite3`` in WAL mode under the store folder,
+evidence files under ``runs/<run_id>/<cell digest>/<call_id>.sse``.
+
+Each thread uses its own connection. Writes happen in ``BEGIN IMMEDIATE`` transactions
+with a generous busy timeout, so several processes (xdist workers) can share one store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pytest_srbench.core.canonical import canonical_json, cell_digest
+from pytest_srbench.core.models import Manifest, Run
+from pytest_srbench.store.base import Row, StoreError, now_iso
+
+SCHEMA_VERSION = 1
+DB_NAME = "journal.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    request_key TEXT UNIQUE,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    plan_sha256 TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    error TEXT,
+    parent_run_id TEXT,
+    runner TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id, target_id)
+);
+CREATE TABLE IF NOT EXISTS calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    status TEXT NOT NULL,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id, seq);
+CREATE INDEX IF NOT EXISTS calls_run_status ON calls(run_id, status);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_run ON events(run_id, seq);
+CREATE TABLE IF NOT EXISTS processes (
+    run_id TEXT NOT NULL,
+    process_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, process_id)
+);
+"""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _run(row: sqlite3.Row) -> Run:
+    return Run(
+        id=row["id"],
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        plan_sha256=row["plan_sha256"],
+        request_key=row["request_key"],
+        error=row["error"],
+        parent_run_id=row["parent_run_id"],
+    )
+
+
+class SqliteStore:
+    """The default store: SQLite (WAL, synchronous=FULL) plus evidence files."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.db_path = self.root / DB_NAME
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self.root.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.root, 0o700)
+        self._migrate()
+
+    # -- connections -------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self.db_path, timeout=60.0, isolation_level=None, check_same_thread=False
+        )
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("PRAGMA busy_timeout=60000")
+        connection.execute("PRAGMA foreign_keys=ON")
+        return connection
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._connect()
+            self._local.connection = connection
+            self._local.depth = 0
+        return connection
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (nested calls join the outer one)."""
+        db = self.db
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth = depth
+            return
+        db.execute("BEGIN IMMEDIATE")
+        self._local.depth = 1
+        try:
+            yield
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        else:
+            db.execute("COMMIT")
+        finally:
+            self._local.depth = 0
+
+    def _migrate(self) -> None:
+        if not os.path.exists(self.db_path):
+            fd = os.open(self.db_path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        self.db.executescript(SCHEMA)
+        with self.transaction():
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                self.db.execute(
+                    "INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+            elif int(row["value"]) > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.db_path}: store schema version {row['value']} is newer than this "
+                    f"pytest-srbench supports ({SCHEMA_VERSION}); upgrade pytest-srbench"
+                )
+
+    # -- runs --------------------------------------------------------------------------
+    def create_run(
+        self,
+        run_id: str,
+        manifest: Manifest,
+        *,
+        request_key: str | None = None,
+        runner: dict[str, Any] | None = None,
+        status: str = "queued",
+    ) -> tuple[Run, bool]:
+        """Insert a run with its frozen manifest; an existing id or key with the same plan is
+        returned unchanged (created = False), a different plan is an error."""
+        with self.transaction():
+            existing = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if existing is None and request_key is not None:
+                existing = self.db.execute(
+                    "SELECT * FROM runs WHERE request_key = ?", (request_key,)
+                ).fetchone()
+            if existing is not None:
+                if existing["plan_sha256"] != manifest.plan_sha256:
+                    what = (
+                        f"run key {request_key!r}" if existing["id"] != run_id else f"run {run_id}"
+                    )
+                    raise StoreError(
+                        f"{what} is already bound to a different plan "
+                        f"({existing['plan_sha256'][:12]}… ≠ {manifest.plan_sha256[:12]}…)"
+                    )
+                return _run(existing), False
+            now = now_iso()
+            parent = (manifest.recovery or {}).get("parent_run_id")
+            self.db.execute(
+                "INSERT INTO runs(id, request_key, status, created_at, updated_at, plan_sha256, manifest,"
+                " parent_run_id, runner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    request_key,
+                    status,
+                    now,
+                    now,
+                    manifest.plan_sha256,
+                    canonical_json(manifest.model_dump(mode="json")),
+                    parent,
+                    _dumps(runner) if runner is not None else None,
+                ),
+            )
+            self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})
+            row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            return _run(row), True
+
+    def get_run(self, run_id: str) -> Run | None:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return _run(row) if row else None
+
+    def require_run(self, run_id: str) -> Run:
+        run = self.get_run(run_id)
+        if run is None:
+            raise StoreError(f"no run {run_id!r} in {self.root}")
+        return run
+
+    def find_run_by_key(self, request_key: str) -> Run | None:
+        row = self.db.execute("SELECT * FROM runs WHERE request_key = ?", (request_key,)).fetchone()
+        return _run(row) if row else None
+
+    def get_manifest(self, run_id: str) -> Manifest:
+        row = self.db.execute("SELECT manifest FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.root}")
+        return Manifest.model_validate_json(row["manifest"])
+
+    def get_runner(self, run_id: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT runner FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return json.loads(row["runner"]) if row and row["runner"] else None
+
+    def set_runner(self, run_id: str, runner: dict[str, Any]) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE runs SET runner = ? WHERE id = ?", (_dumps(runner), run_id))
+
+    def list_runs(
+        self, *, limit: int = 50, offset: int = 0, status: str | None = None
+    ) -> list[Run]:
+        query = "SELECT * FROM runs"
+        args: list[Any] = []
+        if status:
+            query += " WHERE status = ?"
+            args.append(status)
+        query += " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        return [_run(row) for row in self.db.execute(query, args)]
+
+    def iter_run_ids(self) -> Iterator[str]:
+        for row in self.db.execute("SELECT id FROM runs ORDER BY created_at"):
+            yield row["id"]
+
+    def set_run_status(self, run_id: str, status: str, error: str | None = None) -> Run:
+        """Move a run to ``status`` (appending the status event) and touch ``updated_at``."""
+        with self.transaction():
+            run = self.require_run(run_id)
+            self.db.execute(
+                "UPDATE runs SET status = ?, updated_at = ?, error = COALESCE(?, error) WHERE id = ?",
+                (status, now_iso(), error, run_id),
+            )
+            if status != run.status:
+                self.append_event(run_id, status, {"error": error} if error else {})
+            return self.require_run(run_id)
+
+    # -- results -----------------------------------------------------------------------
+    def upsert_result(self, run_id: str, result: Row) -> None:
+        """Write the one row of a cell (insert or replace its data)."""
+        self.db.execute(
+            "INSERT INTO results(run_id, case_id, target_id, status, data, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(run_id, case_id, target_id) DO UPDATE SET"
+            " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at",
+            (
+                run_id,
+                result["case_id"],
+                result["target_id"],
+                result["status"],
+                _dumps(result),
+                now_iso(),
+            ),
+        )
+
+    def results(self, run_id: str, *, after: int = 0, limit: int | None = None) -> list[Row]:
+        query = "SELECT rowid, data FROM results WHERE run_id = ? AND rowid > ?"
+        query += " ORDER BY rowid" if limit else " ORDER BY case_id, target_id"
+        args: list[Any] = [run_id, after]
+        if limit:
+            query += " LIMIT ?"
+            args.append(limit)
+        rows = []
+        for row in self.db.execute(query, args):
+            data = json.loads(row["data"])
+            data["_row"] = row["rowid"]
+            rows.append(data)
+        return rows
+
+    # -- calls -------------------------------------------------------------------------
+    def insert_call(self, run_id: str, call: Row) -> None:
+        """Journal a call (normally with status ``sent``) before its request leaves."""
+        self.db.execute(
+            "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                call["id"],
+                run_id,
+                call["case_id"],
+                call["target_id"],
+                call["role"],
+                call["status"],
+                _dumps(call),
+                now_iso(),
+            ),
+        )
+
+    def update_call(self, call_id: str, call: Row) -> None:
+        """Replace a call's receipt (status and data) once it finished."""
+        self.db.execute(
+            "UPDATE calls SET status = ?, data = ?, updated_at = ? WHERE id = ?",
+            (call["status"], _dumps(call), now_iso(), call_id),
+        )
+
+    def calls(
+        self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
+    ) -> list[Row]:
+        query = "SELECT seq, data FROM calls WHERE run_id = ? AND seq > ?"
+        args: list[Any] = [run_id, after]
+        if active:
+            query += " AND status = 'sent'"
+        query += " ORDER BY seq"
+        if limit:
+            query += " LIMIT ?"
+            args.append(limit)
+        rows = []
+        for row in self.db.execute(query, args):
+            data = json.loads(row["data"])
+            data["_seq"] = row["seq"]
+            rows.append(data)
+        return rows
+
+    def count_calls(self, run_id: str) -> int:
+        row = self.db.execute(
+            "SELECT COUNT(*) AS n FROM calls WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return int(row["n"])
+
+    # -- events ------------------------------------------------------------------------
+    def append_event(self, run_id: str, kind: str, data: Row) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO events(run_id, at, kind, data) VALUES (?, ?, ?, ?)",
+            (run_id, now_iso(), kind, _dumps(data)),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Row]:
+        rows = self.db.execute(
+            "SELECT seq, at, kind, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (run_id, after, limit),
+        )
+        return [
+            {
+                "seq": row["seq"],
+                "at": row["at"],
+                "kind": row["kind"],
+                "data": json.loads(row["data"]),
+            }
+            for row in rows
+        ]
+
+    # -- processes ---------------------------------------------------------------------
+    def register_process(self, run_id: str, process: Row) -> None:
+        self.db.execute(
+            "INSERT INTO processes(run_id, process_id, data) VALUES (?, ?, ?)"
+            " ON CONFLICT(run_id, process_id) DO UPDATE SET data = excluded.data",
+            (run_id, process["process_id"], _dumps(process)),
+        )
+
+    def processes(self, run_id: str) -> list[Row]:
+        rows = self.db.execute("SELECT data FROM processes WHERE run_id = ?", (run_id,))
+        return [json.loads(row["data"]) for row in rows]
+
+    # -- evidence ----------------------------------------------------------------------
+    def run_dir(self, run_id: str) -> Path:
+        return self.root / "runs" / run_id
+
+    def evidence_path(self, run_id: str, case_id: str, target_id: str, call_id: str) -> Path:
+        return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"
+
+
+def write_evidence(path: Path, data: bytes) -> None:
+    """Write a call's raw stream bytes once (exclusive create; never overwritten)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "xb") as handle:
+        handle.write(data)
+
+
+def open_store(location: str | os.PathLike[str]) -> SqliteStore:
+    """Open (creating if needed) the store at a folder path."""
+    text = str(location)
+    if "://" in text:
+        raise StoreError(f"store URL {text!r}: only a local folder is supported by this version")
+    return SqliteStore(Path(text))

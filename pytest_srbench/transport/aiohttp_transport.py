@@ -1,0 +1,76 @@
+"""Transport straight on aiohttp's client: the cheapest per request and per chunk here."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import aiohttp
+
+from pytest_srbench.transport.base import HttpRequest, TransportFailure
+
+
+def _failure(error: BaseException) -> TransportFailure:
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
+        return TransportFailure("ConnectTimeout: could not connect in time", transient=True)
+    if isinstance(error, aiohttp.SocketTimeoutError | asyncio.TimeoutError):
+        return TransportFailure("ReadTimeout: no bytes within the idle timeout")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return TransportFailure(f"ConnectionError: {error}", transient=True)
+    if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+        return TransportFailure(
+            f"ConnectionError: stream ended early ({type(error).__name__})", transient=True
+        )
+    return TransportFailure(f"ConnectionError: {type(error).__name__}", transient=True)
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: Mapping[str, str]
+    inner: aiohttp.ClientResponse
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.inner.content.iter_any():
+                yield chunk
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise _failure(error) from error
+
+
+class AiohttpTransport:
+    """One ``aiohttp.ClientSession`` with a connection pool of ``limit`` sockets."""
+
+    name = "aiohttp"
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self.limit, limit_per_host=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, auto_decompress=True, trust_env=False, raise_for_status=False
+            )
+        return self._session
+
+    @asynccontextmanager
+    async def post(self, request: HttpRequest) -> AsyncIterator[_Response]:
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=request.connect_timeout_s, sock_read=request.read_timeout_s
+        )
+        try:
+            async with self._client().post(
+                request.url, data=request.body, headers=dict(request.headers), timeout=timeout
+            ) as response:
+                headers = {key.lower(): value for key, value in response.headers.items()}
+                yield _Response(response.status, headers, response)
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise _failure(error) from error
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()

@@ -1,0 +1,29 @@
+"""Choosing a transport by name: ``aiohttp`` (default, measured fastest here), ``httpx-aiohttp``
+(the httpx API on aiohttp's pool) or ``httpx`` (httpx's own pool)."""
+
+from __future__ import annotations
+
+import httpx
+
+from pytest_srbench.transport.aiohttp_transport import AiohttpTransport
+from pytest_srbench.transport.base import Transport
+from pytest_srbench.transport.httpx_transport import HttpxTransport
+
+TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
+DEFAULT_TRANSPORT = "aiohttp"
+
+
+def make_transport(name: str = DEFAULT_TRANSPORT, *, connections: int = 64) -> Transport:
+    """Build the named transport with a pool of ``connections`` sockets."""
+    if name == "aiohttp":
+        return AiohttpTransport(limit=connections)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    if name == "httpx-aiohttp":
+        from httpx_aiohttp import AiohttpTransport as HttpxAiohttp
+
+        return HttpxTransport(
+            httpx.AsyncClient(transport=HttpxAiohttp(limits=limits), trust_env=False), name
+        )
+    if name == "httpx":
+        return HttpxTransport(httpx.AsyncClient(limits=limits, trust_env=False), name)
+    raise ValueError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORTS)}")

@@ -1,0 +1,82 @@
+"""Shared fixtures: a real simulator process on a free loopback port with test models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_srbench.core.models import Prices
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.simulator.models import SimModel
+from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
+
+CHEAP = Prices(input=1.0, cached_input=0.5, cache_write=2.0, output=2.0)
+
+
+def fault_model(name: str, fault: str, **extra: object) -> SimModel:
+    return SimModel(
+        name=name,
+        prices=CHEAP,
+        fault=fault,
+        fault_rate=1.0,
+        ttft_s=0.0,
+        tokens_per_s=10_000,
+        **extra,
+    )
+
+
+TEST_MODELS = [
+    SimModel(
+        name="always-right",
+        accuracy=1.0,
+        prices=CHEAP,
+        ttft_s=0.01,
+        tokens_per_s=5000,
+        styles={"bare": 1.0},
+    ),
+    SimModel(
+        name="always-wrong",
+        accuracy=0.0,
+        prices=CHEAP,
+        ttft_s=0.01,
+        tokens_per_s=5000,
+        styles={"declaration": 1.0},
+    ),
+    SimModel(name="slow", accuracy=1.0, prices=CHEAP, latency_s=0.3),
+    SimModel(name="dribble", accuracy=1.0, prices=CHEAP, ttft_s=0.0, tokens_per_s=10, chunks=30),
+    SimModel(
+        name="writer",
+        accuracy=1.0,
+        prices=CHEAP,
+        ttft_s=0.0,
+        tokens_per_s=10_000,
+        report_cache_write=True,
+        cache_hit_rate=1.0,
+    ),
+    fault_model("err500", "http_500"),
+    fault_model("err429", "http_429", retry_after_s=0.0),
+    fault_model("flaky429", "http_429", retry_after_s=0.0, fault_first_attempts=1),
+    fault_model("cut", "stream_cut"),
+    fault_model("garbled", "malformed_chunk"),
+    fault_model("nousage", "usage_missing"),
+    fault_model("staller", "stall", stall_s=5.0),
+    fault_model("truncating", "length"),
+    fault_model("looping", "repeat"),
+]
+
+
+@pytest.fixture(scope="session")
+def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
+    """One simulator process for the whole test session (its counters are reset per use)."""
+    process = start_simulator(TEST_MODELS, log_dir=tmp_path_factory.mktemp("sim"))
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def sim(simulator: SimulatorProcess) -> SimulatorProcess:
+    sim_client.reset(simulator.admin_url)
+    return simulator

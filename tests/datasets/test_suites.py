@@ -1,0 +1,118 @@
+"""Suite folders: shipped suites verify, corrupt or mismatched files give specific errors."""
+
+import hashlib
+import json
+
+import pytest
+
+from pytest_srbench.benchmarks.registry import default_registry
+from pytest_srbench.datasets.suites import (
+    SuiteError,
+    discover_suites,
+    load_suite,
+    shipped_suites_dir,
+)
+from pytest_srbench.planning import render_suite
+
+REGISTRY = default_registry(with_entry_points=False)
+
+
+def write_suite(root, name, lines: bytes, **meta):
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "cases.jsonl").write_bytes(lines)
+    data = {
+        "benchmark": name,
+        "version": "1",
+        "source": "t",
+        "revision": "r",
+        "sha256": hashlib.sha256(lines).hexdigest(),
+    }
+    data.update(meta)
+    (folder / "suite.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_shipped_smoke_suites_load_and_render():
+    found = discover_suites([shipped_suites_dir()])
+    assert {"mmlu-pro", "gpqa-diamond"} <= set(found)
+    mmlu = load_suite(found["mmlu-pro"])
+    cases = render_suite(mmlu, REGISTRY.get("mmlu-pro"), 20260918)
+    assert len(cases) == 14
+    assert len({stratum for _, stratum in cases}) == 14  # one per MMLU-Pro category
+    gpqa = render_suite(load_suite(found["gpqa-diamond"]), REGISTRY.get("gpqa-diamond"), 20260918)
+    assert len(gpqa) == 4 and all(case.metadata["letters"] == "ABCD" for case, _ in gpqa)
+
+
+def test_gpqa_shuffle_depends_on_seed_but_is_deterministic():
+    suite = load_suite(discover_suites([shipped_suites_dir()])["gpqa-diamond"])
+    adapter = REGISTRY.get("gpqa-diamond")
+    first = [c.answer for c, _ in render_suite(suite, adapter, 1)]
+    assert first == [c.answer for c, _ in render_suite(suite, adapter, 1)]
+    answers_by_seed = {
+        tuple(c.answer for c, _ in render_suite(suite, adapter, seed)) for seed in range(8)
+    }
+    assert len(answers_by_seed) > 1
+
+
+def test_sha_mismatch(tmp_path):
+    folder = write_suite(tmp_path, "mmlu-pro", b'{"a": 1}\n', sha256="0" * 64)
+    with pytest.raises(SuiteError, match="sha256 mismatch"):
+        load_suite(folder)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (b'{"a": 1}\n{broken\n', "line 2: invalid JSON"),
+        (b"[1, 2]\n", "line 1: each line must be a JSON object"),
+        (b"\xff\xfe\n", "line 1: not valid UTF-8"),
+        (b"\n\n", "holds no cases"),
+    ],
+)
+def test_corrupt_lines(tmp_path, lines, message):
+    with pytest.raises(SuiteError, match=message):
+        load_suite(write_suite(tmp_path, "mmlu-pro", lines))
+
+
+def test_bad_metadata(tmp_path):
+    folder = tmp_path / "x"
+    folder.mkdir()
+    with pytest.raises(SuiteError, match=r"suite\.json: missing"):
+        load_suite(folder)
+    (folder / "suite.json").write_text("{not json")
+    with pytest.raises(SuiteError, match="not valid JSON"):
+        load_suite(folder)
+    (folder / "suite.json").write_text(json.dumps({"benchmark": "x"}))
+    with pytest.raises(SuiteError, match="missing field"):
+        load_suite(folder)
+    (folder / "suite.json").write_text(
+        json.dumps(
+            {"benchmark": "y", "version": "1", "source": "s", "revision": "r", "sha256": "0"}
+        )
+    )
+    with pytest.raises(SuiteError, match="differs from the folder name"):
+        load_suite(folder)
+
+
+def test_rows_missing_fields_name_the_line(tmp_path):
+    row = {
+        "question_id": "1",
+        "question": "Q",
+        "options": ["a", "b"],
+        "answer": "C",
+        "category": "c",
+    }
+    suite = load_suite(write_suite(tmp_path, "mmlu-pro", (json.dumps(row) + "\n").encode()))
+    with pytest.raises(SuiteError, match=r"line 1: answer 'C' is not one of the option letters AB"):
+        render_suite(suite, REGISTRY.get("mmlu-pro"), 1)
+    row2 = {"question_id": "1", "options": ["a", "b"], "answer": "A"}
+    suite2 = load_suite(write_suite(tmp_path / "b", "mmlu-pro", (json.dumps(row2) + "\n").encode()))
+    with pytest.raises(SuiteError, match="line 1: missing field 'question'"):
+        render_suite(suite2, REGISTRY.get("mmlu-pro"), 1)
+
+
+def test_project_suite_replaces_shipped(tmp_path):
+    write_suite(tmp_path, "mmlu-pro", b"{}\n")
+    found = discover_suites([shipped_suites_dir(), tmp_path])
+    assert found["mmlu-pro"] == tmp_path / "mmlu-pro"

@@ -1,0 +1,267 @@
+"""The engine against the real simulator: receipts, evidence, failures, limits, concurrency."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_srbench.benchmarks.registry import default_registry
+from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.models import Case, Limits, Message, Target
+from pytest_srbench.core.report import build_report
+from pytest_srbench.engine import Engine, EngineOptions
+from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store import BatchWriter, open_store
+from pytest_srbench.transport import make_transport
+from tests.conftest import CHEAP
+from tests.core.helpers import manifest
+
+REGISTRY = default_registry(with_entry_points=False)
+
+
+def mcq_case(i: int, answer: str = "B") -> Case:
+    prompt = f"Question {i}: pick one.\n\nA. a\nB. b\nC. c\nD. d\n\nReturn only the letter of the correct answer."
+    return Case(
+        id=f"mmlu-pro/q{i}",
+        benchmark="mmlu-pro",
+        messages=[Message(role="user", content=prompt)],
+        answer=answer,
+        metadata={"letters": "ABCD"},
+    )
+
+
+def sim_target(model: str, **extra) -> Target:
+    return Target(id=model, model=model, prices={model: CHEAP}, simulated=True, **extra)
+
+
+def run_engine(
+    tmp_path: Path,
+    sim,
+    models,
+    n=4,
+    limits=None,
+    concurrency=8,
+    cost_policy="require_priced",
+    max_failures=None,
+    budget=None,
+    transport="aiohttp",
+):
+    cases = [mcq_case(i) for i in range(n)]
+    targets = [sim_target(m) for m in models]
+    plan = manifest(cases, targets, limits=limits or Limits(), cost_policy=cost_policy)
+    sim_client.register_scripts(sim.admin_url, sim_client.scripts_for(cases, REGISTRY))
+    store = open_store(tmp_path / "store")
+    store.create_run("run-e", plan)
+    writer = BatchWriter(store)
+    runtime = RunRuntime(
+        run_id="run-e",
+        manifest=plan,
+        store=store,
+        writer=writer,
+        transport=make_transport(transport, connections=concurrency),
+        adapters=REGISTRY,
+        base_urls={t.id: sim.base_url for t in targets},
+        budget=Budget(cap_usd=budget if budget is not None else plan.limits.max_cost_usd),
+        max_failures=max_failures,
+    )
+    engine = Engine(runtime, EngineOptions(concurrency=concurrency))
+    started = time.monotonic()
+    engine.start([(c, t) for c in cases for t in targets])
+    outcomes = {key: future.result(timeout=60) for key, future in engine.futures.items()}
+    assert engine.join(30)
+    writer.close()
+    return store, plan, outcomes, time.monotonic() - started
+
+
+def by_status(store):
+    statuses = {}
+    for row in store.results("run-e"):
+        statuses.setdefault(row["status"], []).append(row)
+    return statuses
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx-aiohttp", "httpx"])
+def test_correct_cells_journal_receipts_and_evidence(tmp_path, sim, transport):
+    store, plan, outcomes, _ = run_engine(tmp_path, sim, ["always-right"], transport=transport)
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    results = store.results("run-e")
+    assert all(
+        r["correct"] is True and r["details"]["answer_status"] == "answered" for r in results
+    )
+    calls = store.calls("run-e")
+    assert len(calls) == 4 and all(c["status"] == "completed" for c in calls)
+    for c in calls:
+        assert c["usage"]["input_tokens"] + c["usage"]["cached_input_tokens"] > 0
+        assert c["cost_usd"] > 0 and c["ttft_s"] is not None and c["latency_s"] >= c["ttft_s"]
+        assert c["model"] == "always-right" and c["simulated"] is True
+        evidence = (store.root / c["evidence"]).read_bytes()
+        assert evidence.rstrip().endswith(b"data: [DONE]")
+    kinds = [e["kind"] for e in store.events("run-e", limit=100)]
+    assert kinds.count("call_sent") == 4 and kinds.count("case_completed") == 4
+
+
+def test_http_500_fails_the_cell_and_keeps_call_and_evidence(tmp_path, sim):
+    store, plan, outcomes, _ = run_engine(tmp_path, sim, ["always-right", "err500"], n=2)
+    failed = [r for r in store.results("run-e") if r["target_id"] == "err500"]
+    assert [r["status"] for r in failed] == ["failed", "failed"]
+    assert all(r["error"] == "Target HTTP 500" for r in failed)
+    bad_calls = [c for c in store.calls("run-e") if c["target_id"] == "err500"]
+    assert len(bad_calls) == 2 and all(
+        c["status"] == "failed" and c["http_status"] == 500 for c in bad_calls
+    )
+    assert all((store.root / c["evidence"]).read_bytes().startswith(b"{") for c in bad_calls)
+    from tests.core.helpers import run as run_row
+
+    report = build_report(
+        plan, run_row("failed"), store.results("run-e"), store.calls("run-e"), store.events("run-e")
+    )
+    metrics = {t["id"]: t for t in report["summary"]["targets"]}
+    assert metrics["err500"]["cost_usd"] is None and metrics["err500"]["accuracy"] == 0
+    assert metrics["err500"]["known_cost_usd"] == 0
+    assert metrics["always-right"]["cost_usd"] == pytest.approx(
+        metrics["always-right"]["known_cost_usd"]
+    )
+    assert report["failure"]["reason"] == "Target HTTP 500"
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("garbled", "JSONDecodeError"),
+        ("looping", "Repeated output guard"),
+    ],
+)
+def test_broken_streams_fail_with_a_reason(tmp_path, sim, model, message):
+    store, _, outcomes, _ = run_engine(tmp_path, sim, [model], n=1)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and message in row["error"]
+    (call,) = store.calls("run-e")
+    assert call["status"] == "failed" and (store.root / call["evidence"]).exists()
+
+
+def test_stream_cut_is_a_connection_or_incomplete_failure(tmp_path, sim):
+    store, _, _, _ = run_engine(tmp_path, sim, ["cut"], n=1)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed"
+    assert "Incomplete final response" in row["error"] or "ConnectionError" in row["error"]
+
+
+def test_missing_usage_fails_priced_calls_but_stays_null_when_capability_only(tmp_path, sim):
+    store, _, _, _ = run_engine(tmp_path, sim, ["nousage"], n=1)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and "incomplete usage" in row["error"]
+    store2, _, _, _ = run_engine(
+        tmp_path / "b", sim, ["nousage"], n=1, cost_policy="capability_only"
+    )
+    (row2,) = store2.results("run-e")
+    (call2,) = store2.calls("run-e")
+    assert row2["status"] == "completed"
+    assert call2["usage"] is None and call2["cost_usd"] is None and row2["usage"] is None
+
+
+def test_idle_timeout_fails_the_call(tmp_path, sim):
+    limits = Limits(idle_timeout_s=0.5, total_timeout_s=10)
+    store, _, _, elapsed = run_engine(tmp_path, sim, ["staller"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and "ReadTimeout" in row["error"]
+    assert elapsed < 4
+
+
+def test_total_timeout(tmp_path, sim):
+    limits = Limits(idle_timeout_s=0.5, total_timeout_s=0.6)
+    store, _, _, _ = run_engine(tmp_path, sim, ["dribble"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["error"] == "total request deadline exceeded"
+
+
+def test_case_timeout_cancels_the_cell(tmp_path, sim):
+    limits = Limits(idle_timeout_s=5, total_timeout_s=10, case_timeout_s=0.4)
+    store, _, _, _ = run_engine(tmp_path, sim, ["staller"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["status"] in ("cancelled", "failed") and "deadline" in row["error"]
+
+
+def test_concurrency_is_bounded_and_calls_overlap(tmp_path, sim):
+    store, _, _, elapsed = run_engine(tmp_path, sim, ["slow"], n=20, concurrency=5)
+    stats = sim_client.stats(sim.admin_url)
+    assert stats["max_in_flight"] <= 5
+    assert stats["requests"] == 20
+    assert elapsed < 20 * 0.3 / 2  # far from sequential (6 s); ideal is 1.2 s
+
+
+def test_opt_in_retry_journals_every_attempt(tmp_path, sim):
+    limits = Limits(max_call_attempts=3, retry_backoff_s=0.01)
+    store, _, _, _ = run_engine(tmp_path, sim, ["flaky429"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["status"] == "completed"
+    calls = store.calls("run-e")
+    assert [c["status"] for c in calls] == ["failed", "completed"]
+    assert [c["attempt"] for c in calls] == [1, 2]
+
+
+def test_retries_are_off_by_default(tmp_path, sim):
+    store, _, _, _ = run_engine(tmp_path, sim, ["flaky429"], n=1)
+    assert [c["status"] for c in store.calls("run-e")] == ["failed"]
+
+
+def test_budget_refuses_before_any_call_row(tmp_path, sim):
+    store, _, outcomes, _ = run_engine(
+        tmp_path, sim, ["always-right"], n=3, concurrency=1, budget=1e-9
+    )
+    assert store.calls("run-e") == []
+    statuses = by_status(store)
+    assert len(statuses["failed"]) == 1
+    assert "Insufficient cost budget" in statuses["failed"][0]["error"]
+    assert sorted(o.status for o in outcomes.values()) == ["failed", "pending", "pending"]
+
+
+def test_fail_closed_stops_dispatch_after_max_failures(tmp_path, sim):
+    store, _, outcomes, _ = run_engine(
+        tmp_path, sim, ["err500"], n=6, concurrency=1, max_failures=1
+    )
+    assert len(store.calls("run-e")) == 1
+    assert sorted(o.status for o in outcomes.values()).count("pending") == 5
+
+
+def test_output_limit_is_an_incorrect_completed_cell(tmp_path, sim):
+    store, _, _, _ = run_engine(tmp_path, sim, ["truncating"], n=1)
+    (row,) = store.results("run-e")
+    assert row["status"] == "completed" and row["correct"] is False
+    assert row["details"]["quality_failure"] == "output_limit"
+
+
+def test_missing_credential_fails_before_sending(tmp_path, sim, monkeypatch):
+    monkeypatch.delenv("SRBENCH_TEST_KEY", raising=False)
+    cases = [mcq_case(0)]
+    target = Target(
+        id="keyed",
+        model="always-right",
+        prices={"always-right": CHEAP},
+        simulated=True,
+        api_key_env="SRBENCH_TEST_KEY",
+    )
+    plan = manifest(cases, [target])
+    store = open_store(tmp_path / "store")
+    store.create_run("run-e", plan)
+    writer = BatchWriter(store)
+    runtime = RunRuntime(
+        run_id="run-e",
+        manifest=plan,
+        store=store,
+        writer=writer,
+        transport=make_transport(),
+        adapters=REGISTRY,
+        base_urls={"keyed": sim.base_url},
+        budget=Budget(cap_usd=5),
+    )
+    engine = Engine(runtime, EngineOptions(concurrency=1))
+    engine.start([(cases[0], target)])
+    outcome = engine.futures[(cases[0].id, "keyed")].result(timeout=30)
+    engine.join(10)
+    writer.close()
+    assert outcome.status == "failed"
+    assert "SRBENCH_TEST_KEY" in outcome.result["error"]
+    assert store.calls("run-e") == []

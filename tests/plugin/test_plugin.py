@@ -1,0 +1,214 @@
+"""The plugin end to end with pytester: smoke run, inertness, xdist parity, failures, errors."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+FAULTY_CONFIG = """
+[tool.srbench]
+default_targets = ["sim-large", "broken"]
+
+[[tool.srbench.targets]]
+id = "broken"
+model = "err500"
+simulated = true
+[tool.srbench.targets.prices.err500]
+input = 1.0
+cached_input = 0.5
+cache_write = 1.0
+output = 2.0
+
+[tool.srbench.simulator.models.err500]
+fault = "http_500"
+fault_rate = 1.0
+ttft_s = 0.0
+[tool.srbench.simulator.models.err500.prices]
+input = 1.0
+cached_input = 0.5
+cache_write = 1.0
+output = 2.0
+"""
+
+
+def run_json(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-json=report.json", *args
+    )
+    report = json.loads((pytester.path / "report.json").read_text())
+    return result, report
+
+
+def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
+    result, report = run_json(pytester, "--srbench-profile=smoke")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["*srbench report*", "*sim-large (sim)*", "*sim-small (sim)*", "* correct, * wrong in *"]
+    )
+    assert report["version"] == "pytest-srbench-report-1"
+    assert report["status"] == "completed"
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    assert set(targets) == {"sim-large", "sim-small"}
+    for metric in targets.values():
+        assert metric["total"] == 18 and metric["complete"] is True and metric["simulated"] is True
+        assert metric["tokens"] is not None and metric["cost_usd"] is not None
+        assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
+    assert targets["sim-large"]["accuracy"] > targets["sim-small"]["accuracy"]
+    assert targets["sim-large"]["cost_usd"] > targets["sim-small"]["cost_usd"]
+    assert len(report["cells"]) == 36
+    assert (pytester.path / ".srbench" / "journal.sqlite3").exists()
+    assert (pytester.path / ".srbench" / "runs" / report["run_id"] / "report.json").exists()
+
+
+def test_installed_but_unused_changes_nothing(pytester):
+    pytester.makepyfile(test_plain="def test_one():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["collected 1 item"])
+    assert "srbench report" not in result.stdout.str()
+    assert not (pytester.path / ".srbench").exists()
+    without = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:srbench")
+    assert without.ret == result.ret
+
+
+def test_xdist_and_single_process_give_identical_reports(pytester):
+    _, single = run_json(pytester, "--srbench-profile=smoke", "-p", "no:xdist")
+    (pytester.path / "report.json").unlink()
+    result, double = run_json(pytester, "--srbench-profile=smoke", "-n", "2")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*2 workers*"])
+    assert double["plan_sha256"] == single["plan_sha256"]
+    keys = (
+        "total",
+        "completed",
+        "failed",
+        "correct",
+        "accuracy",
+        "accuracy_ci95",
+        "tokens",
+        "cost_usd",
+        "request_count",
+    )
+    for a, b in zip(single["summary"]["targets"], double["summary"]["targets"], strict=True):
+        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    assert single["cells"] == double["cells"]
+    assert double["provenance"]["runner"]["processes"] == 2
+
+
+def test_wrong_answers_do_not_fail_but_show_in_verbose_output(pytester):
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "-v", "--srbench-target=sim-small"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["mmlu-pro/smoke-*[[]sim-small[]] CORRECT*", "*WRONG*"])
+
+
+def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
+    pytester.makefile(".toml", pyproject=FAULTY_CONFIG)
+    result, report = run_json(
+        pytester, "--srbench-profile=smoke", "--srbench-benchmark=gpqa-diamond"
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*gpqa-diamond/smoke-001[[]broken[]] could not be graded — failed: Target HTTP 500*"]
+    )
+    assert report["status"] == "failed"
+    metrics = {t["id"]: t for t in report["summary"]["targets"]}
+    assert metrics["broken"]["failed"] == 4 and metrics["broken"]["accuracy"] == 0
+    assert metrics["broken"]["cost_usd"] is None and metrics["broken"]["known_cost_usd"] == 0
+    assert metrics["sim-large"]["cost_usd"] is not None
+    assert report["failure"]["reason"] == "Target HTTP 500"
+    store_calls = list((pytester.path / ".srbench" / "runs" / report["run_id"]).rglob("*.sse"))
+    assert len(store_calls) == 8
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--srbench-profile=smoke", "--srbench-target=nope"], "*unknown target(s) nope*"),
+        (["--srbench-profile=quick"], "*profile 'quick' needs * cases*prepare a larger dataset*"),
+        (["--srbench-benchmark=no-such-bench"], "*no adapter for benchmark 'no-such-bench'*"),
+    ],
+)
+def test_usage_errors_are_specific(pytester, args, message):
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_malformed_config_is_a_usage_error(pytester):
+    pytester.makefile(".toml", srbench="concurrency = 'many'\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*srbench.toml: invalid [[]tool.srbench[]] configuration: concurrency*"]
+    )
+
+
+def test_keyword_selection_freezes_a_labelled_subset(pytester):
+    result, report = run_json(pytester, "--srbench-profile=smoke", "-k", "gpqa and sim-large")
+    assert result.ret == 0
+    assert [t["id"] for t in report["summary"]["targets"]] == ["sim-large"]
+    assert report["summary"]["planned_cells"] == 4
+    assert "custom task subset" in report["summary"]["targets"][0]["score_scope"]
+
+
+def test_limit_and_seed_are_frozen_in_the_plan(pytester):
+    _, first = run_json(
+        pytester, "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-seed=7"
+    )
+    assert first["seed"] == 7 and first["summary"]["planned_cells"] == 8
+    (pytester.path / "report.json").unlink()
+    _, second = run_json(
+        pytester, "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-seed=7"
+    )
+    assert second["plan_sha256"] == first["plan_sha256"] and second["run_id"] != first["run_id"]
+
+
+def test_a_project_suite_adds_an_extension_benchmark(pytester):
+    suite = pytester.path / "suites" / "my-quiz"
+    suite.mkdir(parents=True)
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "question": f"Q{i}?",
+            "options": ["x", "y", "z", "w"],
+            "answer": "B",
+            "category": "c",
+        }
+        for i in range(3)
+    ]
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    (suite / "cases.jsonl").write_bytes(body)
+    import hashlib
+
+    meta = {
+        "benchmark": "my-quiz",
+        "version": "1",
+        "source": "test",
+        "revision": "r1",
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "count": 3,
+    }
+    (suite / "suite.json").write_text(json.dumps(meta))
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+        from pytest_srbench.benchmarks.mcq import MmluProAdapter
+
+        class MyQuiz(MmluProAdapter):
+            benchmark = "my-quiz"
+
+        def pytest_srbench_adapters(registry, config):
+            registry.register(MyQuiz())
+        """
+        )
+    )
+    result, report = run_json(pytester, "--srbench-benchmark=my-quiz")
+    assert result.ret == 0
+    assert report["summary"]["planned_cells"] == 6
+    assert report["summary"]["targets"][0]["score_scope"].startswith("extension diagnostic")

@@ -1,0 +1,150 @@
+"""The simulator over real HTTP: wire format, usage, prompt cache, scripts and faults."""
+
+import json
+
+import httpx
+import pytest
+
+from pytest_srbench.core.canonical import digest
+from pytest_srbench.core.sse import ChatStreamState, SseDecoder
+from pytest_srbench.simulator import client as sim_client
+
+QUESTION = "Which letter?\n\nA. one\nB. two\nC. three\nD. four\n\nReturn only the letter of the correct answer."
+
+
+def body(model, stream=True, question=QUESTION, **extra):
+    data = {
+        "model": model,
+        "messages": [{"role": "user", "content": question}],
+        "stream": stream,
+        **extra,
+    }
+    if stream:
+        data["stream_options"] = {"include_usage": True}
+    return data
+
+
+def stream(sim, payload):
+    with httpx.Client(timeout=10) as client:
+        response = client.post(sim.base_url + "/chat/completions", json=payload)
+        return response, response.content
+
+
+def parse(raw: bytes):
+    decoder = SseDecoder()
+    state = ChatStreamState(clock=lambda: 0.0, started=0.0)
+    payloads = decoder.feed(raw)
+    for payload in payloads:
+        state.feed_payload(payload)
+    return payloads, state
+
+
+def test_streams_openai_chunks_with_usage_last(sim):
+    sim_client.register_scripts(
+        sim.admin_url, {digest(QUESTION): {"kind": "mcq", "answer": "C", "letters": "ABCD"}}
+    )
+    response, raw = stream(sim, body("always-right"))
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-srbench-simulator"] == "1"
+    payloads, state = parse(raw)
+    assert payloads[-1] == "[DONE]"
+    usage_chunk = json.loads(payloads[-2])
+    assert usage_chunk["choices"] == [] and usage_chunk["usage"]["prompt_tokens"] > 0
+    outcome = state.outcome()
+    assert outcome.final_text == "C" and outcome.model == "always-right"
+
+
+def test_wrong_model_answers_another_letter_and_is_deterministic(sim):
+    sim_client.register_scripts(
+        sim.admin_url, {digest(QUESTION): {"kind": "mcq", "answer": "C", "letters": "ABCD"}}
+    )
+    first = parse(stream(sim, body("always-wrong"))[1])[1].outcome().final_text
+    second = parse(stream(sim, body("always-wrong"))[1])[1].outcome().final_text
+    assert first == second and first.startswith("The answer is") and "C" not in first.split()[-1]
+
+
+def test_usage_missing_without_include_usage_and_non_streaming_json(sim):
+    payload = body("always-right")
+    payload.pop("stream_options")
+    payloads, _ = parse(stream(sim, payload)[1])
+    assert all("usage" not in json.loads(p) for p in payloads if p != "[DONE]")
+    response, raw = stream(sim, body("always-right", stream=False))
+    data = json.loads(raw)
+    assert data["object"] == "chat.completion" and data["usage"]["completion_tokens"] >= 1
+
+
+def test_multi_turn_prompts_hit_the_simulated_cache(sim):
+    messages = [
+        {"role": "user", "content": "x" * 400},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "next"},
+    ]
+    _, raw = stream(
+        sim,
+        {
+            "model": "writer",
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
+    outcome = parse(raw)[1].outcome()
+    assert outcome.usage["cached_input_tokens"] > 0
+    assert outcome.cache_write_reported is True
+
+
+def test_unknown_model_and_bad_body(sim):
+    response, _ = stream(sim, body("no-such-model"))
+    assert response.status_code == 404
+    with httpx.Client() as client:
+        bad = client.post(sim.base_url + "/chat/completions", content=b"{not json")
+    assert bad.status_code == 400
+
+
+@pytest.mark.parametrize(("model", "status"), [("err500", 500), ("err429", 429)])
+def test_http_faults(sim, model, status):
+    response, _ = stream(sim, body(model))
+    assert response.status_code == status
+    if status == 429:
+        assert response.headers["retry-after"] == "0"
+
+
+def test_fault_first_attempts_clears_on_retry(sim):
+    assert stream(sim, body("flaky429"))[0].status_code == 429
+    assert stream(sim, body("flaky429"))[0].status_code == 200
+
+
+def test_stream_cut_has_no_done(sim):
+    with httpx.Client(timeout=10) as client, pytest.raises(httpx.RemoteProtocolError):
+        client.post(sim.base_url + "/chat/completions", json=body("cut")).read()
+
+
+def test_malformed_usage_missing_and_length(sim):
+    _, raw = stream(sim, body("garbled"))
+    assert b'{"choices": [{"index": 0, "delta": {"content": "x"\n\n' in raw
+    payloads, state = parse(stream(sim, body("nousage"))[1])
+    assert state.outcome().usage is None
+    assert parse(stream(sim, body("truncating"))[1])[1].outcome().finish_reason == "length"
+
+
+def test_max_tokens_truncates_with_length(sim):
+    long_answer = {
+        "model": "slow",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "max_tokens": 2,
+    }
+    sim_client.register_models(sim.admin_url, [])
+    outcome = parse(stream(sim, long_answer)[1])[1].outcome()
+    assert outcome.finish_reason == "length"
+
+
+def test_stats_count_requests_and_concurrency(sim):
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: stream(sim, body("slow")), range(4)))
+    stats = sim_client.stats(sim.admin_url)
+    assert stats["requests"] == 4 and stats["completed"] == 4
+    assert 2 <= stats["max_in_flight"] <= 4

@@ -1,0 +1,164 @@
+"""The SQLite store on real files: runs, idempotency, results, calls, events, processes."""
+
+import json
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from pytest_srbench.store import BatchWriter, StoreError, open_store
+from pytest_srbench.store.sqlite import SCHEMA_VERSION
+from tests.core.helpers import case, manifest, target
+
+
+@pytest.fixture
+def plan():
+    return manifest([case("mmlu-pro", "1"), case("mmlu-pro", "2")], [target("t")])
+
+
+def test_store_is_wal_and_private(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert (tmp_path / "s").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "s" / "journal.sqlite3").stat().st_mode & 0o777 == 0o600
+    version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert int(version) == SCHEMA_VERSION
+
+
+def test_newer_schema_is_refused(tmp_path):
+    open_store(tmp_path / "s")
+    db = sqlite3.connect(tmp_path / "s" / "journal.sqlite3")
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    with pytest.raises(StoreError, match="newer than this pytest-srbench supports"):
+        open_store(tmp_path / "s")
+
+
+def test_create_run_is_idempotent_per_plan(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    run, created = store.create_run("run-1", plan, request_key="k")
+    assert created and run.status == "queued"
+    again, created_again = store.create_run("run-1", plan, request_key="k")
+    assert not created_again and again.id == "run-1"
+    by_key, _ = store.create_run("run-2", plan, request_key="k")
+    assert by_key.id == "run-1"
+    other = manifest([case("mmlu-pro", "9")], [target("t")])
+    with pytest.raises(StoreError, match="already bound to a different plan"):
+        store.create_run("run-3", other, request_key="k")
+    assert store.get_manifest("run-1") == plan
+    assert [e["kind"] for e in store.events("run-1")] == ["created"]
+
+
+def test_results_upsert_calls_and_events(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    with store.transaction():
+        store.upsert_result(
+            "run-1", {"case_id": "mmlu-pro/1", "target_id": "t", "status": "running"}
+        )
+        store.upsert_result(
+            "run-1",
+            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
+        )
+        store.insert_call(
+            "run-1",
+            {
+                "id": "call-a",
+                "case_id": "mmlu-pro/1",
+                "target_id": "t",
+                "role": "subject",
+                "status": "sent",
+            },
+        )
+    assert [r["status"] for r in store.results("run-1")] == ["completed"]
+    assert [c["id"] for c in store.calls("run-1", active=True)] == ["call-a"]
+    store.update_call(
+        "call-a",
+        {
+            "id": "call-a",
+            "case_id": "mmlu-pro/1",
+            "target_id": "t",
+            "role": "subject",
+            "status": "completed",
+        },
+    )
+    assert store.calls("run-1", active=True) == []
+    run = store.set_run_status("run-1", "completed")
+    assert run.status == "completed"
+    assert [e["kind"] for e in store.events("run-1")][-1] == "completed"
+    with pytest.raises(StoreError, match="no run"):
+        store.set_run_status("run-missing", "completed")
+
+
+def test_failed_batch_operation_is_isolated(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    writer = BatchWriter(store)
+    good = writer.submit(lambda: store.append_event("run-1", "ok", {}))
+    bad = writer.submit(
+        lambda: store.insert_call(
+            "run-1",
+            {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"},
+        )
+    )
+    dup = writer.submit(
+        lambda: store.insert_call(
+            "run-1",
+            {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"},
+        )
+    )
+    writer.close()
+    assert good.result() is not None and bad.exception() is None
+    assert isinstance(dup.exception(), sqlite3.IntegrityError)
+    assert [e["kind"] for e in store.events("run-1")] == ["created", "ok"]
+
+
+def _write_many(root, worker, count):
+    store = open_store(root)
+    writer = BatchWriter(store)
+    for i in range(count):
+        row = {
+            "id": f"call-{worker}-{i}",
+            "case_id": f"c{i}",
+            "target_id": "t",
+            "role": "subject",
+            "status": "sent",
+        }
+        writer.post(lambda row=row: store.insert_call("run-1", row))
+    writer.close()
+
+
+def test_several_processes_write_one_store_without_losing_rows(tmp_path, plan):
+    root = tmp_path / "s"
+    open_store(root).create_run("run-1", plan)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_many, args=(root, w, 400)) for w in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    store = open_store(root)
+    assert store.count_calls("run-1") == 1200
+    assert len({c["id"] for c in store.calls("run-1")}) == 1200
+
+
+def test_paging_cursors(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    with store.transaction():
+        for i in range(5):
+            store.insert_call(
+                "run-1",
+                {
+                    "id": f"c{i}",
+                    "case_id": "x",
+                    "target_id": "t",
+                    "role": "subject",
+                    "status": "sent",
+                },
+            )
+    first = store.calls("run-1", limit=2)
+    second = store.calls("run-1", after=first[-1]["_seq"], limit=2)
+    assert [c["id"] for c in first + second] == ["c0", "c1", "c2", "c3"]
+    assert json.loads(json.dumps(first))  # rows are plain JSON data
