@@ -91,7 +91,10 @@ class SrbenchConfig(BaseModel):
         return value
 
     def frozen_limits(self, overrides: dict[str, Any] | None = None) -> Limits:
-        return Limits.model_validate({**self.limits, **(overrides or {})})
+        try:
+            return Limits.model_validate({**self.limits, **(overrides or {})})
+        except ValidationError as error:
+            raise ConfigError(f"invalid limits: {_format_validation(error)}") from None
 
     def sim_models(self) -> dict[str, SimModel]:
         models = dict(BUILTIN_MODELS)

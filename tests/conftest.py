@@ -46,6 +46,18 @@ TEST_MODELS = [
     SimModel(name="slow", accuracy=1.0, prices=CHEAP, latency_s=0.3),
     SimModel(name="dribble", accuracy=1.0, prices=CHEAP, ttft_s=0.0, tokens_per_s=10, chunks=30),
     SimModel(
+        name="verbose", accuracy=1.0, prices=CHEAP, ttft_s=0.0, tokens_per_s=100_000, chunks=200
+    ),
+    SimModel(
+        name="overrun",
+        accuracy=1.0,
+        prices=CHEAP,
+        ttft_s=0.0,
+        tokens_per_s=100_000,
+        chunks=50,
+        ignore_max_tokens=True,
+    ),
+    SimModel(
         name="writer",
         accuracy=1.0,
         prices=CHEAP,

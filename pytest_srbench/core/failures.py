@@ -10,15 +10,23 @@ class CallFailure(Exception):
 
     ``transient`` marks failures that an opt-in retry may repeat (HTTP 429 / 5xx, connection
     errors, a stream that ended without a finish reason, a malformed chunk); ``retry_after_s``
-    carries the server's Retry-After when it sent one.
+    carries the server's Retry-After when it sent one. ``nothing_generated`` marks a refusal
+    before any output (an HTTP error status): its cost stays unknown on the receipt, but the
+    budget reservation is released and a priced run may retry it.
     """
 
     def __init__(
-        self, message: str, *, transient: bool = False, retry_after_s: float | None = None
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        retry_after_s: float | None = None,
+        nothing_generated: bool = False,
     ) -> None:
         super().__init__(message)
         self.transient = transient
         self.retry_after_s = retry_after_s
+        self.nothing_generated = nothing_generated
 
 
 class CellCancelled(Exception):

@@ -6,52 +6,77 @@ stream is read by one implementation whether it arrives over HTTP or from saved 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.fastjson import loads
 from pytest_srbench.core.usage import UsageBuckets, normalize_usage, usage_presence
 
 ACCEPTED_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "function_call"})
-DONE = "[DONE]"
+DONE = b"[DONE]"
+REPETITION_CHECK_CHARS = 48
 
 
 class SseDecoder:
-    """Split a byte stream into SSE event payloads (``data:`` lines joined with newlines)."""
+    """Split a byte stream into SSE event payloads (``data:`` lines joined with newlines).
+
+    Payloads stay ``bytes``: the JSON decoder reads them without an intermediate ``str``.
+    """
 
     __slots__ = ("_buffer", "_data", "line_cap")
 
     def __init__(self, line_cap: int | None = None) -> None:
         self._buffer = b""
-        self._data: list[str] = []
+        self._data: list[bytes] = []
         self.line_cap = line_cap
 
-    def feed(self, chunk: bytes) -> list[str]:
+    def feed(self, chunk: bytes) -> list[bytes]:
         """Consume bytes and return the payloads of every event completed by them."""
         buffer = self._buffer + chunk if self._buffer else chunk
-        lines = buffer.split(b"\n")
-        self._buffer = lines.pop()
+        if self._data or b"\r" in buffer:
+            return self._feed_lines(buffer)
+        # fast path: whole events separated by blank lines, each usually one "data: " line
+        parts = buffer.split(b"\n\n")
+        self._buffer = parts.pop()
+        self._check_cap()
+        events: list[bytes] = []
+        for part in parts:
+            if part.startswith(b"data: ") and b"\n" not in part:
+                events.append(part[6:])
+            elif part:
+                data = [
+                    line[5:].lstrip() for line in part.split(b"\n") if line.startswith(b"data:")
+                ]
+                if data:
+                    events.append(b"\n".join(data))
+        return events
+
+    def _check_cap(self) -> None:
         if self.line_cap is not None and len(self._buffer) > self.line_cap:
             raise CallFailure("SSE line cap exceeded")
-        events: list[str] = []
+
+    def _feed_lines(self, buffer: bytes) -> list[bytes]:
+        lines = buffer.split(b"\n")
+        self._buffer = lines.pop()
+        self._check_cap()
+        events: list[bytes] = []
         data = self._data
         for raw in lines:
             line = raw[:-1] if raw.endswith(b"\r") else raw
             if not line:
                 if data:
-                    events.append("\n".join(data))
+                    events.append(data[0] if len(data) == 1 else b"\n".join(data))
                     data.clear()
             elif line.startswith(b"data:"):
-                data.append(line[5:].decode("utf-8").lstrip())
+                data.append(line[5:].lstrip())
         return events
 
-    def close(self) -> list[str]:
+    def close(self) -> list[bytes]:
         """Flush an event left open at the end of the stream (a final line without a blank)."""
-        events = self.feed(b"\n\n") if self._buffer or self._data else []
-        return events
+        return self.feed(b"\n\n") if self._buffer or self._data else []
 
 
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -127,22 +152,45 @@ class ChatStreamState:
     done_count: int = 0
     chunk_count: int = 0
     _tail: str = ""
+    _pending: list[str] = field(default_factory=list)
+    _pending_chars: int = 0
 
-    def feed_payload(self, payload: str) -> bool:
+    def feed_payload(self, payload: bytes | str) -> bool:
         """Consume one SSE payload; returns True when it was the ``[DONE]`` marker."""
-        if payload == DONE:
+        if payload in (DONE, "[DONE]"):
             self.done_count += 1
             return True
         try:
-            chunk = json.loads(payload)
+            chunk = loads(payload)
         except ValueError as error:
             raise CallFailure("JSONDecodeError: malformed stream chunk") from error
+        # fast path for the common chunk: one choice, index 0, a content-only delta
+        if type(chunk) is dict and "usage" not in chunk and "error" not in chunk:
+            choices = chunk.get("choices")
+            if type(choices) is list and len(choices) == 1:
+                choice = choices[0]
+                if (
+                    type(choice) is dict
+                    and not choice.get("index")
+                    and choice.get("finish_reason") is None
+                ):
+                    delta = choice.get("delta")
+                    if type(delta) is dict and len(delta) == 1:
+                        text = delta.get("content")
+                        if type(text) is str:
+                            self.chunk_count += 1
+                            model = chunk.get("model")
+                            if model and model != self.model:
+                                self.model = str(model)
+                            if text:
+                                self._append(self.content_parts, text)
+                            return False
         self.feed_chunk(chunk)
         return False
 
     def feed_chunk(self, chunk: Any) -> None:
         """Consume one decoded chunk (or a whole non-streaming response body)."""
-        if not isinstance(chunk, dict):
+        if type(chunk) is not dict:
             raise CallFailure("JSONDecodeError: stream chunk is not an object")
         self.chunk_count += 1
         if chunk.get("error"):
@@ -154,7 +202,11 @@ class ChatStreamState:
         if usage:
             self._take_usage(usage)
         choices = chunk.get("choices")
-        if not choices or not isinstance(choices, list):
+        if not choices or type(choices) is not list:
+            return
+        first = choices[0]
+        if type(first) is dict and not first.get("index"):
+            self._take_choice(first)
             return
         for choice in choices:
             if isinstance(choice, dict) and (choice.get("index") or 0) == 0:
@@ -200,15 +252,30 @@ class ChatStreamState:
         guards = self.guards
         if guards.max_output_chars is not None and self.chars > guards.max_output_chars:
             raise CallFailure("Output character cap exceeded")
-        window, limit = guards.repetition_window, guards.repetition_limit
-        if window and limit:
-            span = window * limit
-            tail = self._tail + text
-            if len(tail) > span:
-                tail = tail[-span:]
-            self._tail = tail
-            if repeated_tail(tail, window, limit):
-                raise CallFailure("Repeated output guard triggered")
+        if guards.repetition_window and guards.repetition_limit:
+            self._pending.append(text)
+            self._pending_chars += len(text)
+            if self._pending_chars >= REPETITION_CHECK_CHARS:
+                self._check_repetition()
+
+    def _check_repetition(self) -> None:
+        """Slide the guard's tail over the new text; checked every few dozen characters."""
+        window, limit = self.guards.repetition_window, self.guards.repetition_limit
+        if not window or not limit or not self._pending:
+            return
+        span = window * limit
+        tail = self._tail + "".join(self._pending)
+        self._pending.clear()
+        self._pending_chars = 0
+        tail = tail[-span:]
+        self._tail = tail
+        # cheap pre-check first: the last two windows must match before the full comparison
+        if (
+            len(tail) == span
+            and tail[-window:] == tail[-2 * window : -window]
+            and repeated_tail(tail, window, limit)
+        ):
+            raise CallFailure("Repeated output guard triggered")
 
     def _take_tool_calls(self, calls: Any) -> None:
         if not isinstance(calls, list):
@@ -232,6 +299,7 @@ class ChatStreamState:
 
     def outcome(self, *, require_done: bool = True) -> StreamOutcome:
         """Check completeness and return the outcome; an unfinished stream is a call failure."""
+        self._check_repetition()
         if require_done and self.done_count < 1:
             raise CallFailure(f"Incomplete final response (finish_reason={self.finish_reason})")
         if self.finish_reason not in ACCEPTED_FINISH_REASONS:

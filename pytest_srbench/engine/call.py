@@ -8,15 +8,15 @@ arrived. Opt-in retries repeat only transient failures, with jittered backoff.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
+
+import orjson
 
 from pytest_srbench.benchmarks.base import ModelReply
 from pytest_srbench.core.budget import reservation_usd
@@ -28,7 +28,7 @@ from pytest_srbench.core.sse import ChatStreamState, SseDecoder
 from pytest_srbench.core.usage import is_known_cost
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
-from pytest_srbench.store.sqlite import write_evidence
+from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
 from pytest_srbench.transport.base import HttpRequest
 
 ADAPTER_EXTRAS = frozenset(
@@ -145,6 +145,8 @@ async def call_model(
             limits = rt.limits
             if not failure.transient or attempt >= limits.max_call_attempts or rt.stopping():
                 raise
+            if rt.priced and not failure.nothing_generated:
+                raise  # a priced attempt with unknown spend is never repeated
             delay = _retry_delay(attempt, limits.retry_backoff_s, failure)
             if time.monotonic() + delay >= cell.deadline:
                 raise
@@ -173,7 +175,7 @@ async def _attempt(
     cap = body.get("max_tokens")
     if isinstance(cap, int) and cap > limits.max_output_tokens:
         raise CallFailure("Requested tokens exceed frozen cap")
-    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    payload = orjson.dumps(body)
     headers, sid = _headers(rt, target, role, cell)
     reservation = 0.0
     if rt.priced:
@@ -186,8 +188,7 @@ async def _attempt(
         except CallFailure:
             rt.stop("cost budget exhausted (max_cost_usd)")
             raise
-    call_id = "call-" + uuid.uuid4().hex
-    evidence_path = rt.store.evidence_path(rt.run_id, cell.case.id, cell.target.id, call_id)
+    call_id = "call-" + os.urandom(16).hex()
     row: dict[str, Any] = {
         "id": call_id,
         "case_id": cell.case.id,
@@ -207,23 +208,10 @@ async def _attempt(
         },
         "started_at": now_iso(),
     }
-    store, run_id = rt.store, rt.run_id
-    sent = dict(row)
-
-    def journal_sent() -> None:
-        store.insert_call(run_id, sent)
-        store.append_event(
-            run_id,
-            "call_sent",
-            {
-                "call_id": call_id,
-                "case_id": cell.case.id,
-                "target_id": cell.target.id,
-                "role": role,
-            },
-        )
-
-    await rt.writer.run(journal_sent)
+    sent = {"call_id": call_id, "case_id": cell.case.id, "target_id": cell.target.id, "role": role}
+    await rt.writer.run(
+        [InsertCall(rt.run_id, dict(row)), AppendEvent(rt.run_id, "call_sent", sent)]
+    )
     started = time.monotonic()
     state = ChatStreamState(clock=time.monotonic, started=started, guards=rt.guards)
     decoder = SseDecoder(line_cap=limits.max_output_chars * 2)
@@ -255,6 +243,7 @@ async def _attempt(
                         f"Target HTTP {response.status}",
                         transient=response.status == 429 or response.status >= 500,
                         retry_after_s=parse_retry_after(response_headers.get("retry-after")),
+                        nothing_generated=True,
                     )
                 if "text/event-stream" not in response_headers.get("content-type", ""):
                     raise CallFailure("Target did not return a streaming response")
@@ -263,15 +252,15 @@ async def _attempt(
                     evidence += chunk
                     if len(evidence) > rt.byte_cap:
                         raise CallFailure("Stream byte cap exceeded")
-                    for event in decoder.feed(chunk):
-                        if state.feed_payload(event):
+                    for payload in decoder.feed(chunk):
+                        if state.feed_payload(payload):
                             done = True
                             break
                     if done:
                         break
                 if not done:
-                    for event in decoder.close():
-                        state.feed_payload(event)
+                    for payload in decoder.close():
+                        state.feed_payload(payload)
         try:
             outcome = state.outcome()
         except CallFailure as incomplete:
@@ -312,7 +301,6 @@ async def _attempt(
             }
             or None,
             "simulated": target.simulated or response_headers.get("x-srbench-simulator") == "1",
-            "evidence": str(evidence_path.relative_to(rt.store.root)),
             "evidence_bytes": len(evidence),
             "finished_at": now_iso(),
         }
@@ -328,14 +316,13 @@ async def _attempt(
         )
         finished.setdefault("cost_usd", None)
         finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
-    rt.budget.settle(reservation, finished.get("cost_usd") if failure is None else None)
-    data = bytes(evidence)
-
-    def journal_finished() -> None:
-        write_evidence(rt.store.root / finished["evidence"], data)
-        store.update_call(call_id, finished)
-
-    rt.writer.post(journal_finished)
+    if failure is None:
+        rt.budget.settle(reservation, finished.get("cost_usd"))
+    elif isinstance(failure, CallFailure) and failure.nothing_generated:
+        rt.budget.settle(reservation, 0.0)
+    else:
+        rt.budget.settle(reservation, None)
+    rt.writer.post([FinishCall(rt.run_id, finished, bytes(evidence))])
     if failure is not None:
         raise failure
     assert outcome is not None

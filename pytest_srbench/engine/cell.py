@@ -14,6 +14,7 @@ from pytest_srbench.core.usage import add_buckets, is_known_cost
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
+from pytest_srbench.store.writes import AppendEvent, UpsertResult, Write
 
 
 class CellRun:
@@ -56,15 +57,21 @@ def _check_grade(grade: object) -> Grade:
     return grade
 
 
-async def run_cell(rt: RunRuntime, case: Case, target: Target) -> dict[str, Any]:
-    """Execute one cell and journal its result; returns the result row."""
+async def run_cell(
+    rt: RunRuntime, case: Case, target: Target
+) -> tuple[dict[str, Any], asyncio.Future[Any]]:
+    """Execute one cell; returns its result row and the future of the row's commit.
+
+    The caller need not wait for the commit before starting the next cell; it must not
+    report the cell before the commit resolved.
+    """
     adapter = rt.adapters.get(case.benchmark)
     started = time.monotonic()
     started_at = now_iso()
     queue_wait = started - rt.started
     deadline = min(rt.deadline, started + rt.limits.case_timeout_s)
     calls = CellCalls(case=case, target=target, deadline=deadline)
-    run_id, store = rt.run_id, rt.store
+    run_id = rt.run_id
     running = {
         "case_id": case.id,
         "target_id": target.id,
@@ -74,11 +81,12 @@ async def run_cell(rt: RunRuntime, case: Case, target: Target) -> dict[str, Any]
         "started_at": started_at,
     }
 
-    def journal_running() -> None:
-        store.upsert_result(run_id, running)
-        store.append_event(run_id, "case_running", {"case_id": case.id, "target_id": target.id})
-
-    rt.writer.post(journal_running)
+    rt.writer.post(
+        [
+            UpsertResult(run_id, running),
+            AppendEvent(run_id, "case_running", {"case_id": case.id, "target_id": target.id}),
+        ]
+    )
     status = "completed"
     error: str | None = None
     grade: Grade | None = None
@@ -134,14 +142,16 @@ async def run_cell(rt: RunRuntime, case: Case, target: Target) -> dict[str, Any]
         if observe:
             rt.failure_observed = True
         if rt.max_failures is not None and rt.failures >= rt.max_failures:
-            rt.stop(f"stopped after {rt.failures} failed cell(s) (fail-closed)")
+            rt.fail_closed(f"stopped after {rt.failures} failed cell(s) (fail-closed)")
     reason = summarize_failure(error) if error else None
 
-    def journal_result() -> None:
-        store.upsert_result(run_id, result)
-        store.append_event(run_id, f"case_{status}", {"case_id": case.id, "target_id": target.id})
-        if observe and reason is not None:
-            store.append_event(
+    writes: list[Write] = [
+        UpsertResult(run_id, result),
+        AppendEvent(run_id, f"case_{status}", {"case_id": case.id, "target_id": target.id}),
+    ]
+    if observe and reason is not None:
+        writes.append(
+            AppendEvent(
                 run_id,
                 "failure_observed",
                 {
@@ -152,13 +162,8 @@ async def run_cell(rt: RunRuntime, case: Case, target: Target) -> dict[str, Any]
                     "inferred_from_saved_results": False,
                 },
             )
-
-    committed = rt.writer.submit(journal_result)
-    try:
-        await asyncio.wrap_future(committed)
-    except asyncio.CancelledError:
-        _uncancel()  # the write is queued and will commit; the cell's outcome stands
-    return result
+        )
+    return result, rt.writer.run(writes)
 
 
 def _uncancel() -> None:

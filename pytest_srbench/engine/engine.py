@@ -8,6 +8,7 @@ many cells overlap on the engine's loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
@@ -36,6 +37,22 @@ class CellOutcome:
     status: str
     result: dict[str, Any] | None
     reason: str | None = None
+
+
+def _report(
+    future: Future[CellOutcome],
+    outcome: CellOutcome,
+    pending: set[asyncio.Future[Any]],
+    committed: asyncio.Future[Any],
+) -> None:
+    """Resolve an item's future once its cell's result row is committed."""
+    pending.discard(committed)
+    if future.done():
+        return
+    if committed.cancelled() or committed.exception() is not None:
+        future.set_result(CellOutcome("failed", outcome.result, "the result could not be stored"))
+    else:
+        future.set_result(outcome)
 
 
 class Engine:
@@ -68,6 +85,8 @@ class Engine:
                 loop.run_until_complete(self._dispatch(queue))
             finally:
                 loop.run_until_complete(self.runtime.transport.aclose())
+                self.runtime.writer.close()
+                self.runtime.store.close_evidence()
                 loop.close()
                 self._done.set()
 
@@ -95,7 +114,7 @@ class Engine:
                     await semaphore.acquire()
                 self.in_flight += 1
                 try:
-                    result = await run_cell(rt, case, target)
+                    result, committed = await run_cell(rt, case, target)
                 except BaseException as error:  # never leave an item waiting forever
                     future.set_result(
                         CellOutcome("failed", None, f"engine error: {type(error).__name__}")
@@ -108,18 +127,40 @@ class Engine:
                     self.finished += 1
                     if semaphore is not None:
                         semaphore.release()
-                future.set_result(CellOutcome(result["status"], result))
+                pending_commits.add(committed)
+                committed.add_done_callback(
+                    functools.partial(
+                        _report, future, CellOutcome(result["status"], result), pending_commits
+                    )
+                )
 
+        pending_commits: set[asyncio.Future[Any]] = set()
+
+        def abort_others() -> None:
+            current = asyncio.current_task()
+            for task in self._tasks:
+                if task is not current:
+                    task.cancel()
+
+        rt.abort_in_flight = abort_others
         self._tasks = [
             asyncio.create_task(worker()) for _ in range(max(1, self.options.concurrency))
         ]
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        crashes = [
+            error
+            for error in await asyncio.gather(*self._tasks, return_exceptions=True)
+            if isinstance(error, Exception)
+        ]
+        if crashes:
+            rt.stop(f"engine error: {type(crashes[0]).__name__}: {crashes[0]}")
+        if pending_commits:
+            await asyncio.gather(*pending_commits, return_exceptions=True)
         for future in self.futures.values():
             if not future.done():
                 future.set_result(
                     CellOutcome("pending", None, f"not dispatched: {rt.stop_reason or 'stopped'}")
                 )
-        await asyncio.to_thread(rt.writer.flush)
+        rt.writer.flush()
 
     def cancel(self, reason: str, *, user: bool = True) -> None:
         """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""

@@ -4,15 +4,17 @@ budget, deadlines and the stop flag."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.failures import CallFailure
 from pytest_srbench.core.models import Case, Manifest, Target
 from pytest_srbench.core.sse import StreamGuards
 from pytest_srbench.store.sqlite import SqliteStore
-from pytest_srbench.store.writer import BatchWriter
+from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.base import Transport
 
 
@@ -23,7 +25,7 @@ class RunRuntime:
     run_id: str
     manifest: Manifest
     store: SqliteStore
-    writer: BatchWriter
+    writer: GroupCommitWriter
     transport: Transport
     adapters: AdapterRegistry
     base_urls: dict[str, str]
@@ -34,6 +36,7 @@ class RunRuntime:
     user_cancelled: bool = False
     failures: int = 0
     failure_observed: bool = False
+    abort_in_flight: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits
@@ -61,11 +64,15 @@ class RunRuntime:
             self.stop_reason = reason
         self.user_cancelled = self.user_cancelled or user
 
+    def fail_closed(self, reason: str) -> None:
+        """Stop dispatch and cancel the cells in flight (they end ``cancelled``)."""
+        self.stop(reason)
+        if self.abort_in_flight is not None:
+            self.abort_in_flight()
+
     def aux_target(self, benchmark: str, role: str) -> Target:
         bound = (self.manifest.benchmark_options.get(benchmark) or {}).get(role)
         if not bound or bound not in self.inventory:
-            from pytest_srbench.core.failures import CallFailure
-
             raise CallFailure(f"Benchmark {benchmark} has no {role} target bound")
         return self.inventory[bound]
 

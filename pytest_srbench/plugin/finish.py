@@ -82,7 +82,14 @@ def finalize_run(
         )
         error = failure.get("summary") if failure else None
         processes = store.processes(run_id)
-        runner = {**runner, "processes": len(processes)}
+        engines = [p for p in processes if p.get("role") != "controller"]
+        peaks = [p["peak_rss_mb"] for p in processes if p.get("peak_rss_mb") is not None]
+        runner = {
+            **runner,
+            "processes": len(engines),
+            "peak_rss_mb": max(peaks) if peaks else None,
+            "process_details": processes,
+        }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
     report = build_report(

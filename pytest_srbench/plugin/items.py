@@ -70,3 +70,23 @@ class SrbenchCell(pytest.Item):
             "answer_status": details.get("answer_status"),
             "quality_failure": details.get("quality_failure"),
         }
+
+
+def _nothing() -> None:
+    return None
+
+
+def run_cell_protocol(item: SrbenchCell) -> None:
+    """logstart → setup / call / teardown reports → logfinish, without capture wrappers.
+
+    Reports are made and logged through the ordinary hooks, so terminal output, xdist,
+    JUnit XML and ``-x`` behave exactly as for any item.
+    """
+    ihook = item.ihook
+    reraise: tuple[type[BaseException], ...] = (pytest.exit.Exception, KeyboardInterrupt)
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for when, func in (("setup", _nothing), ("call", item.runtest), ("teardown", _nothing)):
+        call = pytest.CallInfo.from_call(func, when=when, reraise=reraise)  # type: ignore[arg-type]
+        report = ihook.pytest_runtest_makereport(item=item, call=call)
+        ihook.pytest_runtest_logreport(report=report)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

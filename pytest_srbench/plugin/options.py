@@ -23,6 +23,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _limit_override(text: str) -> tuple[str, float]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"limit {key} needs a number, got {value!r}") from None
+    return key.strip(), int(number) if number.is_integer() else number
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("srbench", "pytest-srbench: benchmark LLMs and routers")
     group.addoption(
@@ -66,6 +77,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="at most N cases per benchmark (a custom subset)",
     )
     group.addoption(
+        "--srbench-limits",
+        action="append",
+        type=_limit_override,
+        metavar="KEY=VALUE",
+        help="override a frozen limit, e.g. max_cost_usd=2 or idle_timeout_s=60 (repeatable)",
+    )
+    group.addoption(
         "--srbench-config",
         metavar="FILE",
         help="configuration file (default srbench.toml / pyproject.toml)",
@@ -95,6 +113,7 @@ class Settings:
     limit: int | None
     transport: str
     run_key: str | None
+    limits: dict[str, float]
 
 
 def is_active(config: pytest.Config) -> bool:
@@ -127,4 +146,5 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         limit=config.getoption("srbench_limit"),
         transport=config.getoption("srbench_transport") or project.transport,
         run_key=config.getoption("srbench_run_key"),
+        limits=dict(config.getoption("srbench_limits") or []),
     )

@@ -3,9 +3,12 @@ worker / single processes, and finalises and reports the run in the controller /
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
+import resource
 import socket
 import sys
+import time
 import uuid
 from collections.abc import Generator
 from pathlib import Path
@@ -23,15 +26,16 @@ from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft
 from pytest_srbench.plugin.finish import finalize_run
-from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
+from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite, run_cell_protocol
 from pytest_srbench.plugin.options import Settings
+from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
-from pytest_srbench.store.writer import BatchWriter
+from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
 
 TERMINAL = frozenset({"completed", "failed", "cancelled", "sent_unknown"})
@@ -39,6 +43,16 @@ TERMINAL = frozenset({"completed", "failed", "cancelled", "sent_unknown"})
 
 def new_run_id() -> str:
     return "run-" + uuid.uuid4().hex[:20]
+
+
+def process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 class SrbenchPlugin:
@@ -61,11 +75,18 @@ class SrbenchPlugin:
         self.draft: PlanDraft | None = None
         self.manifest: Manifest | None = None
         self.engine: Engine | None = None
-        self.writer: BatchWriter | None = None
         self.view_only = False
         self.report: dict[str, Any] | None = None
         self.report_error: str | None = None
         self.interrupted = False
+        self.started = time.monotonic()
+        self.process_info: dict[str, Any] = {}
+        self.progress: ProgressDisplay | None = None
+        self.lean = not (
+            config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+            or config.getoption("srbench_full_protocol", False)
+        )
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
             self.run_id = str(workerinput["srbench_run_id"])
@@ -85,6 +106,10 @@ class SrbenchPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.role.kind == "worker":
             return
+        terminal = self.config.pluginmanager.getplugin("terminalreporter")
+        if terminal is not None:
+            interactive = bool(terminal.isatty) and self.role.kind == "single"
+            self.progress = ProgressDisplay(terminal, interactive=interactive)
         self.run_id = new_run_id()
         try:
             targets = [
@@ -120,6 +145,7 @@ class SrbenchPlugin:
             benchmarks=self.settings.benchmarks,
             targets=self.settings.targets,
             limit=self.settings.limit,
+            limits=self.settings.limits,
         )
         try:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)
@@ -185,28 +211,26 @@ class SrbenchPlugin:
                     raise pytest.UsageError("pytest-srbench: the simulator is not running")
                 base_urls[target.id] = self.sim_url
         self._register_scripts(work, base_urls)
-        self.store.register_process(
-            self.run_id,
-            {
-                "process_id": f"{socket.gethostname()}:{os.getpid()}",
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "role": self.role.kind,
-                "slot": self.role.slot,
-                "cells": len(work),
-                "concurrency": self.settings.concurrency,
-            },
-        )
+        self.process_info = {
+            "process_id": process_id(),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "role": self.role.kind,
+            "slot": self.role.slot,
+            "cells": len(work),
+            "concurrency": self.settings.concurrency,
+        }
+        with self.store.transaction():
+            self.store.register_process(self.run_id, self.process_info)
         self.store.db.execute(
             "UPDATE runs SET status = 'running' WHERE id = ? AND status = 'queued'", (self.run_id,)
         )
-        self.writer = BatchWriter(self.store)
         budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1)
         runtime = RunRuntime(
             run_id=self.run_id,
             manifest=manifest,
             store=self.store,
-            writer=self.writer,
+            writer=GroupCommitWriter(self.store),  # bound to the engine loop
             transport=make_transport(
                 self.settings.transport, connections=self.settings.concurrency
             ),
@@ -250,27 +274,47 @@ class SrbenchPlugin:
             engine.cancel("pytest session ended before every cell finished", user=False)
         engine.join(timeout=60)
         runtime = engine.runtime
-        assert self.writer is not None and self.store is not None
-        if runtime.stop_reason:
-            reason, user = runtime.stop_reason, runtime.user_cancelled
-            store, run_id = self.store, self.run_id
-            self.writer.post(
-                lambda: store.append_event(
-                    run_id, "dispatch_stopped", {"reason": reason, "user": user}
+        assert self.store is not None
+        with self.store.transaction():
+            if runtime.stop_reason:
+                self.store.append_event(
+                    self.run_id,
+                    "dispatch_stopped",
+                    {"reason": runtime.stop_reason, "user": runtime.user_cancelled},
                 )
+            self.store.register_process(
+                self.run_id, {**self.process_info, "peak_rss_mb": peak_rss_mb(), "finished": True}
             )
-        self.writer.close()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> bool | None:
+        """A lean protocol for cell items: they have no fixtures, print and log nothing, so
+        capture, log capture and fixture set-up are skipped; every reporting hook still runs."""
+        if not isinstance(item, SrbenchCell) or not self.lean:
+            return None
+        run_cell_protocol(item)
+        return True
 
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:
         """The cell's terminal outcome: from this process's engine, or from the store."""
         engine = self.engine
         if engine is not None and (case_id, target_id) in engine.futures:
+            future = engine.futures[(case_id, target_id)]
             try:
-                return engine.futures[(case_id, target_id)].result()
+                while True:
+                    try:
+                        return future.result(timeout=0.25)
+                    except concurrent.futures.TimeoutError:
+                        self._show_progress()
             except KeyboardInterrupt:
                 self.interrupted = True
                 engine.cancel("interrupted (Ctrl-C)", user=True)
                 raise
+            finally:
+                if self.progress is not None:
+                    self.progress.clear()
         store = self.open()
         for row in store.results(self.run_id):
             if (
@@ -285,15 +329,29 @@ class SrbenchPlugin:
             "not dispatched by this process (its owner stopped or the run key reused another run)",
         )
 
+    def _show_progress(self) -> None:
+        if self.progress is None or self.role.kind == "worker" or self.manifest is None:
+            return
+        if self.progress.due():
+            planned = len(self.manifest.planned_cells())
+            self.progress.show(read_status(self.open(), self.run_id, planned, self.started))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.role.kind == "controller" and self.progress is not None and self.progress.due():
+            store = self.open()
+            if store.get_run(self.run_id) is not None:
+                planned = len(store.get_manifest(self.run_id).planned_cells())
+                self.progress.show(read_status(store, self.run_id, planned, self.started))
+
     # -- reporting -----------------------------------------------------------------------
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, Any, None]:
-        outcome = yield
-        if isinstance(item, SrbenchCell) and call.when == "call":
-            report = outcome.get_result()
-            report.srbench = item.summary()
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call" and isinstance(item, SrbenchCell):
+            report.srbench = item.summary()  # type: ignore[attr-defined]
+        return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         info = getattr(report, "srbench", None)
@@ -313,6 +371,17 @@ class SrbenchPlugin:
         store = self.open()
         if store.get_run(self.run_id) is None:
             return
+        if self.role.kind == "controller":
+            with store.transaction():
+                store.register_process(
+                    self.run_id,
+                    {
+                        "process_id": process_id(),
+                        "pid": os.getpid(),
+                        "role": "controller",
+                        "peak_rss_mb": peak_rss_mb(),
+                    },
+                )
         workers = 1 if self.role.kind == "single" else _worker_count(self.config)
         runner = {
             "pytest_srbench": __version__,

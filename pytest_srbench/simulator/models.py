@@ -53,6 +53,9 @@ class SimModel(BaseModel):
     response_model: str | None = Field(
         None, description="Model name the responses carry (default: name)."
     )
+    ignore_max_tokens: bool = Field(
+        False, description="Answer in full even past the request's max_tokens."
+    )
 
 
 BUILTIN_MODELS: dict[str, SimModel] = {

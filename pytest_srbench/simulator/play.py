@@ -173,7 +173,11 @@ def plan_response(
         content = ["ab"] * 2000
     plan.reasoning = [" thinking"] * model.reasoning_tokens
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
-    if isinstance(max_tokens, int) and len(content) + len(plan.reasoning) > max_tokens:
+    if (
+        isinstance(max_tokens, int)
+        and not model.ignore_max_tokens
+        and len(content) + len(plan.reasoning) > max_tokens
+    ):
         content = content[: max(max_tokens - len(plan.reasoning), 0)]
         plan.finish_reason = "length"
     if fault == "length":

@@ -12,7 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -52,15 +52,46 @@ class SimulatorState:
         }
 
 
-def _chunk(plan: SimPlan, created: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {
-        "id": "chatcmpl-sim",
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": plan.model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+class _ChunkWriter:
+    """Builds SSE chunk bytes from a per-response prefix; token encodings are cached, so a
+    200-chunk answer costs a few microseconds per chunk instead of a ``json.dumps`` each."""
+
+    _encoded: ClassVar[dict[str, bytes]] = {}
+
+    def __init__(self, plan: SimPlan, created: int) -> None:
+        head = {
+            "id": "chatcmpl-sim",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": plan.model,
+        }
+        self.prefix = b"data: " + json.dumps(head, separators=(",", ":")).encode()[:-1]
+        self.plan = plan
+        self.created = created
+
+    def delta(self, field: str, text: str) -> bytes:
+        encoded = self._encoded.get(text)
+        if encoded is None:
+            encoded = json.dumps(text).encode()
+            if len(self._encoded) < 100_000:
+                self._encoded[text] = encoded
+        return (
+            self.prefix
+            + b',"choices":[{"index":0,"delta":{"'
+            + field.encode()
+            + b'":'
+            + encoded
+            + b'},"finish_reason":null}]}\n\n'
+        )
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choices = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return (
+            self.prefix
+            + b',"choices":'
+            + json.dumps(choices, separators=(",", ":")).encode()
+            + b"}\n\n"
+        )
 
 
 def _error(status: int, message: str, retry_after: float | None = None) -> web.Response:
@@ -84,7 +115,8 @@ async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
     )
     await response.prepare(request)
     created = int(time.time())
-    await response.write(_chunk(plan, created, {"role": "assistant", "content": ""}))
+    chunks = _ChunkWriter(plan, created)
+    await response.write(chunks.chunk({"role": "assistant", "content": ""}))
     if plan.first_delay_s:
         await asyncio.sleep(plan.first_delay_s)
     pieces: list[tuple[str, str]] = [("reasoning_content", text) for text in plan.reasoning]
@@ -103,23 +135,16 @@ async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
             await response.write(b"".join(batch))
             batch.clear()
             await asyncio.sleep(plan.stall_s)
-        batch.append(_chunk(plan, created, {field: text}))
+        batch.append(chunks.delta(field, text))
         if len(batch) >= step:
             await response.write(b"".join(batch))
             batch.clear()
             if plan.tokens_per_s:
                 await asyncio.sleep(step / plan.tokens_per_s)
-    batch.append(_chunk(plan, created, {}, plan.finish_reason))
+    batch.append(chunks.chunk({}, plan.finish_reason))
     if plan.include_usage and plan.usage is not None:
-        usage_chunk = {
-            "id": "chatcmpl-sim",
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": plan.model,
-            "choices": [],
-            "usage": plan.usage,
-        }
-        batch.append(b"data: " + json.dumps(usage_chunk, separators=(",", ":")).encode() + b"\n\n")
+        usage = json.dumps(plan.usage, separators=(",", ":")).encode()
+        batch.append(chunks.prefix + b',"choices":[],"usage":' + usage + b"}\n\n")
     batch.append(b"data: [DONE]\n\n")
     await response.write(b"".join(batch))
     await response.write_eof()

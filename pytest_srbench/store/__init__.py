@@ -2,6 +2,6 @@
 
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
-from pytest_srbench.store.writer import BatchWriter
+from pytest_srbench.store.writer import GroupCommitWriter
 
-__all__ = ["BatchWriter", "SqliteStore", "Store", "StoreError", "open_store"]
+__all__ = ["GroupCommitWriter", "SqliteStore", "Store", "StoreError", "open_store"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,9 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.store.base import Row, StoreError, now_iso
+from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall, UpsertResult, Write
 
 SCHEMA_VERSION = 1
 DB_NAME = "journal.sqlite3"
@@ -79,7 +83,7 @@ CREATE TABLE IF NOT EXISTS processes (
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return orjson.dumps(value).decode("utf-8")
 
 
 def _run(row: sqlite3.Row) -> Run:
@@ -399,12 +403,103 @@ class SqliteStore:
         rows = self.db.execute("SELECT data FROM processes WHERE run_id = ?", (run_id,))
         return [json.loads(row["data"]) for row in rows]
 
+    # -- batched writes ----------------------------------------------------------------
+    def write_batch(self, writes: list[Write]) -> None:
+        """Apply intents with one ``executemany`` per kind (inside the caller's transaction).
+
+        Calls are inserted before they are finished, results and events keep their order.
+        """
+        now = now_iso()
+        inserts = [w for w in writes if isinstance(w, InsertCall)]
+        finishes = [w for w in writes if isinstance(w, FinishCall)]
+        results = [w for w in writes if isinstance(w, UpsertResult)]
+        events = [w for w in writes if isinstance(w, AppendEvent)]
+        db = self.db
+        if inserts:
+            db.executemany(
+                "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (w.row["id"], w.run_id, w.row["case_id"], w.row["target_id"], w.row["role"],
+                     w.row["status"], _dumps(w.row), now)
+                    for w in inserts
+                ],
+            )  # fmt: skip
+        if finishes:
+            for w in finishes:
+                if w.evidence or "evidence" not in w.row:
+                    w.row["evidence"] = self.append_evidence(w.run_id, w.evidence)
+            db.executemany(
+                "UPDATE calls SET status = ?, data = ?, updated_at = ? WHERE id = ?",
+                [(w.row["status"], _dumps(w.row), now, w.row["id"]) for w in finishes],
+            )
+        if results:
+            db.executemany(
+                "INSERT INTO results(run_id, case_id, target_id, status, data, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(run_id, case_id, target_id) DO UPDATE SET"
+                " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at",
+                [
+                    (
+                        w.run_id,
+                        w.row["case_id"],
+                        w.row["target_id"],
+                        w.row["status"],
+                        _dumps(w.row),
+                        now,
+                    )
+                    for w in results
+                ],
+            )
+        if events:
+            db.executemany(
+                "INSERT INTO events(run_id, at, kind, data) VALUES (?, ?, ?, ?)",
+                [(w.run_id, now, w.kind, _dumps(w.data)) for w in events],
+            )
+
     # -- evidence ----------------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:
         return self.root / "runs" / run_id
 
     def evidence_path(self, run_id: str, case_id: str, target_id: str, call_id: str) -> Path:
+        """Where a per-call evidence file lives (used by tools that save single calls)."""
         return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"
+
+    def append_evidence(self, run_id: str, data: bytes) -> dict[str, Any]:
+        """Append raw bytes to this process's evidence pack of the run; return the locator.
+
+        Packs are append-only, one per process (so xdist workers never share a file); the
+        bytes are handed to the OS before the call row that points at them commits.
+        """
+        packs: dict[str, Any] = self.__dict__.setdefault("_packs", {})
+        handle = packs.get(run_id)
+        if handle is None:
+            folder = self.run_dir(run_id) / "evidence"
+            folder.mkdir(parents=True, exist_ok=True)
+            name = f"{socket.gethostname()}-{os.getpid()}.sse"
+            handle = open(folder / name, "ab", buffering=0)  # noqa: SIM115 - kept open for appends
+            packs[run_id] = handle
+        offset = handle.tell()
+        handle.write(data)
+        path = Path(handle.name).relative_to(self.root)
+        return {"pack": str(path), "offset": offset, "length": len(data)}
+
+    def read_evidence(self, locator: Any) -> bytes:
+        """The raw bytes a call's ``evidence`` locator points at (pack slice or single file)."""
+        if isinstance(locator, dict):
+            with open(self.root / locator["pack"], "rb") as handle:
+                handle.seek(int(locator["offset"]))
+                data = handle.read(int(locator["length"]))
+            if len(data) != int(locator["length"]):
+                raise StoreError("evidence pack is shorter than its locator says")
+            return data
+        if isinstance(locator, str):
+            return (self.root / locator).read_bytes()
+        raise StoreError("the call has no evidence locator")
+
+    def close_evidence(self) -> None:
+        for handle in self.__dict__.pop("_packs", {}).values():
+            handle.close()
 
 
 def write_evidence(path: Path, data: bytes) -> None:

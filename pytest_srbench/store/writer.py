@@ -1,109 +1,111 @@
-"""Group commit: a writer thread that applies queued store operations in shared transactions.
+"""Group commit on the engine's event loop: write intents queued during one loop iteration
+share one transaction, committed at the start of the next iteration.
 
-Callers on the engine's event loop ``await writer.run(op)`` when the write must be durable
-before they continue (a ``sent`` call row before its request leaves) and ``writer.post(op)``
-when it need not be. Operations queued while a commit is in progress share the next one.
+``await writer.run(writes)`` returns once the writes are committed (a ``sent`` call row before
+its request leaves); ``writer.post(writes)`` queues without waiting, and such non-urgent
+writes are held up to ``linger_s`` to join a larger batch. Everything happens on the loop
+thread: no writer thread means no GIL hand-offs between SQLite steps under load.
+
+Without a running loop (tools, tests) ``post`` and ``run`` apply immediately.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Any, Protocol
+import contextlib
+from typing import Protocol
+
+from pytest_srbench.store.writes import Write
 
 
-class _Transactional(Protocol):
-    def transaction(self) -> Any: ...
+class _Batched(Protocol):
+    def transaction(self) -> contextlib.AbstractContextManager[None]: ...
+
+    def write_batch(self, writes: list[Write]) -> None: ...
 
 
-Op = Callable[[], Any]
+class GroupCommitWriter:
+    """Batches write intents into few transactions; owned by one event loop (or none)."""
 
-
-class BatchWriter:
-    """Applies store operations from any thread, many per transaction."""
-
-    def __init__(self, store: _Transactional, *, max_batch: int = 512) -> None:
+    def __init__(self, store: _Batched, *, linger_s: float = 0.02) -> None:
         self.store = store
-        self.max_batch = max_batch
-        self._queue: deque[tuple[Op, Future[Any] | None]] = deque()
-        self._cond = threading.Condition()
-        self._closed = False
+        self.linger_s = linger_s
+        self._pending: list[tuple[list[Write], asyncio.Future[None] | None]] = []
+        self._urgent: asyncio.Handle | None = None
+        self._lazy: asyncio.TimerHandle | None = None
         self.commits = 0
-        self.ops = 0
+        self.writes = 0
         self.errors: list[BaseException] = []
-        self._thread = threading.Thread(target=self._loop, name="srbench-store-writer", daemon=True)
-        self._thread.start()
 
-    def submit(self, op: Op) -> Future[Any]:
-        """Queue ``op``; the future resolves once its transaction committed."""
-        future: Future[Any] = Future()
-        self._enqueue(op, future)
-        return future
+    @staticmethod
+    def _loop() -> asyncio.AbstractEventLoop | None:
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            return None
 
-    def post(self, op: Op) -> None:
-        """Queue ``op`` without waiting for it."""
-        self._enqueue(op, None)
+    def post(self, writes: list[Write]) -> None:
+        """Queue writes; they commit with the next batch (within ``linger_s``)."""
+        self._pending.append((list(writes), None))
+        loop = self._loop()
+        if loop is None:
+            self.flush()
+        elif self._urgent is None and self._lazy is None:
+            self._lazy = loop.call_later(self.linger_s, self.flush)
 
-    async def run(self, op: Op) -> Any:
-        """Queue ``op`` and wait (asynchronously) until it is committed."""
-        return await asyncio.wrap_future(self.submit(op))
-
-    def _enqueue(self, op: Op, future: Future[Any] | None) -> None:
-        with self._cond:
-            if self._closed:
-                raise RuntimeError("the store writer is closed")
-            self._queue.append((op, future))
-            self._cond.notify()
+    def run(self, writes: list[Write]) -> asyncio.Future[None]:
+        """Queue writes and return a future that resolves once they are committed."""
+        loop = self._loop()
+        if loop is None:
+            raise RuntimeError("GroupCommitWriter.run needs a running event loop; use post()")
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._pending.append((list(writes), waiter))
+        if self._urgent is None:
+            self._urgent = loop.call_soon(self.flush)
+        return waiter
 
     def flush(self) -> None:
-        """Block until everything queued so far is committed."""
-        self.submit(lambda: None).result()
-
-    def close(self) -> None:
-        """Commit what is queued and stop the thread."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-        self._thread.join()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if not self._queue and self._closed:
-                    return
-                batch = [
-                    self._queue.popleft() for _ in range(min(len(self._queue), self.max_batch))
-                ]
-            self._apply(batch)
-
-    def _apply(self, batch: list[tuple[Op, Future[Any] | None]]) -> None:
-        results: list[Any] = []
+        """Commit everything queued now (in the caller's thread)."""
+        if self._urgent is not None:
+            self._urgent.cancel()
+            self._urgent = None
+        if self._lazy is not None:
+            self._lazy.cancel()
+            self._lazy = None
+        groups, self._pending = self._pending, []
+        if not groups:
+            return
+        batch = [write for writes, _ in groups for write in writes]
         try:
             with self.store.transaction():
-                for op, _ in batch:
-                    results.append(op())
-        except BaseException:  # isolate the failing operation, commit the others
-            for op, future in batch:
-                try:
-                    with self.store.transaction():
-                        value = op()
-                except BaseException as error:
-                    self.errors.append(error)
-                    if future is not None:
-                        future.set_exception(error)
-                else:
-                    if future is not None:
-                        future.set_result(value)
-            self.commits += len(batch)
-            self.ops += len(batch)
-            return
-        self.commits += 1
-        self.ops += len(batch)
-        for (_, future), value in zip(batch, results, strict=True):
-            if future is not None:
-                future.set_result(value)
+                self.store.write_batch(batch)
+        except Exception:
+            self._commit_one_by_one(groups)
+        else:
+            self.commits += 1
+            self.writes += len(batch)
+            for _, waiter in groups:
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+
+    def _commit_one_by_one(
+        self, groups: list[tuple[list[Write], asyncio.Future[None] | None]]
+    ) -> None:
+        """Isolate a failing group: every other group still commits, each waiter learns its own fate."""
+        for writes, waiter in groups:
+            try:
+                with self.store.transaction():
+                    self.store.write_batch(writes)
+            except Exception as error:
+                self.errors.append(error)
+                if waiter is not None and not waiter.done():
+                    waiter.set_exception(error)
+            else:
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+            self.commits += 1
+            self.writes += len(writes)
+
+    def close(self) -> None:
+        """Commit whatever is still queued."""
+        self.flush()

@@ -32,12 +32,29 @@ class _Response:
     headers: Mapping[str, str]
     inner: aiohttp.ClientResponse
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> _Chunks:
+        return _Chunks(self.inner.content)
+
+
+class _Chunks:
+    """Byte chunks as they arrive (a class, not an async generator: no finaliser hooks)."""
+
+    __slots__ = ("_content",)
+
+    def __init__(self, content: aiohttp.StreamReader) -> None:
+        self._content = content
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
         try:
-            async for chunk in self.inner.content.iter_any():
-                yield chunk
+            chunk = await self._content.readany()
         except (TimeoutError, aiohttp.ClientError) as error:
             raise _failure(error) from error
+        if not chunk:
+            raise StopAsyncIteration
+        return chunk
 
 
 class AiohttpTransport:

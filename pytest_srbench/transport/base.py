@@ -31,7 +31,9 @@ class HttpResponse(Protocol):
     status: int
     headers: Mapping[str, str]
 
-    def chunks(self) -> AsyncIterator[bytes]: ...
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive; raises ``TransportFailure`` on errors."""
+        ...
 
 
 class Transport(Protocol):

@@ -34,10 +34,24 @@ class _Response:
     headers: Mapping[str, str]
     inner: httpx.Response
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> _Chunks:
+        return _Chunks(self.inner.aiter_raw())
+
+
+class _Chunks:
+    """Wraps httpx's byte iterator, mapping its errors to ``TransportFailure``."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: AsyncIterator[bytes]) -> None:
+        self._inner = inner
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
         try:
-            async for chunk in self.inner.aiter_raw():
-                yield chunk
+            return await self._inner.__anext__()
         except httpx.HTTPError as error:
             raise _failure(error) from error
 

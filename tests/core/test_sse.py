@@ -49,7 +49,7 @@ def test_decoder_handles_arbitrary_splits_crlf_and_multiline():
         out = []
         for i in range(0, len(data), split):
             out += decoder.feed(data[i : i + split])
-        assert out == ["a", "b\nc"]
+        assert out == [b"a", b"b\nc"]
 
 
 def test_decoder_line_cap():

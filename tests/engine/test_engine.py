@@ -14,7 +14,7 @@ from pytest_srbench.core.report import build_report
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.store import BatchWriter, open_store
+from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.conftest import CHEAP
 from tests.core.helpers import manifest
@@ -55,7 +55,7 @@ def run_engine(
     sim_client.register_scripts(sim.admin_url, sim_client.scripts_for(cases, REGISTRY))
     store = open_store(tmp_path / "store")
     store.create_run("run-e", plan)
-    writer = BatchWriter(store)
+    writer = GroupCommitWriter(store)
     runtime = RunRuntime(
         run_id="run-e",
         manifest=plan,
@@ -72,7 +72,6 @@ def run_engine(
     engine.start([(c, t) for c in cases for t in targets])
     outcomes = {key: future.result(timeout=60) for key, future in engine.futures.items()}
     assert engine.join(30)
-    writer.close()
     return store, plan, outcomes, time.monotonic() - started
 
 
@@ -97,8 +96,9 @@ def test_correct_cells_journal_receipts_and_evidence(tmp_path, sim, transport):
         assert c["usage"]["input_tokens"] + c["usage"]["cached_input_tokens"] > 0
         assert c["cost_usd"] > 0 and c["ttft_s"] is not None and c["latency_s"] >= c["ttft_s"]
         assert c["model"] == "always-right" and c["simulated"] is True
-        evidence = (store.root / c["evidence"]).read_bytes()
-        assert evidence.rstrip().endswith(b"data: [DONE]")
+        evidence = store.read_evidence(c["evidence"])
+        assert evidence.startswith(b"data: {") and evidence.rstrip().endswith(b"data: [DONE]")
+        assert len(evidence) == c["evidence_bytes"]
     kinds = [e["kind"] for e in store.events("run-e", limit=100)]
     assert kinds.count("call_sent") == 4 and kinds.count("case_completed") == 4
 
@@ -112,7 +112,7 @@ def test_http_500_fails_the_cell_and_keeps_call_and_evidence(tmp_path, sim):
     assert len(bad_calls) == 2 and all(
         c["status"] == "failed" and c["http_status"] == 500 for c in bad_calls
     )
-    assert all((store.root / c["evidence"]).read_bytes().startswith(b"{") for c in bad_calls)
+    assert all(store.read_evidence(c["evidence"]).startswith(b"{") for c in bad_calls)
     from tests.core.helpers import run as run_row
 
     report = build_report(
@@ -139,7 +139,7 @@ def test_broken_streams_fail_with_a_reason(tmp_path, sim, model, message):
     (row,) = store.results("run-e")
     assert row["status"] == "failed" and message in row["error"]
     (call,) = store.calls("run-e")
-    assert call["status"] == "failed" and (store.root / call["evidence"]).exists()
+    assert call["status"] == "failed" and store.read_evidence(call["evidence"])
 
 
 def test_stream_cut_is_a_connection_or_incomplete_failure(tmp_path, sim):
@@ -246,7 +246,7 @@ def test_missing_credential_fails_before_sending(tmp_path, sim, monkeypatch):
     plan = manifest(cases, [target])
     store = open_store(tmp_path / "store")
     store.create_run("run-e", plan)
-    writer = BatchWriter(store)
+    writer = GroupCommitWriter(store)
     runtime = RunRuntime(
         run_id="run-e",
         manifest=plan,
@@ -261,7 +261,99 @@ def test_missing_credential_fails_before_sending(tmp_path, sim, monkeypatch):
     engine.start([(cases[0], target)])
     outcome = engine.futures[(cases[0].id, "keyed")].result(timeout=30)
     engine.join(10)
-    writer.close()
     assert outcome.status == "failed"
     assert "SRBENCH_TEST_KEY" in outcome.result["error"]
     assert store.calls("run-e") == []
+
+
+def test_output_character_cap(tmp_path, sim):
+    limits = Limits(max_output_chars=100)
+    store, _, _, _ = run_engine(tmp_path, sim, ["verbose"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and "Output character cap exceeded" in row["error"]
+
+
+def test_output_token_cap(tmp_path, sim):
+    limits = Limits(max_output_tokens=10)
+    store, _, _, _ = run_engine(tmp_path, sim, ["overrun"], n=1, limits=limits)
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and "Output token cap exceeded" in row["error"]
+
+
+def test_stream_byte_cap(tmp_path, sim):
+    cases = [mcq_case(0)]
+    target = sim_target("verbose")
+    plan = manifest(cases, [target])
+    sim_client.register_scripts(sim.admin_url, sim_client.scripts_for(cases, REGISTRY))
+    store = open_store(tmp_path / "store")
+    store.create_run("run-e", plan)
+    runtime = RunRuntime(
+        run_id="run-e",
+        manifest=plan,
+        store=store,
+        writer=GroupCommitWriter(store),
+        transport=make_transport(),
+        adapters=REGISTRY,
+        base_urls={target.id: sim.base_url},
+        budget=Budget(cap_usd=5),
+    )
+    runtime.byte_cap = (
+        2000  # the frozen cap is max(max_output_chars x 30, 1 MiB); shrink it to test the guard
+    )
+    engine = Engine(runtime, EngineOptions(concurrency=1))
+    engine.start([(cases[0], target)])
+    outcome = engine.futures[(cases[0].id, target.id)].result(timeout=30)
+    engine.join(10)
+    assert outcome.status == "failed" and "Stream byte cap exceeded" in outcome.result["error"]
+    (call,) = store.calls("run-e")
+    assert (
+        call["evidence_bytes"] > 2000
+        and len(store.read_evidence(call["evidence"])) == call["evidence_bytes"]
+    )
+
+
+class ChattyAdapter:
+    """An adapter that asks the model five times in one cell."""
+
+    benchmark = "mmlu-pro"
+
+    def simulator_script(self, case):
+        return None
+
+    async def evaluate(self, ctx):
+        from pytest_srbench.benchmarks.base import Grade
+
+        for _ in range(5):
+            await ctx.call([m.model_dump() for m in ctx.case.messages])
+        return Grade(correct=True)
+
+
+def test_calls_per_case_budget(tmp_path, sim, monkeypatch):
+    monkeypatch.setattr(REGISTRY, "get", lambda benchmark: ChattyAdapter())
+    store, _, _, _ = run_engine(
+        tmp_path, sim, ["always-right"], n=1, limits=Limits(max_calls_per_case=3)
+    )
+    (row,) = store.results("run-e")
+    assert row["status"] == "failed" and "Per-case call budget exhausted" in row["error"]
+    assert len(store.calls("run-e")) == 3
+
+
+def test_run_wall_time_limit_leaves_later_cells_pending(tmp_path, sim):
+    limits = Limits(max_run_seconds=0.5, total_timeout_s=0.5, idle_timeout_s=0.5)
+    store, _, outcomes, _ = run_engine(tmp_path, sim, ["slow"], n=8, concurrency=1, limits=limits)
+    statuses = sorted(o.status for o in outcomes.values())
+    assert "pending" in statuses
+    assert len(store.results("run-e")) < 8
+    assert all(
+        o.reason and "wall-time" in o.reason for o in outcomes.values() if o.status == "pending"
+    )
+
+
+def test_fail_closed_cancels_cells_in_flight(tmp_path, sim):
+    store, _, outcomes, _ = run_engine(
+        tmp_path, sim, ["slow", "err500"], n=6, concurrency=4, max_failures=1
+    )
+    statuses = [o.status for o in outcomes.values()]
+    assert statuses.count("failed") == 1
+    assert "cancelled" in statuses and "pending" in statuses
+    assert any(c["status"] == "cancelled" for c in store.calls("run-e"))

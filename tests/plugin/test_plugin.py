@@ -122,8 +122,13 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     assert metrics["broken"]["cost_usd"] is None and metrics["broken"]["known_cost_usd"] == 0
     assert metrics["sim-large"]["cost_usd"] is not None
     assert report["failure"]["reason"] == "Target HTTP 500"
-    store_calls = list((pytester.path / ".srbench" / "runs" / report["run_id"]).rglob("*.sse"))
-    assert len(store_calls) == 8
+    from pytest_srbench.store import open_store
+
+    store = open_store(pytester.path / ".srbench")
+    calls = store.calls(report["run_id"])
+    assert len(calls) == 8
+    broken = [c for c in calls if c["target_id"] == "broken"]
+    assert all(c["status"] == "failed" and store.read_evidence(c["evidence"]) for c in broken)
 
 
 @pytest.mark.parametrize(

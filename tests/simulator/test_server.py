@@ -48,7 +48,7 @@ def test_streams_openai_chunks_with_usage_last(sim):
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["x-srbench-simulator"] == "1"
     payloads, state = parse(raw)
-    assert payloads[-1] == "[DONE]"
+    assert payloads[-1] == b"[DONE]"
     usage_chunk = json.loads(payloads[-2])
     assert usage_chunk["choices"] == [] and usage_chunk["usage"]["prompt_tokens"] > 0
     outcome = state.outcome()
@@ -68,7 +68,7 @@ def test_usage_missing_without_include_usage_and_non_streaming_json(sim):
     payload = body("always-right")
     payload.pop("stream_options")
     payloads, _ = parse(stream(sim, payload)[1])
-    assert all("usage" not in json.loads(p) for p in payloads if p != "[DONE]")
+    assert all("usage" not in json.loads(p) for p in payloads if p != b"[DONE]")
     response, raw = stream(sim, body("always-right", stream=False))
     data = json.loads(raw)
     assert data["object"] == "chat.completion" and data["usage"]["completion_tokens"] >= 1

@@ -1,13 +1,15 @@
 """The SQLite store on real files: runs, idempotency, results, calls, events, processes."""
 
+import asyncio
 import json
 import multiprocessing
 import sqlite3
 
 import pytest
 
-from pytest_srbench.store import BatchWriter, StoreError, open_store
+from pytest_srbench.store import GroupCommitWriter, StoreError, open_store
 from pytest_srbench.store.sqlite import SCHEMA_VERSION
+from pytest_srbench.store.writes import AppendEvent, InsertCall
 from tests.core.helpers import case, manifest, target
 
 
@@ -90,32 +92,43 @@ def test_results_upsert_calls_and_events(tmp_path, plan):
         store.set_run_status("run-missing", "completed")
 
 
-def test_failed_batch_operation_is_isolated(tmp_path, plan):
+def test_failed_write_is_isolated_and_the_rest_commits(tmp_path, plan):
     store = open_store(tmp_path / "s")
     store.create_run("run-1", plan)
-    writer = BatchWriter(store)
-    good = writer.submit(lambda: store.append_event("run-1", "ok", {}))
-    bad = writer.submit(
-        lambda: store.insert_call(
-            "run-1",
-            {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"},
-        )
-    )
-    dup = writer.submit(
-        lambda: store.insert_call(
-            "run-1",
-            {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"},
-        )
-    )
-    writer.close()
-    assert good.result() is not None and bad.exception() is None
-    assert isinstance(dup.exception(), sqlite3.IntegrityError)
+    writer = GroupCommitWriter(store)
+    row = {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"}
+
+    async def scenario():
+        ok = writer.run([AppendEvent("run-1", "ok", {}), InsertCall("run-1", dict(row))])
+        clash = writer.run([InsertCall("run-1", dict(row))])
+        await ok
+        with pytest.raises(sqlite3.IntegrityError):
+            await clash
+
+    asyncio.run(scenario())
     assert [e["kind"] for e in store.events("run-1")] == ["created", "ok"]
+    assert [c["id"] for c in store.calls("run-1")] == ["dup"]
+    assert writer.errors and writer.commits >= 1
+
+
+def test_group_commit_batches_one_iteration(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    writer = GroupCommitWriter(store)
+
+    async def scenario():
+        waiters = [writer.run([AppendEvent("run-1", f"e{i}", {})]) for i in range(50)]
+        writer.post([AppendEvent("run-1", "lazy", {})])
+        await asyncio.gather(*waiters)
+
+    asyncio.run(scenario())
+    assert writer.commits == 1 and writer.writes == 51
+    assert len(store.events("run-1")) == 52
 
 
 def _write_many(root, worker, count):
     store = open_store(root)
-    writer = BatchWriter(store)
+    writer = GroupCommitWriter(store)
     for i in range(count):
         row = {
             "id": f"call-{worker}-{i}",
@@ -124,8 +137,7 @@ def _write_many(root, worker, count):
             "role": "subject",
             "status": "sent",
         }
-        writer.post(lambda row=row: store.insert_call("run-1", row))
-    writer.close()
+        writer.post([InsertCall("run-1", row)])
 
 
 def test_several_processes_write_one_store_without_losing_rows(tmp_path, plan):

@@ -23,9 +23,7 @@ _BARE = re.compile(
 )
 _LETTER = rf"{_WRAP}\(?([A-Z])(?![A-Za-z0-9])\)?{_WRAP}"
 _DECLARATION = re.compile(
-    rf"(?:\b(?:the\s+)?(?:correct|final)\s+answer\s+is|\b(?:the\s+)?answer\s+is"
-    rf"|\b(?:final|correct)?\s*answer\s*:)\s*{_LETTER}"
-    rf"((?:\s*(?:,|/|\bor\b|\band\b)\s*{_LETTER})*)",
+    rf"\banswer\s*(?:is\b|:)\s*{_LETTER}((?:\s*(?:,|/|\bor\b|\band\b)\s*{_LETTER})*)",
     re.IGNORECASE,
 )
 _CHAINED = re.compile(rf"(?:,|/|\bor\b|\band\b)\s*{_LETTER}", re.IGNORECASE)

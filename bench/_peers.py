@@ -1,0 +1,103 @@
+"""lm-eval and inspect-ai driven against our simulator, each from a throwaway virtual
+environment (``.cache/bench-peers``) so that neither becomes a dependency of ours."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from _workload import Workload, model_spec
+
+PEERS = ("lm-eval", "inspect-ai")
+VENV = Path(__file__).resolve().parents[1] / ".cache" / "bench-peers"
+PACKAGES = ["lm-eval[api]", "inspect-ai", "openai"]
+
+LM_EVAL = r'''
+import json, os, sys, tempfile, time
+n, c, url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "mc.jsonl"), "w") as f:
+    for i in range(n):
+        f.write(json.dumps({"question": f"Question {i}: which letter comes first?\nA) a\nB) b\nC) c\nD) d", "answer": "A"}) + "\n")
+with open(os.path.join(folder, "mockmc.yaml"), "w") as f:
+    f.write(f"""task: mockmc
+dataset_path: json
+dataset_name: null
+dataset_kwargs:
+  data_files:
+    test: {folder}/mc.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{question}}}}\\nAnswer with 'ANSWER: X'."
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs: {{until: [], max_gen_toks: 256, do_sample: false}}
+filter_list:
+  - name: strict
+    filter:
+      - {{function: regex, regex_pattern: "ANSWER: ([A-D])"}}
+      - {{function: take_first}}
+metric_list:
+  - {{metric: exact_match, aggregation: mean, higher_is_better: true}}
+""")
+import lm_eval
+from lm_eval.tasks import TaskManager
+args = f"model=bench,base_url={url}/chat/completions,num_concurrent={c},max_retries=1,tokenized_requests=False"
+started = time.perf_counter()
+lm_eval.simple_evaluate(model="local-chat-completions", model_args=args, tasks=["mockmc"],
+                        task_manager=TaskManager(include_path=folder), apply_chat_template=True, log_samples=False)
+print(json.dumps({"wall_s": time.perf_counter() - started}))
+'''
+
+INSPECT = r"""
+import json, os, sys, tempfile, time
+n, c, url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+os.environ.update(LOCAL_BASE_URL=url, LOCAL_API_KEY="dummy", INSPECT_LOG_DIR=tempfile.mkdtemp())
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import choice
+from inspect_ai.solver import multiple_choice
+samples = [Sample(input=f"Question {i}: which letter comes first in the alphabet?", choices=["a", "b", "c", "d"], target="A", id=i) for i in range(n)]
+task = Task(dataset=MemoryDataset(samples), solver=multiple_choice(), scorer=choice())
+started = time.perf_counter()
+eval(task, model="openai-api/local/bench", max_connections=c, display="none", log_realtime=False)
+print(json.dumps({"wall_s": time.perf_counter() - started}))
+"""
+
+
+def ensure_venv() -> Path:
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PACKAGES], check=True)
+    return python
+
+
+def run_peer(peer: str, workload: Workload) -> float:
+    """Wall time of the peer's evaluation call against a fresh simulator."""
+    from pytest_srbench.simulator.models import SimModel
+    from pytest_srbench.simulator.process import start_simulator
+
+    python = ensure_venv()
+    script = LM_EVAL if peer == "lm-eval" else INSPECT
+    sim = start_simulator([SimModel.model_validate(model_spec(workload))])
+    env = dict(
+        os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
+    )
+    try:
+        done = subprocess.run(
+            [str(python), "-c", script, str(workload.cells), str(workload.concurrency), sim.base_url],
+            capture_output=True, text=True, env=env, check=False, timeout=1800,
+        )  # fmt: skip
+    finally:
+        sim.stop()
+    lines = [line for line in done.stdout.splitlines() if line.startswith('{"wall_s"')]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            (done.stderr or done.stdout).strip().splitlines()[-1]
+            if (done.stderr or done.stdout)
+            else "no output"
+        )
+    return float(json.loads(lines[-1])["wall_s"])

@@ -1,0 +1,50 @@
+"""Write intents: what the engine asks the store to record, applied in batches.
+
+A backend turns a batch of intents into as few statements as it can (SQLite: one
+``executemany`` per kind inside one transaction). Intents are plain data, so the same
+engine code drives any backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """Insert or replace the one row of a cell."""
+
+    run_id: str
+    row: Row
+
+
+@dataclass(frozen=True)
+class InsertCall:
+    """Journal a call (status ``sent``) before its request leaves."""
+
+    run_id: str
+    row: Row
+
+
+@dataclass
+class FinishCall:
+    """Store a finished call's receipt and its raw response bytes (the evidence)."""
+
+    run_id: str
+    row: Row
+    evidence: bytes = b""
+
+
+@dataclass(frozen=True)
+class AppendEvent:
+    """Append one event to the run's log."""
+
+    run_id: str
+    kind: str
+    data: Row = field(default_factory=dict)
+
+
+Write = UpsertResult | InsertCall | FinishCall | AppendEvent

@@ -1,0 +1,129 @@
+"""Concurrency through the plugin, counted at a real simulator: ownership under xdist, the
+in-flight bound, fail-closed with -x, and limit overrides from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store import open_store
+
+pytestmark = pytest.mark.slow
+
+
+def external_target(model: str, base_url: str, target_id: str | None = None) -> str:
+    target_id = target_id or model
+    return f"""
+[[tool.srbench.targets]]
+id = "{target_id}"
+model = "{model}"
+base_url = "{base_url}"
+simulated = true
+[tool.srbench.targets.prices.{model}]
+input = 1.0
+cached_input = 0.5
+cache_write = 2.0
+output = 2.0
+"""
+
+
+def project(pytester, sim, *models: str) -> None:
+    ids = ", ".join(f'"{m}"' for m in models)
+    body = f"[tool.srbench]\ndefault_targets = [{ids}]\n" + "".join(
+        external_target(m, sim.base_url) for m in models
+    )
+    pytester.makefile(".toml", pyproject=body)
+
+
+def report(pytester) -> dict:
+    return json.loads((pytester.path / "report.json").read_text())
+
+
+def test_xdist_dispatches_every_cell_exactly_once(pytester, sim):
+    project(pytester, sim, "always-right", "slow")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "-n",
+        "2",
+        "--srbench-concurrency=3",
+        "--srbench-json=report.json",
+    )
+    assert result.ret == 0
+    data = report(pytester)
+    stats = sim_client.stats(sim.admin_url)
+    store = open_store(pytester.path / ".srbench")
+    calls = store.calls(data["run_id"])
+    assert stats["requests"] == len(calls) == data["summary"]["planned_cells"] == 36
+    assert len({(c["case_id"], c["target_id"]) for c in calls}) == 36
+    assert stats["max_in_flight"] <= 2 * 3
+    assert data["provenance"]["runner"]["processes"] == 2
+    assert data["provenance"]["runner"]["total_concurrency"] == 6
+    assert data["provenance"]["runner"]["peak_rss_mb"] > 0
+
+
+def test_concurrency_bound_in_one_process(pytester, sim):
+    project(pytester, sim, "slow")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-concurrency=4",
+        "-p",
+        "no:xdist",
+    )
+    assert result.ret == 0
+    stats = sim_client.stats(sim.admin_url)
+    assert stats["requests"] == 18 and stats["max_in_flight"] == 4
+
+
+def test_exit_first_fails_closed(pytester, sim):
+    project(pytester, sim, "slow", "err500")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "-x",
+        "--srbench-concurrency=4",
+        "--srbench-json=report.json",
+        "-p",
+        "no:xdist",
+    )
+    assert result.ret == 1
+    data = report(pytester)
+    assert data["status"] == "failed"
+    metrics = {t["id"]: t for t in data["summary"]["targets"]}
+    assert metrics["err500"]["failed"] >= 1
+    assert sum(t["pending"] for t in metrics.values()) > 0
+    assert sim_client.stats(sim.admin_url)["requests"] < 36
+    statuses = {cell["status"] for cell in data["cells"]}
+    assert "pending" in statuses
+
+
+def test_limit_override_from_the_command_line(pytester, sim):
+    project(pytester, sim, "always-right")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-limits=max_cost_usd=0.0000001",
+        "--srbench-json=report.json",
+        "-p",
+        "no:xdist",
+    )
+    assert result.ret == 1
+    data = report(pytester)
+    assert data["failure"]["reason"] == "Frozen request or cost budget exhausted"
+    assert sim_client.stats(sim.admin_url)["requests"] == 0
+    assert data["status"] == "failed"
+
+
+def test_invalid_limit_override_is_a_usage_error(pytester):
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-limits=bogus=1"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*invalid limits: bogus*"])
