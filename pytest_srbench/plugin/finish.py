@@ -24,9 +24,8 @@ def settle_in_flight(store: SqliteStore, run_id: str) -> int:
             call["error"] = WORKER_STOPPED
             store.update_call(call["id"], call)
             changed += 1
-        for row in store.results(run_id):
+        for row in store.results_with_status(run_id, "running"):
             if row.get("status") == "running":
-                row.pop("_row", None)
                 row.update(status="sent_unknown", error=WORKER_STOPPED)
                 store.upsert_result(run_id, row)
                 store.append_event(
@@ -39,17 +38,16 @@ def settle_in_flight(store: SqliteStore, run_id: str) -> int:
 
 
 def final_status(
-    results: list[dict[str, Any]], total: int, stops: list[dict[str, Any]], interrupted: bool
+    counts: dict[str, int], total: int, stops: list[dict[str, Any]], interrupted: bool
 ) -> str:
     """cancelled (user) > failed (any failed-like cell) > cancelled (stopped) > completed > failed."""
     if interrupted or any(stop.get("user") for stop in stops):
         return "cancelled"
-    if any(row.get("status") in FAILED_LIKE for row in results):
+    if any(counts.get(status) for status in FAILED_LIKE):
         return "failed"
     if stops:
         return "cancelled"
-    completed = sum(1 for row in results if row.get("status") == "completed")
-    return "completed" if completed == total else "failed"
+    return "completed" if counts.get("completed", 0) == total else "failed"
 
 
 def finalize_run(
@@ -65,21 +63,14 @@ def finalize_run(
     manifest = store.get_manifest(run_id)
     if run.status in ("queued", "running"):
         settle_in_flight(store, run_id)
-        results = store.results(run_id)
         stops = [
-            event["data"]
-            for event in store.events(run_id, limit=1_000_000)
-            if event["kind"] == "dispatch_stopped"
+            e["data"] for e in store.events(run_id, limit=1_000_000, kinds=("dispatch_stopped",))
         ]
-        status = final_status(results, len(manifest.planned_cells()), stops, interrupted)
-        failure = next(
-            (
-                e["data"]
-                for e in store.events(run_id, limit=1_000_000)
-                if e["kind"] == "failure_observed"
-            ),
-            None,
+        status = final_status(
+            store.status_counts(run_id), len(manifest.planned_cells()), stops, interrupted
         )
+        observed = store.events(run_id, limit=1, kinds=("failure_observed",))
+        failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
         processes = store.processes(run_id)
         engines = [p for p in processes if p.get("role") != "controller"]
@@ -97,7 +88,7 @@ def finalize_run(
         run,
         store.results(run_id),
         store.calls(run_id),
-        store.events(run_id, limit=1_000_000),
+        store.events(run_id, limit=1, kinds=("failure_observed",)),
         runner=store.get_runner(run_id),
     )
     write_report(report, store.run_dir(run_id) / "report.json")

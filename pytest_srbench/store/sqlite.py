@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id, seq);
+CREATE INDEX IF NOT EXISTS events_kind ON events(run_id, kind, seq);
 CREATE TABLE IF NOT EXISTS processes (
     run_id TEXT NOT NULL,
     process_id TEXT NOT NULL,
@@ -362,6 +363,20 @@ class SqliteStore:
             rows.append(data)
         return rows
 
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        """Result rows per status."""
+        rows = self.db.execute(
+            "SELECT status, COUNT(*) AS n FROM results WHERE run_id = ? GROUP BY status", (run_id,)
+        )
+        return {row["status"]: row["n"] for row in rows}
+
+    def results_with_status(self, run_id: str, status: str) -> list[Row]:
+        rows = self.db.execute(
+            "SELECT data FROM results WHERE run_id = ? AND status = ? ORDER BY case_id, target_id",
+            (run_id, status),
+        )
+        return [json.loads(row["data"]) for row in rows]
+
     def count_calls(self, run_id: str) -> int:
         row = self.db.execute(
             "SELECT COUNT(*) AS n FROM calls WHERE run_id = ?", (run_id,)
@@ -376,11 +391,20 @@ class SqliteStore:
         )
         return int(cursor.lastrowid or 0)
 
-    def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Row]:
-        rows = self.db.execute(
-            "SELECT seq, at, kind, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (run_id, after, limit),
-        )
+    def events(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        limit: int = 1000,
+        kinds: tuple[str, ...] | None = None,
+    ) -> list[Row]:
+        query = "SELECT seq, at, kind, data FROM events WHERE run_id = ? AND seq > ?"
+        args: list[Any] = [run_id, after]
+        if kinds is not None:
+            query += f" AND kind IN ({', '.join('?' for _ in kinds)})"
+            args += list(kinds)
+        rows = self.db.execute(query + " ORDER BY seq LIMIT ?", (*args, limit))
         return [
             {
                 "seq": row["seq"],
