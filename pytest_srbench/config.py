@@ -39,6 +39,7 @@ class TargetConfig(BaseModel):
     session_mode: Literal["stateless", "session_aware"] = "stateless"
     request_params: dict[str, Any] = Field(default_factory=dict)
     simulated: bool = False
+    managed: Literal["llama-server"] | None = None
     config_hash: str | None = None
     max_inference_calls: int | None = None
     expected_response_model: str | None = None

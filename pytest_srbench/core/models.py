@@ -119,6 +119,7 @@ class Target(Frozen):
     session_mode: Literal["stateless", "session_aware"] = "stateless"
     request_params: dict[str, Any] = Field(default_factory=dict)
     simulated: bool = False
+    managed: Literal["llama-server"] | None = None
     config_hash: str | None = None
     max_inference_calls: int | None = None
     expected_response_model: str | None = None
@@ -161,8 +162,10 @@ class Target(Frozen):
 
     @model_validator(mode="after")
     def _reachable(self) -> Target:
-        if self.base_url is None and not self.simulated:
-            raise ValueError(f"target {self.id!r} needs a base_url (or simulated = true)")
+        if self.base_url is None and not self.simulated and self.managed is None:
+            raise ValueError(
+                f"target {self.id!r} needs a base_url (or simulated = true, or managed = 'llama-server')"
+            )
         if self.max_inference_calls is not None and not 1 <= self.max_inference_calls <= 256:
             raise ValueError("max_inference_calls must be in 1..256")
         return self

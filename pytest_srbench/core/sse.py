@@ -128,6 +128,7 @@ class StreamOutcome:
     ttft_s: float | None
     done_count: int
     chunk_count: int
+    server_timings: dict[str, Any] | None = None
 
 
 @dataclass
@@ -151,6 +152,7 @@ class ChatStreamState:
     ttft_s: float | None = None
     done_count: int = 0
     chunk_count: int = 0
+    server_timings: dict[str, Any] | None = None
     _tail: str = ""
     _pending: list[str] = field(default_factory=list)
     _pending_chars: int = 0
@@ -165,7 +167,12 @@ class ChatStreamState:
         except ValueError as error:
             raise CallFailure("JSONDecodeError: malformed stream chunk") from error
         # fast path for the common chunk: one choice, index 0, a content-only delta
-        if type(chunk) is dict and "usage" not in chunk and "error" not in chunk:
+        if (
+            type(chunk) is dict
+            and "usage" not in chunk
+            and "error" not in chunk
+            and "timings" not in chunk
+        ):
             choices = chunk.get("choices")
             if type(choices) is list and len(choices) == 1:
                 choice = choices[0]
@@ -188,6 +195,75 @@ class ChatStreamState:
         self.feed_chunk(chunk)
         return False
 
+    def feed_events(self, payloads: list[bytes]) -> bool:
+        """Consume the payloads of one network read; returns True once ``[DONE]`` arrived.
+
+        The common chunk (one choice at index 0 whose delta holds only ``content``) takes a
+        tight path with locals; anything else goes through ``feed_chunk``. Output caps and the
+        repetition guard are checked once per read.
+        """
+        content_parts = self.content_parts
+        appended = 0
+        done = False
+        for payload in payloads:
+            if payload == DONE:
+                self.done_count += 1
+                done = True
+                break
+            try:
+                chunk = loads(payload)
+            except ValueError as error:
+                raise CallFailure("JSONDecodeError: malformed stream chunk") from error
+            if type(chunk) is dict and len(chunk) <= 6:
+                choices = chunk.get("choices")
+                if (
+                    type(choices) is list
+                    and len(choices) == 1
+                    and "usage" not in chunk
+                    and "error" not in chunk
+                ):
+                    choice = choices[0]
+                    if (
+                        type(choice) is dict
+                        and not choice.get("index")
+                        and choice.get("finish_reason") is None
+                    ):
+                        delta = choice.get("delta")
+                        if type(delta) is dict and len(delta) == 1:
+                            text = delta.get("content")
+                            if type(text) is str:
+                                self.chunk_count += 1
+                                model = chunk.get("model")
+                                if model and model != self.model:
+                                    self.model = str(model)
+                                if text:
+                                    if self.ttft_s is None:
+                                        self.ttft_s = self.clock() - self.started
+                                    content_parts.append(text)
+                                    appended += len(text)
+                                    self._pending.append(text)
+                                continue
+            if appended:
+                self._account(appended)
+                appended = 0
+            self.feed_chunk(chunk)
+        if appended:
+            self._account(appended)
+        return done
+
+    def _account(self, count: int) -> None:
+        """Charge appended characters against the caps (the fast path defers this per read)."""
+        self.chars += count
+        guards = self.guards
+        if guards.max_output_chars is not None and self.chars > guards.max_output_chars:
+            raise CallFailure("Output character cap exceeded")
+        if guards.repetition_window and guards.repetition_limit:
+            self._pending_chars += count
+            if self._pending_chars >= REPETITION_CHECK_CHARS:
+                self._check_repetition()
+        else:
+            self._pending.clear()
+
     def feed_chunk(self, chunk: Any) -> None:
         """Consume one decoded chunk (or a whole non-streaming response body)."""
         if type(chunk) is not dict:
@@ -201,6 +277,9 @@ class ChatStreamState:
         usage = chunk.get("usage")
         if usage:
             self._take_usage(usage)
+        timings = chunk.get("timings")
+        if timings and isinstance(timings, dict):
+            self.server_timings = timings
         choices = chunk.get("choices")
         if not choices or type(choices) is not list:
             return
@@ -321,4 +400,5 @@ class ChatStreamState:
             ttft_s=self.ttft_s,
             done_count=self.done_count,
             chunk_count=self.chunk_count,
+            server_timings=self.server_timings,
         )

@@ -252,11 +252,8 @@ async def _attempt(
                     evidence += chunk
                     if len(evidence) > rt.byte_cap:
                         raise CallFailure("Stream byte cap exceeded")
-                    for payload in decoder.feed(chunk):
-                        if state.feed_payload(payload):
-                            done = True
-                            break
-                    if done:
+                    if state.feed_events(decoder.feed(chunk)):
+                        done = True
                         break
                 if not done:
                     for payload in decoder.close():
@@ -293,6 +290,7 @@ async def _attempt(
             "final": outcome.final_text if outcome else None,
             "reasoning": outcome.reasoning if outcome and outcome.reasoning else None,
             "tool_calls": outcome.tool_calls if outcome and outcome.tool_calls else None,
+            "server_timings": state.server_timings,
             "phase": phase,
             "phase_source": phase_source,
             "http_status": http_status,

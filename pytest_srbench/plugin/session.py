@@ -72,6 +72,8 @@ class SrbenchPlugin:
         self.run_id: str = ""
         self.sim: SimulatorProcess | None = None
         self.sim_url: str | None = None
+        self.managed: list[Any] = []
+        self.endpoints: dict[str, str] = {}
         self.draft: PlanDraft | None = None
         self.manifest: Manifest | None = None
         self.engine: Engine | None = None
@@ -91,6 +93,7 @@ class SrbenchPlugin:
         if workerinput is not None:
             self.run_id = str(workerinput["srbench_run_id"])
             self.sim_url = workerinput.get("srbench_sim_url")
+            self.endpoints = dict(workerinput.get("srbench_endpoints") or {})
 
     # -- shared helpers ------------------------------------------------------------------
     def open(self) -> SqliteStore:
@@ -123,11 +126,29 @@ class SrbenchPlugin:
                 list(self.project.simulator.sim_models().values()), log_dir=log_dir
             )
             self.sim_url = self.sim.base_url
+        for target in targets:
+            if target.managed == "llama-server" and target.base_url is None:
+                from pytest_srbench.realparts.common import RealPartError
+                from pytest_srbench.realparts.llama import start_llama_server
+
+                try:
+                    server = start_llama_server(
+                        target.model, log_dir=self.settings.store / "servers"
+                    )
+                except RealPartError as error:
+                    raise pytest.UsageError(
+                        f"pytest-srbench: target {target.id!r}: {error}"
+                    ) from None
+                self.managed.append(server)
+                self.endpoints[target.id] = server.base_url
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.sim is not None:
             self.sim.stop()
             self.sim = None
+        for server in self.managed:
+            server.stop()
+        self.managed.clear()
 
     # -- collection ----------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
@@ -204,7 +225,7 @@ class SrbenchPlugin:
         targets = manifest.target_inventory()
         cases = {case.id: case for case in manifest.cases}
         work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
-        base_urls: dict[str, str] = {}
+        base_urls: dict[str, str] = dict(self.endpoints)
         for target in targets.values():
             if target.simulated and target.base_url is None:
                 if not self.sim_url:

@@ -6,6 +6,7 @@ store imports sqlite3.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -21,9 +22,18 @@ class StoreError(RuntimeError):
     """The store cannot do what was asked (unknown run, conflicting key, newer schema …)."""
 
 
+_last_stamp: tuple[float, str] = (0.0, "")
+
+
 def now_iso() -> str:
-    """The current time as ISO-8601 UTC with microseconds."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    """The current time as ISO-8601 UTC (microsecond field; reused within one millisecond)."""
+    global _last_stamp
+    now = time.time()
+    if now - _last_stamp[0] < 0.001:
+        return _last_stamp[1]
+    text = datetime.fromtimestamp(now, UTC).isoformat(timespec="microseconds")
+    _last_stamp = (now, text)
+    return text
 
 
 class Store(Protocol):

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import aiohttp
+from aiohttp.payload import BytesPayload
 
 from pytest_srbench.transport.base import HttpRequest, TransportFailure
 
@@ -65,6 +66,7 @@ class AiohttpTransport:
     def __init__(self, limit: int = 64) -> None:
         self.limit = limit
         self._session: aiohttp.ClientSession | None = None
+        self._timeouts: dict[tuple[float, float], aiohttp.ClientTimeout] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -76,12 +78,17 @@ class AiohttpTransport:
 
     @asynccontextmanager
     async def post(self, request: HttpRequest) -> AsyncIterator[_Response]:
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=request.connect_timeout_s, sock_read=request.read_timeout_s
-        )
+        key = (request.connect_timeout_s, request.read_timeout_s)
+        timeout = self._timeouts.get(key)
+        if timeout is None:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=key[0], sock_read=key[1])
+            self._timeouts[key] = timeout
         try:
             async with self._client().post(
-                request.url, data=request.body, headers=dict(request.headers), timeout=timeout
+                request.url,
+                data=BytesPayload(request.body),
+                headers=request.headers,
+                timeout=timeout,
             ) as response:
                 headers = {key.lower(): value for key, value in response.headers.items()}
                 yield _Response(response.status, headers, response)

@@ -28,9 +28,23 @@ def test_finalize_settles_in_flight_work_as_sent_unknown_and_never_resends(tmp_p
     plan = manifest([case("mmlu-pro", "1"), case("mmlu-pro", "2")], [target("t")])
     store.create_run("run-1", plan)
     with store.transaction():
-        store.upsert_result("run-1", {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True})
-        store.upsert_result("run-1", {"case_id": "mmlu-pro/2", "target_id": "t", "status": "running"})
-        store.insert_call("run-1", {"id": "c1", "case_id": "mmlu-pro/2", "target_id": "t", "role": "subject", "status": "sent"})
+        store.upsert_result(
+            "run-1",
+            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
+        )
+        store.upsert_result(
+            "run-1", {"case_id": "mmlu-pro/2", "target_id": "t", "status": "running"}
+        )
+        store.insert_call(
+            "run-1",
+            {
+                "id": "c1",
+                "case_id": "mmlu-pro/2",
+                "target_id": "t",
+                "role": "subject",
+                "status": "sent",
+            },
+        )
     report = finalize_run(store, "run-1", runner={"transport": "aiohttp"})
     assert report["status"] == "failed"
     (call,) = store.calls("run-1")
