@@ -8,8 +8,12 @@ import pytest
 
 from pytest_srbench.config import ConfigError, load_config
 from pytest_srbench.plugin import hookspecs
+from pytest_srbench.plugin.fixtures import srbench_llama_server
 from pytest_srbench.plugin.options import add_options, is_active, resolve
 from pytest_srbench.plugin.roles import role_of
+
+
+__all__ = ["srbench_llama_server"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -65,19 +65,17 @@ def drive(
 
 def test_llama_server_quirks_are_handled(tmp_path, llama_server):
     # the server ignores the requested model name: the receipt must record what answered
-    target = Target(
-        id="smol",
-        model="no-such-model",
-        base_url=llama_server.base_url,
-        prices={llama_server.alias: FREE},
-    )
+    dear = Prices(input=100.0, cached_input=100.0, cache_write=100.0, output=100.0)
+    prices = {"no-such-model": dear, llama_server.alias: FREE}
+    target = Target(id="smol", model="no-such-model", base_url=llama_server.base_url, prices=prices)
     cases = [mcq(0, PROMPT + "\nSay hello."), mcq(1, PROMPT + "\nSay hello.")]
     store, _, outcomes = drive(tmp_path, [(target, llama_server.base_url)], cases)
     assert {o.status for o in outcomes.values()} == {"completed"}
     first, second = store.calls("run-r")
     for call in (first, second):
         assert call["model"] == llama_server.alias and call["requested_model"] == "no-such-model"
-        assert call["usage"]["output_tokens"] > 0 and call["cost_usd"] == 0.0
+        assert call["usage"]["output_tokens"] > 0
+        assert call["cost_usd"] == 0.0  # priced as the model that answered, not the one asked for
         assert call["ttft_s"] is not None and 0 < call["ttft_s"] <= call["latency_s"]
         assert call["cache_read_reported"] is True
         assert call["server_timings"]["predicted_n"] >= 1  # llama.cpp's non-OpenAI timings object
