@@ -12,7 +12,6 @@ from pytest_srbench.plugin.fixtures import srbench_llama_server
 from pytest_srbench.plugin.options import add_options, is_active, resolve
 from pytest_srbench.plugin.roles import role_of
 
-
 __all__ = ["srbench_llama_server"]
 
 
