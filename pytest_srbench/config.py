@@ -44,9 +44,18 @@ class TargetConfig(BaseModel):
     max_inference_calls: int | None = None
     expected_response_model: str | None = None
     concurrency: int | None = Field(None, ge=1, le=4096)
+    keep_alive: bool | None = Field(
+        None,
+        description="Reuse connections (default true; false for managed llama-server targets).",
+    )
 
     def to_target(self) -> Target:
-        return Target.model_validate(self.model_dump(exclude={"concurrency"}))
+        return Target.model_validate(self.model_dump(exclude={"concurrency", "keep_alive"}))
+
+    def reuses_connections(self) -> bool:
+        if self.keep_alive is not None:
+            return self.keep_alive
+        return self.managed != "llama-server"
 
 
 class SimulatorConfig(BaseModel):

@@ -231,7 +231,7 @@ async def _attempt(
     total = min(limits.total_timeout_s, max(0.1, cell.deadline - started))
     try:
         async with asyncio.timeout(total):
-            async with rt.transport.post(request) as response:
+            async with rt.transport_for(target).post(request) as response:
                 response_headers = dict(response.headers)
                 http_status = response.status
                 if response.status >= 400:

@@ -84,7 +84,7 @@ class Engine:
             try:
                 loop.run_until_complete(self._dispatch(queue))
             finally:
-                loop.run_until_complete(self.runtime.transport.aclose())
+                loop.run_until_complete(self.runtime.close_transports())
                 self.runtime.writer.close()
                 self.runtime.store.close_evidence()
                 loop.close()

@@ -37,6 +37,7 @@ class RunRuntime:
     failures: int = 0
     failure_observed: bool = False
     abort_in_flight: Callable[[], None] | None = None
+    target_transports: dict[str, Transport] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits
@@ -85,6 +86,15 @@ class RunRuntime:
                 f"Target {target.id} has no reachable base_url (simulator not started?)"
             )
         return url
+
+    def transport_for(self, target: Target) -> Transport:
+        """The target's own transport (e.g. without keep-alive), else the shared one."""
+        return self.target_transports.get(target.id, self.transport)
+
+    async def close_transports(self) -> None:
+        await self.transport.aclose()
+        for transport in self.target_transports.values():
+            await transport.aclose()
 
     def runner_info(self) -> dict[str, Any]:
         return {"transport": self.transport.name}

@@ -261,6 +261,17 @@ class SrbenchPlugin:
             max_failures=self.config.getoption("maxfail") or None,
         )
         per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
+        runtime.target_transports = (
+            {
+                t.id: make_transport(
+                    self.settings.transport, connections=self.settings.concurrency, keep_alive=False
+                )
+                for t in self.draft.targets
+                if not t.reuses_connections()
+            }
+            if self.draft is not None
+            else {}
+        )
         self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
         self.engine.start(work)
 

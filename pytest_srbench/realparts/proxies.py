@@ -98,19 +98,17 @@ litellm_settings:
             "DISABLE_SCHEMA_UPDATE": "True",
         }
         litellm = python.parent / "litellm"
-        self._spawn(
-            [
-                str(litellm),
-                "--config",
-                str(config),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port or free_port()),
-            ],
-            env,
-            "litellm",
-        )
+        self.port = self.port or free_port()
+        command = [
+            str(litellm),
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
+        self._spawn(command, env, "litellm")
         try:
             wait_until_ready(
                 f"http://127.0.0.1:{self.port}/health/liveliness",

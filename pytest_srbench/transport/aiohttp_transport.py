@@ -58,19 +58,35 @@ class _Chunks:
         return chunk
 
 
+IDLE_KEEPALIVE_S = 4.0
+
+
 class AiohttpTransport:
     """One ``aiohttp.ClientSession`` with a connection pool of ``limit`` sockets."""
 
     name = "aiohttp"
 
-    def __init__(self, limit: int = 64) -> None:
+    def __init__(self, limit: int = 64, *, keep_alive: bool = True) -> None:
         self.limit = limit
+        self.keep_alive = keep_alive
         self._session: aiohttp.ClientSession | None = None
         self._timeouts: dict[tuple[float, float], aiohttp.ClientTimeout] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self.limit, limit_per_host=0, ttl_dns_cache=300)
+            # Idle pooled connections are dropped after 4 s, before common servers drop them
+            # (llama.cpp's HTTP library and uvicorn close idle keep-alive sockets after 5 s);
+            # reusing a socket the server just closed fails the call before it is sent.
+            connector = (
+                aiohttp.TCPConnector(
+                    limit=self.limit,
+                    limit_per_host=0,
+                    ttl_dns_cache=300,
+                    keepalive_timeout=IDLE_KEEPALIVE_S,
+                )
+                if self.keep_alive
+                else aiohttp.TCPConnector(limit=self.limit, limit_per_host=0, force_close=True)
+            )
             self._session = aiohttp.ClientSession(
                 connector=connector, auto_decompress=True, trust_env=False, raise_for_status=False
             )

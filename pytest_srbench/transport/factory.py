@@ -13,10 +13,16 @@ TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
 DEFAULT_TRANSPORT = "aiohttp"
 
 
-def make_transport(name: str = DEFAULT_TRANSPORT, *, connections: int = 64) -> Transport:
-    """Build the named transport with a pool of ``connections`` sockets."""
-    if name == "aiohttp":
-        return AiohttpTransport(limit=connections)
+def make_transport(
+    name: str = DEFAULT_TRANSPORT, *, connections: int = 64, keep_alive: bool = True
+) -> Transport:
+    """Build the named transport with a pool of ``connections`` sockets.
+
+    ``keep_alive=False`` opens a fresh connection per request, for servers that close the
+    connection after a streamed response without announcing it (llama.cpp's llama-server).
+    """
+    if name == "aiohttp" or not keep_alive:
+        return AiohttpTransport(limit=connections, keep_alive=keep_alive)
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     if name == "httpx-aiohttp":
         from httpx_aiohttp import AiohttpTransport as HttpxAiohttp

@@ -39,7 +39,14 @@ def mcq(i: int, text: str | None = None) -> Case:
 
 
 def drive(
-    tmp_path, targets_urls, cases, *, concurrency=1, sampling=None, cost_policy="require_priced"
+    tmp_path,
+    targets_urls,
+    cases,
+    *,
+    concurrency=1,
+    sampling=None,
+    cost_policy="require_priced",
+    keep_alive=False,  # llama-server closes the connection after each streamed answer
 ):
     targets = [target for target, _ in targets_urls]
     plan = manifest(
@@ -53,7 +60,7 @@ def drive(
     store.create_run("run-r", plan)
     runtime = RunRuntime(
         run_id="run-r", manifest=plan, store=store, writer=GroupCommitWriter(store),
-        transport=make_transport(connections=concurrency), adapters=REGISTRY,
+        transport=make_transport(connections=concurrency, keep_alive=keep_alive), adapters=REGISTRY,
         base_urls={target.id: url for target, url in targets_urls}, budget=Budget(cap_usd=5),
     )  # fmt: skip
     engine = Engine(runtime, EngineOptions(concurrency=concurrency))
@@ -119,6 +126,7 @@ def test_smoke_profile_against_the_real_model(pytester, llama_server):
         id = "smollm2"
         model = "{llama_server.alias}"
         base_url = "{llama_server.base_url}"
+        keep_alive = false  # llama-server closes the connection after each streamed answer
         [tool.srbench.targets.prices.{llama_server.alias}]
         input = 0.0
         cached_input = 0.0
@@ -201,3 +209,42 @@ def test_a_server_without_streaming_usage_leaves_usage_and_cost_null(
     )
     (outcome,) = priced.values()
     assert outcome.status == "failed" and "incomplete usage" in outcome.result["error"]
+
+
+def test_a_managed_target_starts_and_stops_its_own_server(pytester, llama_server, monkeypatch):
+    # pytester moves HOME; point the plugin at the build the session fixture found
+    monkeypatch.setenv("SRBENCH_CACHE", str(llama_server.binary.parents[3]))
+    pytester.makefile(
+        ".toml",
+        pyproject=textwrap.dedent("""
+        [tool.srbench]
+        default_targets = ["smollm2"]
+        [tool.srbench.sampling]
+        max_tokens = 24
+        [[tool.srbench.targets]]
+        id = "smollm2"
+        model = "smollm2-135m"
+        managed = "llama-server"
+        [tool.srbench.targets.prices.smollm2-135m]
+        input = 0.0
+        cached_input = 0.0
+        cache_write = 0.0
+        output = 0.0
+    """),
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-benchmark=gpqa-diamond",
+        "--srbench-concurrency=4",
+        "--srbench-json=report.json",
+        "-n",
+        "2",
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    report = json.loads((pytester.path / "report.json").read_text())
+    (metric,) = report["summary"]["targets"]
+    assert metric["completed"] == 4 and metric["selected_models"] == {"smollm2-135m": 4}
+    logs = list((pytester.path / ".srbench" / "servers").glob("llama-server-*.log"))
+    assert len(logs) == 1 and logs[0].stat().st_size > 0
