@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_srbench.core.report import build_report
+from pytest_srbench.datasets.cli import add_datasets_commands
 from pytest_srbench.render.json_report import report_json, write_report
 from pytest_srbench.render.terminal import render_summary, table
 from pytest_srbench.store.base import StoreError
@@ -208,6 +209,8 @@ def parser() -> argparse.ArgumentParser:
         "--alias", default="smollm2-135m", help="model name llama-server answers with"
     )
     real.set_defaults(func=cmd_real)
+
+    add_datasets_commands(sub)
 
     sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
     sim.add_argument("--host", default="127.0.0.1")

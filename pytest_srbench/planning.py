@@ -11,7 +11,7 @@ from typing import Any
 from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.config import ConfigError, SrbenchConfig, TargetConfig
-from pytest_srbench.core.models import Case, Cell, DatasetInfo, Limits, Manifest
+from pytest_srbench.core.models import Case, Cell, DatasetInfo, Limits, Manifest, Target
 from pytest_srbench.core.plan import freeze_plan
 from pytest_srbench.core.protocol import PROFILES, SR_BENCH_BENCHMARKS
 from pytest_srbench.core.selection import SELECTION_NAME, select_for_profile, stratified_order
@@ -22,6 +22,7 @@ from pytest_srbench.datasets.suites import (
     load_suite,
     shipped_suites_dir,
 )
+from pytest_srbench.simulator.models import BUILTIN_MODELS, simulated_target
 
 
 @dataclass
@@ -49,6 +50,9 @@ class PlanDraft:
     extension_weights: dict[str, float]
     limits: Limits
     name: str
+    auxiliary: dict[str, Target] = field(default_factory=dict)
+    benchmark_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    suite_paths: dict[str, Path] = field(default_factory=dict)
 
     def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
         """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
@@ -66,7 +70,15 @@ class PlanDraft:
                 targets = [target for target in targets if target.id in target_ids]
                 execution_cells = [Cell(case_id=c, target_id=t) for c, t in sorted(chosen)]
                 dataset = dataset.model_copy(update={"custom_subset": True})
-        auxiliary = {judge.id: judge.to_target() for judge in self.config.judges}
+        present = {case.benchmark for case in cases}
+        options = {b: o for b, o in self.benchmark_options.items() if b in present}
+        bound = {
+            target_id
+            for o in options.values()
+            for target_id in o.values()
+            if isinstance(target_id, str)
+        }
+        auxiliary = {k: v for k, v in self.auxiliary.items() if k in bound}
         return freeze_plan(
             targets=targets,
             cases=cases,
@@ -77,7 +89,7 @@ class PlanDraft:
             execution_cells=execution_cells,
             limits=self.limits,
             sampling=self.config.sampling,
-            benchmark_options=self.config.benchmarks,
+            benchmark_options=options,
             name=self.name,
             cost_policy=self.config.cost_policy,
         )
@@ -116,7 +128,7 @@ def build_draft(
         )
     seed = config.seed if request.seed is None else request.seed
     targets = config.select_targets(request.targets)
-    available = discover_suites(suite_search_path(config, rootdir))
+    available = discover_suites(suite_search_path(config, rootdir), request.profile)
     if request.benchmarks:
         benchmarks = list(dict.fromkeys(request.benchmarks))
         for benchmark in benchmarks:
@@ -134,6 +146,7 @@ def build_draft(
         if not benchmarks:
             raise ConfigError("no sr-bench suites found; pass --srbench-benchmark to pick one")
     cases: list[Case] = []
+    suite_paths: dict[str, Path] = {}
     provenance = []
     versions: dict[str, str] = {}
     weights: dict[str, float] = {}
@@ -141,18 +154,26 @@ def build_draft(
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
         suite = load_suite(available[benchmark])
+        suite_paths[benchmark] = suite.path
         rendered = render_suite(suite, adapter, seed)
         by_id = {case.id: case for case, _ in rendered}
-        order = stratified_order(
-            [(case.id, stratum) for case, stratum in rendered],
-            seed,
-            round_robin=adapter.round_robin,
-        )
-        counts = adapter.profile_counts(suite.meta)
-        chosen = select_for_profile(
-            order, request.profile, counts, benchmark=benchmark, limit=request.limit
-        )
-        custom = custom or len(chosen) < counts[request.profile]
+        prepared = suite.meta.get("prepared")
+        if isinstance(prepared, dict):
+            chosen = prepared_selection(
+                suite, prepared, [case.id for case, _ in rendered], request, seed
+            )
+            custom = custom or bool(prepared.get("custom_subset")) or request.limit is not None
+        else:
+            order = stratified_order(
+                [(case.id, stratum) for case, stratum in rendered],
+                seed,
+                round_robin=adapter.round_robin,
+            )
+            counts = adapter.profile_counts(suite.meta)
+            chosen = select_for_profile(
+                order, request.profile, counts, benchmark=benchmark, limit=request.limit
+            )
+            custom = custom or len(chosen) < counts[request.profile]
         cases.extend(by_id[case_id] for case_id in chosen)
         provenance.append({**suite.provenance(), "selected": len(chosen)})
         versions[benchmark] = adapter.version
@@ -165,6 +186,7 @@ def build_draft(
         custom_subset=custom,
         suites=provenance,
     )
+    auxiliary, options = bind_auxiliary(config, targets, [registry.get(b) for b in benchmarks])
     return PlanDraft(
         config=config,
         targets=targets,
@@ -174,4 +196,59 @@ def build_draft(
         extension_weights=weights,
         limits=config.frozen_limits(request.limits),
         name=request.name,
+        auxiliary=auxiliary,
+        benchmark_options=options,
+        suite_paths=suite_paths,
     )
+
+
+def prepared_selection(
+    suite: Suite, prepared: dict[str, Any], ids: list[str], request: PlanRequest, seed: int
+) -> list[str]:
+    """A prepared suite is used as stored; it must have been prepared for this profile and seed."""
+    if prepared.get("profile") != request.profile or prepared.get("seed") != seed:
+        raise ConfigError(
+            f"{suite.path}: prepared dataset profile/seed ({prepared.get('profile')}, {prepared.get('seed')}) "
+            f"differs from the requested run profile/seed ({request.profile}, {seed})"
+        )
+    return ids[: request.limit] if request.limit is not None else ids
+
+
+def bind_auxiliary(
+    config: SrbenchConfig, targets: Sequence[TargetConfig], adapters: Sequence[Adapter]
+) -> tuple[dict[str, Target], dict[str, dict[str, Any]]]:
+    """Judge / user-simulator bindings per benchmark: configured ones, or the built-in simulated
+    ``sim-judge`` / ``sim-user`` when every subject target is simulated. A real target is never
+    graded by a simulator without the user saying so: that is an error naming the setting."""
+    auxiliary = {judge.id: judge.to_target() for judge in config.judges}
+    known = {t.id: t.to_target() for t in config.all_targets().values()} | auxiliary
+    options = {benchmark: dict(values) for benchmark, values in config.benchmarks.items()}
+    all_simulated = all(t.simulated for t in targets)
+    # built-in judges run on the simulator the subjects use (one started for the session, or
+    # the external one all simulated subjects point at)
+    shared_urls = {t.base_url for t in targets}
+    sim_url = shared_urls.pop() if len(shared_urls) == 1 else None
+    for adapter in adapters:
+        for role in adapter.auxiliary_roles:
+            bound = options.get(adapter.benchmark, {}).get(role)
+            if bound is None:
+                if not all_simulated:
+                    raise ConfigError(
+                        f"{adapter.benchmark} needs a {role} target: add [[tool.srbench.judges]] with the model "
+                        f'to use and set [tool.srbench.benchmarks.{adapter.benchmark}] {role} = "<its id>" '
+                        "(or deselect the benchmark)"
+                    )
+                bound = "sim-judge" if role == "judge" else "sim-user"
+                options.setdefault(adapter.benchmark, {})[role] = bound
+            if bound not in known:
+                if bound in BUILTIN_MODELS:
+                    builtin = simulated_target(BUILTIN_MODELS[bound])
+                    known[bound] = (
+                        builtin.model_copy(update={"base_url": sim_url}) if sim_url else builtin
+                    )
+                else:
+                    raise ConfigError(
+                        f"{adapter.benchmark}: {role} target {bound!r} is not defined"
+                    )
+            auxiliary[bound] = known[bound]
+    return auxiliary, options

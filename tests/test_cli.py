@@ -25,6 +25,8 @@ def finished_run(tmp_path_factory):
             "no:cacheprovider",
             "--srbench-profile=smoke",
             "--srbench-limit=1",
+            "--srbench-benchmark=mmlu-pro",
+            "--srbench-benchmark=gpqa-diamond",
             "-q",
         ],
         cwd=root,

@@ -29,6 +29,22 @@ class ModelReply:
     model: str | None
 
 
+@dataclass(frozen=True)
+class CodeRun:
+    """The outcome of running code or a shell command in the sandbox."""
+
+    status: str  # ok | failed | timeout | limit
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
 @dataclass
 class Grade:
     """A terminal binary outcome of one cell."""
@@ -61,6 +77,29 @@ class CellContext(Protocol):
         """True once the run stopped dispatching or the case deadline passed."""
         ...
 
+    async def run_python(
+        self,
+        code: str,
+        *,
+        stdin: str = "",
+        timeout_s: float = 6.0,
+        files: Mapping[str, str] | None = None,
+    ) -> CodeRun:
+        """Run python code in the sandbox (a fresh empty directory each time)."""
+        ...
+
+    async def run_shell(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
+        """Run a shell command in this cell's own task directory (files persist within the cell)."""
+        ...
+
+    def seed_files(self, files: Mapping[str, str]) -> None:
+        """Write files into this cell's task directory before the protocol starts."""
+        ...
+
+    def asset(self, reference: Mapping[str, str]) -> bytes:
+        """The bytes of a suite asset (``{path, sha256}``), verified against its hash."""
+        ...
+
 
 class Adapter(ABC):
     """One benchmark: its identity, weight, case rendering, protocol and grader."""
@@ -70,6 +109,7 @@ class Adapter(ABC):
     weight: ClassVar[float] = 1.0
     needs_messages: ClassVar[bool] = True
     round_robin: ClassVar[bool] = False
+    auxiliary_roles: ClassVar[tuple[str, ...]] = ()
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
         """Cases per profile: sr-bench's fixed counts, or the suite's own ``profiles`` table."""
@@ -96,6 +136,13 @@ class Adapter(ABC):
     def simulator_script(self, case: Case) -> dict[str, Any] | None:
         """What the built-in simulator needs to play this case (it may know the answer)."""
         return None
+
+    def simulator_scripts(self, case: Case) -> list[tuple[Any, dict[str, Any]]]:
+        """(first user message content, script) for every conversation the case opens; the
+        simulator recognises a conversation by that first user message."""
+        script = self.simulator_script(case)
+        first = next((m.content for m in case.messages if m.role == "user"), None)
+        return [] if script is None or first is None else [(first, script)]
 
 
 def require(row: Mapping[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:

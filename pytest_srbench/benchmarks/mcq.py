@@ -110,3 +110,31 @@ class GpqaDiamondAdapter(McqAdapter):
                 "question_identity": identity,
             },
         )
+
+
+class MmluAdapter(McqAdapter):
+    """Extension benchmark: the original MMLU test split (rows ``id``, ``question``,
+    ``options`` (4), ``answer`` letter, ``subject``), graded by the same MCQ grader."""
+
+    benchmark = "mmlu"
+    version = "pytest-srbench-mmlu-v1"
+
+    def stratum(self, row: Mapping[str, Any]) -> str:
+        return str(row.get("subject", ""))
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        native = require(row, "id", (str, int))
+        question = require(row, "question")
+        options = require(row, "options", list)
+        if len(options) != 4 or not all(isinstance(o, str) for o in options):
+            raise SuiteRowError("'options' must hold 4 strings")
+        answer = require(row, "answer")
+        if answer not in "ABCD" or len(answer) != 1:
+            raise SuiteRowError(f"answer {answer!r} is not one of A-D")
+        return Case(
+            id=f"{self.benchmark}/{native}",
+            benchmark=self.benchmark,
+            messages=[Message(role="user", content=mcq_prompt(question, options))],
+            answer=answer,
+            metadata={"letters": "ABCD", "subject": self.stratum(row)},
+        )

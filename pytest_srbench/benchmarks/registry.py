@@ -6,8 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from importlib.metadata import entry_points
 
+from pytest_srbench.benchmarks.arc import ArcAgi2Adapter
 from pytest_srbench.benchmarks.base import Adapter
-from pytest_srbench.benchmarks.mcq import GpqaDiamondAdapter, MmluProAdapter
+from pytest_srbench.benchmarks.code import HumanEvalAdapter, LiveCodeBenchAdapter, SciCodeAdapter
+from pytest_srbench.benchmarks.judged import HleAdapter, SimpleQaVerifiedAdapter
+from pytest_srbench.benchmarks.mcq import GpqaDiamondAdapter, MmluAdapter, MmluProAdapter
+from pytest_srbench.benchmarks.tau import Tau3Adapter
+from pytest_srbench.benchmarks.terminal import TerminalBenchAdapter
 
 ENTRY_POINT_GROUP = "pytest_srbench.benchmarks"
 
@@ -43,8 +48,21 @@ class AdapterRegistry:
 
 
 def builtin_adapters() -> list[Adapter]:
-    """The adapters shipped with pytest-srbench."""
-    return [MmluProAdapter(), GpqaDiamondAdapter()]
+    """The adapters shipped with pytest-srbench: the nine sr-bench benchmarks and two
+    extension examples (``mmlu``, ``humaneval``)."""
+    return [
+        MmluProAdapter(),
+        GpqaDiamondAdapter(),
+        SimpleQaVerifiedAdapter(),
+        HleAdapter(),
+        ArcAgi2Adapter(),
+        LiveCodeBenchAdapter(),
+        SciCodeAdapter(),
+        TerminalBenchAdapter(),
+        Tau3Adapter(),
+        MmluAdapter(),
+        HumanEvalAdapter(),
+    ]
 
 
 def default_registry(*, with_entry_points: bool = True) -> AdapterRegistry:

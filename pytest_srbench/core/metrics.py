@@ -7,6 +7,7 @@ per HTTP request in stored order). Nothing unknown becomes 0 except ``known_cost
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -128,11 +129,13 @@ def target_metric(
         "complete": len(completed) == total and len(scored) == total,
         "output_diagnostics": output_diagnostics(results, subject, total),
         "cost_usd": sum_cost(c.get("cost_usd") for c in subject) if cost_complete else None,
-        "cache_neutral_cost_usd": sum(v for v in neutral if v is not None)
+        "cache_neutral_cost_usd": math.fsum(v for v in neutral if v is not None)
         if neutral_known
         else None,
         "cache_neutral_cost_basis": CACHE_NEUTRAL_BASIS,
-        "known_cost_usd": sum(c["cost_usd"] for c in subject if is_known_cost(c.get("cost_usd"))),
+        "known_cost_usd": math.fsum(
+            c["cost_usd"] for c in subject if is_known_cost(c.get("cost_usd"))
+        ),
         "cost_complete": cost_complete,
         "evaluation_cost_usd": sum_cost(c.get("cost_usd") for c in overhead) if overhead else 0,
         "total_spend_usd": sum_cost(c.get("cost_usd") for c in calls) if coverage else None,
@@ -155,7 +158,7 @@ def target_metric(
         "latency_p50_s": latency_p50,
         "latency_p95_s": latency_p95,
         "ttft_p50_s": percentile(ttfts, 0.5),
-        "request_time_sum_s": sum(float(c.get("latency_s") or 0) for c in subject),
+        "request_time_sum_s": math.fsum(float(c.get("latency_s") or 0) for c in subject),
     }
     metric.update(cache_read_metrics(subject))
     return metric

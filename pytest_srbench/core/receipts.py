@@ -8,6 +8,7 @@ Pure functions of the frozen target, the stream outcome and the headers
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -72,7 +73,7 @@ def _mom_receipt(raw: str, target: Target) -> dict[str, Any]:
     return {
         "model_usage": segments,
         "usage": add_buckets(u for u in usages if u is not None) if usage_known else None,
-        "cost_usd": sum(c for c in costs if c is not None) if cost_known else None,
+        "cost_usd": math.fsum(c for c in costs if c is not None) if cost_known else None,
         "inference_call_count": len(segments),
         "usage_complete": complete,
         "cache_read_reported": None,

@@ -6,6 +6,7 @@ and the service all read the dict this module returns (validated by ``ReportMode
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -79,8 +80,8 @@ def macro_and_score(
 ) -> dict[str, Any]:
     """Renormalised macro accuracy, the full sr-bench score (or null) and its scope label."""
     weights = manifest.benchmark_weights
-    num = sum(weights[row["benchmark"]] * (row["accuracy"] or 0.0) for row in target_rows)
-    den = sum(weights[row["benchmark"]] for row in target_rows)
+    num = math.fsum(weights[row["benchmark"]] * (row["accuracy"] or 0.0) for row in target_rows)
+    den = math.fsum(weights[row["benchmark"]] for row in target_rows)
     macro = num / den if den else None
     full = {row["benchmark"] for row in target_rows} == set(SR_BENCH_BENCHMARKS)
     if full:

@@ -141,15 +141,17 @@ def cache_neutral_cost(
 
 
 def sum_cost(costs: Iterable[object]) -> float | None:
-    """Sum of costs; ``None`` when the list is empty or any member is unknown."""
-    total = 0.0
-    seen = False
+    """Sum of costs; ``None`` when the list is empty or any member is unknown.
+
+    ``math.fsum`` makes the sum exact-then-rounded, so it does not depend on the order in which
+    calls were stored (xdist interleaves them differently from a single process).
+    """
+    known: list[float] = []
     for cost in costs:
         if not is_known_cost(cost):
             return None
-        total += cost  # type: ignore[operator]
-        seen = True
-    return total if seen else None
+        known.append(float(cost))  # type: ignore[arg-type]
+    return math.fsum(known) if known else None
 
 
 def add_buckets(parts: Iterable[UsageBuckets | Mapping[str, int]]) -> UsageBuckets:

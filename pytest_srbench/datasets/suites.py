@@ -17,6 +17,7 @@ from typing import Any
 
 SUITE_META = "suite.json"
 SUITE_CASES = "cases.jsonl"
+PREPARED_SUFFIXES = ("smoke", "quick", "standard")
 REQUIRED_META = ("benchmark", "version", "source", "revision", "sha256")
 
 
@@ -43,6 +44,8 @@ class Suite:
             "sha256": self.meta["sha256"],
             "rows": len(self.rows),
             "location": "shipped" if is_shipped(self.path) else "project",
+            "prepared": self.meta.get("prepared"),
+            "assets": self.meta.get("assets"),
         }
 
 
@@ -74,7 +77,11 @@ def load_suite(folder: Path) -> Suite:
     missing = [key for key in REQUIRED_META if not meta.get(key)]
     if missing:
         raise SuiteError(f"{meta_path}: missing field(s) {', '.join(missing)}")
-    if meta["benchmark"] != folder.name:
+    prepared = meta.get("prepared") if isinstance(meta.get("prepared"), dict) else None
+    allowed = {meta["benchmark"]} | (
+        {f"{meta['benchmark']}.{prepared.get('profile')}"} if prepared else set()
+    )
+    if folder.name not in allowed:
         raise SuiteError(
             f"{meta_path}: benchmark {meta['benchmark']!r} differs from the folder name {folder.name!r}"
         )
@@ -103,16 +110,33 @@ def load_suite(folder: Path) -> Suite:
         rows.append((number, row))
     if not rows:
         raise SuiteError(f"{cases_path}: holds no cases")
-    return Suite(benchmark=folder.name, path=folder, meta=meta, rows=tuple(rows))
+    for relative, expected in sorted((meta.get("assets") or {}).items()):
+        asset = folder / relative
+        try:
+            actual = hashlib.sha256(asset.read_bytes()).hexdigest()
+        except OSError:
+            raise SuiteError(f"{asset}: missing (listed in suite.json assets)") from None
+        if actual != expected:
+            raise SuiteError(
+                f"{asset}: sha256 mismatch (suite.json says {expected}, the file is {actual})"
+            )
+    return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=tuple(rows))
 
 
-def discover_suites(search: list[Path]) -> dict[str, Path]:
-    """Suite folders by benchmark; a later search folder replaces an earlier one's suite."""
-    found: dict[str, Path] = {}
+def discover_suites(search: list[Path], profile: str | None = None) -> dict[str, Path]:
+    """Suite folders by benchmark; a later search folder replaces an earlier one's suite, and
+    a suite prepared for ``profile`` (``<benchmark>.<profile>``) replaces a raw one."""
+    raw: dict[str, Path] = {}
+    prepared: dict[str, Path] = {}
     for root in search:
         if not root.is_dir():
             continue
         for child in sorted(root.iterdir()):
-            if child.is_dir() and (child / SUITE_META).is_file():
-                found[child.name] = child
-    return found
+            if not child.is_dir() or not (child / SUITE_META).is_file():
+                continue
+            name, _, suffix = child.name.rpartition(".")
+            if suffix not in PREPARED_SUFFIXES:
+                raw[child.name] = child
+            elif profile is not None and suffix == profile:
+                prepared[name] = child
+    return {**raw, **prepared}

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import shutil
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pytest_srbench.benchmarks.base import Grade, ModelReply
+from pytest_srbench.benchmarks.base import CodeRun, Grade, ModelReply
 from pytest_srbench.core.failures import CallFailure, CellCancelled, safe_id, summarize_failure
 from pytest_srbench.core.models import Case, Role, Target
 from pytest_srbench.core.usage import add_buckets, is_known_cost
@@ -23,6 +27,50 @@ class CellRun:
     def __init__(self, rt: RunRuntime, calls: CellCalls) -> None:
         self._rt = rt
         self._calls = calls
+        self._workdir: Path | None = None
+
+    @property
+    def workdir(self) -> Path:
+        """This cell's task directory (created on first use, removed when the cell ends)."""
+        if self._workdir is None:
+            self._workdir = Path(tempfile.mkdtemp(prefix="srbench-task-"))
+        return self._workdir
+
+    def cleanup(self) -> None:
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    async def run_python(
+        self,
+        code: str,
+        *,
+        stdin: str = "",
+        timeout_s: float = 6.0,
+        files: Mapping[str, str] | None = None,
+    ) -> CodeRun:
+        from pytest_srbench import sandbox
+
+        result = await sandbox.run_python(code, stdin=stdin, limits=_limits(timeout_s), files=files)
+        return _code_run(result)
+
+    async def run_shell(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
+        from pytest_srbench import sandbox
+
+        result = await sandbox.run_shell(command, workdir=self.workdir, limits=_limits(timeout_s))
+        return _code_run(result)
+
+    def seed_files(self, files: Mapping[str, str]) -> None:
+        root = self.workdir.resolve()
+        for relative, text in files.items():
+            target = (root / relative).resolve()
+            if root not in target.parents:
+                raise CallFailure(f"Task file path escapes the task directory: {relative!r}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+
+    def asset(self, reference: Mapping[str, str]) -> bytes:
+        return self._rt.asset(self.case.benchmark, reference)
 
     @property
     def case(self) -> Case:
@@ -49,6 +97,23 @@ class CellRun:
         return (
             self._calls.cancelled or self._rt.stopping() or time.monotonic() >= self._calls.deadline
         )
+
+
+def _limits(timeout_s: float) -> Any:
+    from pytest_srbench.sandbox import SandboxLimits
+
+    return SandboxLimits(wall_timeout_s=timeout_s, cpu_seconds=max(1, int(timeout_s) + 1))
+
+
+def _code_run(result: Any) -> CodeRun:
+    return CodeRun(
+        status=result.status,
+        exit_code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        duration_s=result.duration_s,
+        reason=result.reason,
+    )
 
 
 def _check_grade(grade: object) -> Grade:
@@ -90,9 +155,10 @@ async def run_cell(
     status = "completed"
     error: str | None = None
     grade: Grade | None = None
+    context = CellRun(rt, calls)
     try:
         async with asyncio.timeout(max(0.001, deadline - started)):
-            grade = _check_grade(await adapter.evaluate(CellRun(rt, calls)))
+            grade = _check_grade(await adapter.evaluate(context))
     except TimeoutError:
         calls.cancelled = True
         status, error = "cancelled", "case deadline exceeded (case_timeout_s)"
@@ -106,6 +172,8 @@ async def run_cell(
         status, error = ("cancelled" if calls.cancelled else "failed"), str(failure)
     except Exception as unexpected:  # an adapter bug must not take the run down
         status, error = "failed", f"Adapter error: {type(unexpected).__name__}: {unexpected}"
+    finally:
+        context.cleanup()
     if calls.output_limited and status != "cancelled":
         status, error = "completed", None
         grade = Grade(
@@ -132,7 +200,7 @@ async def run_cell(
         "subject_latency_s": calls.subject_latency_s,
         "ttft_s": calls.first_ttft_s,
         "usage": add_buckets(usages) if usages and all(u is not None for u in usages) else None,
-        "cost_usd": sum(costs) if costs and all(is_known_cost(c) for c in costs) else None,
+        "cost_usd": math.fsum(costs) if costs and all(is_known_cost(c) for c in costs) else None,
         "call_count": calls.calls_made,
         "finished_at": now_iso(),
     }

@@ -3,9 +3,11 @@ budget, deadlines and the stop flag."""
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
@@ -38,6 +40,8 @@ class RunRuntime:
     failure_observed: bool = False
     abort_in_flight: Callable[[], None] | None = None
     target_transports: dict[str, Transport] = field(default_factory=dict)
+    asset_roots: dict[str, Path] = field(default_factory=dict)
+    _assets: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits
@@ -86,6 +90,22 @@ class RunRuntime:
                 f"Target {target.id} has no reachable base_url (simulator not started?)"
             )
         return url
+
+    def asset(self, benchmark: str, reference: Mapping[str, str]) -> bytes:
+        """A suite asset's bytes, read once and checked against the frozen sha256."""
+        key = (benchmark, reference["sha256"])
+        data = self._assets.get(key)
+        if data is None:
+            root = self.asset_roots.get(benchmark)
+            if root is None:
+                raise CallFailure(f"No suite folder is known for {benchmark}'s assets")
+            data = (root / reference["path"]).read_bytes()
+            if hashlib.sha256(data).hexdigest() != reference["sha256"]:
+                raise CallFailure(
+                    f"Suite asset {reference['path']} does not match its frozen sha256"
+                )
+            self._assets[key] = data
+        return data
 
     def transport_for(self, target: Target) -> Transport:
         """The target's own transport (e.g. without keep-alive), else the shared one."""

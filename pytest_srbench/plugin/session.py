@@ -260,6 +260,8 @@ class SrbenchPlugin:
             budget=Budget(cap_usd=budget_share),
             max_failures=self.config.getoption("maxfail") or None,
         )
+        if self.draft is not None:
+            runtime.asset_roots = dict(self.draft.suite_paths)
         per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
         runtime.target_transports = (
             {

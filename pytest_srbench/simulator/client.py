@@ -42,10 +42,10 @@ def scripts_for(cases: Iterable[Case], registry: AdapterRegistry) -> dict[str, d
     """The simulator scripts of ``cases``, keyed as the simulator recognises them."""
     scripts: dict[str, dict[str, Any]] = {}
     for case in cases:
-        script = registry.get(case.benchmark).simulator_script(case)
-        key = script_key([message.model_dump() for message in case.messages])
-        if script is not None and key is not None:
-            scripts[key] = script
+        for first_user, script in registry.get(case.benchmark).simulator_scripts(case):
+            key = script_key([{"role": "user", "content": first_user}])
+            if key is not None:
+                scripts[key] = script
     return scripts
 
 

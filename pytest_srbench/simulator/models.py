@@ -53,12 +53,15 @@ class SimModel(BaseModel):
     response_model: str | None = Field(
         None, description="Model name the responses carry (default: name)."
     )
+    judge_format: Literal["json", "fenced", "prose"] = Field(
+        "json", description="How this model answers judge prompts (prose is a malformed verdict)."
+    )
     ignore_max_tokens: bool = Field(
         False, description="Answer in full even past the request's max_tokens."
     )
 
 
-BUILTIN_MODELS: dict[str, SimModel] = {
+_SUBJECT_MODELS: dict[str, SimModel] = {
     "sim-large": SimModel(
         name="sim-large",
         accuracy=0.85,
@@ -81,6 +84,22 @@ BUILTIN_MODELS: dict[str, SimModel] = {
     ),
 }
 DEFAULT_SIM_TARGETS = ("sim-large", "sim-small")
+AUXILIARY_MODELS = {
+    "sim-judge": SimModel(
+        name="sim-judge",
+        accuracy=1.0,
+        ttft_s=0.05,
+        tokens_per_s=300.0,
+        prices=Prices(input=0.5, cached_input=0.25, cache_write=0.0, output=1.5),
+    ),
+    "sim-user": SimModel(
+        name="sim-user",
+        accuracy=1.0,
+        ttft_s=0.05,
+        tokens_per_s=300.0,
+        prices=Prices(input=0.5, cached_input=0.25, cache_write=0.0, output=1.5),
+    ),
+}
 
 
 def simulated_target(model: SimModel, target_id: str | None = None) -> Target:
@@ -114,3 +133,6 @@ def prompt_tokens(messages: list[dict[str, Any]]) -> int:
         text = content if isinstance(content, str) else canonical_json(content)
         total += 4 + count_tokens(text or "")
     return total
+
+
+BUILTIN_MODELS: dict[str, SimModel] = {**_SUBJECT_MODELS, **AUXILIARY_MODELS}

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_srbench.core.canonical import digest
 from pytest_srbench.simulator.models import SimModel, prompt_tokens, unit
+from pytest_srbench.simulator.protocols import Reply, judge_reply, scripted_reply
 
 FILLER = [
     "let",
@@ -66,6 +67,7 @@ class SimPlan:
     retry_after_s: float | None = None
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str = "stop"
     usage: dict[str, Any] | None = None
     include_usage: bool = True
@@ -107,13 +109,20 @@ def mcq_text(model: SimModel, key: str, script: dict[str, Any]) -> str:
     return f"The answer is {letter}."
 
 
-def answer_text(model: SimModel, key: str | None, script: dict[str, Any] | None) -> str:
-    """The final answer for any known script kind; a plain refusal for unknown prompts."""
+def answer(
+    model: SimModel, key: str | None, script: dict[str, Any] | None, messages: list[dict[str, Any]]
+) -> Reply:
+    """The reply for a judge prompt, any known script kind, or a plain refusal."""
+    judged = judge_reply(model, messages)
+    if judged is not None:
+        return judged
     if key is None or script is None:
-        return "I do not know the answer to this question."
+        return Reply("I do not know the answer to this question.")
     if script.get("kind") == "mcq":
-        return mcq_text(model, key, script)
-    return "I do not know the answer to this question."
+        return Reply(mcq_text(model, key, script))
+    return scripted_reply(model, key, script, messages) or Reply(
+        "I do not know the answer to this question."
+    )
 
 
 def _cached_tokens(model: SimModel, key: str, messages: list[dict[str, Any]], prompt: int) -> int:
@@ -155,13 +164,17 @@ def plan_response(
             error_message="simulated rate limit",
             retry_after_s=model.retry_after_s,
         )
-    text = answer_text(model, script_key(messages), script)
-    content = words(text)
-    if model.chunks is not None and len(content) < model.chunks:
+    reply = answer(model, script_key(messages), script, messages)
+    content = words(reply.text) if reply.text else []
+    plan.tool_calls = reply.tool_calls
+    if reply.tool_calls:
+        plan.finish_reason = "tool_calls"
+    text = reply.text
+    if model.chunks is not None and content and len(content) < model.chunks:
         pad = model.chunks - len(content) - 1
         filler = [(" " if i else "") + FILLER[i % len(FILLER)] for i in range(max(pad, 0))]
         content = [*filler, "\n", *words(text)] if filler else content
-    if model.think:
+    if model.think and content:
         content = [
             "<think>",
             *words("i should check the options carefully"),
@@ -186,10 +199,12 @@ def plan_response(
     plan.content = content
     prompt = prompt_tokens(messages)
     cached = _cached_tokens(model, key, messages, prompt)
+    tool_tokens = sum(max(1, len(call["arguments"]) // 4) for call in plan.tool_calls)
+    completion = len(content) + len(plan.reasoning) + tool_tokens
     usage: dict[str, Any] = {
         "prompt_tokens": prompt,
-        "completion_tokens": len(content) + len(plan.reasoning),
-        "total_tokens": prompt + len(content) + len(plan.reasoning),
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": cached},
     }
     if model.report_cache_write:

@@ -141,6 +141,10 @@ async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
             batch.clear()
             if plan.tokens_per_s:
                 await asyncio.sleep(step / plan.tokens_per_s)
+    for index, call in enumerate(plan.tool_calls):
+        delta = {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                 "function": {"name": call["name"], "arguments": call["arguments"]}}]}  # fmt: skip
+        batch.append(chunks.chunk(delta))
     batch.append(chunks.chunk({}, plan.finish_reason))
     if plan.include_usage and plan.usage is not None:
         usage = json.dumps(plan.usage, separators=(",", ":")).encode()
@@ -157,7 +161,16 @@ async def _json_body(request: web.Request, plan: SimPlan) -> web.Response:
     )
     if delay:
         await asyncio.sleep(delay)
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(plan.content)}
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(plan.content) or None}
+    if plan.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call["arguments"]},
+            }
+            for call in plan.tool_calls
+        ]
     if plan.reasoning:
         message["reasoning_content"] = "".join(plan.reasoning)
     body: dict[str, Any] = {

@@ -317,8 +317,8 @@ class ChattyAdapter:
 
     benchmark = "mmlu-pro"
 
-    def simulator_script(self, case):
-        return None
+    def simulator_scripts(self, case):
+        return []
 
     async def evaluate(self, ctx):
         from pytest_srbench.benchmarks.base import Grade

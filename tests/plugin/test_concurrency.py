@@ -47,6 +47,8 @@ def test_xdist_dispatches_every_cell_exactly_once(pytester, sim):
         "-p",
         "no:cacheprovider",
         "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
         "-n",
         "2",
         "--srbench-concurrency=3",
@@ -71,6 +73,8 @@ def test_concurrency_bound_in_one_process(pytester, sim):
         "-p",
         "no:cacheprovider",
         "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
         "--srbench-concurrency=4",
         "-p",
         "no:xdist",
@@ -86,6 +90,8 @@ def test_exit_first_fails_closed(pytester, sim):
         "-p",
         "no:cacheprovider",
         "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
         "-x",
         "--srbench-concurrency=4",
         "--srbench-json=report.json",
@@ -109,6 +115,8 @@ def test_limit_override_from_the_command_line(pytester, sim):
         "-p",
         "no:cacheprovider",
         "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
         "--srbench-limits=max_cost_usd=0.0000001",
         "--srbench-json=report.json",
         "-p",
@@ -123,7 +131,12 @@ def test_limit_override_from_the_command_line(pytester, sim):
 
 def test_invalid_limit_override_is_a_usage_error(pytester):
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-limits=bogus=1"
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
+        "--srbench-limits=bogus=1",
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*invalid limits: bogus*"])

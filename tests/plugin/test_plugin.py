@@ -54,12 +54,27 @@ def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
     targets = {t["id"]: t for t in report["summary"]["targets"]}
     assert set(targets) == {"sim-large", "sim-small"}
     for metric in targets.values():
-        assert metric["total"] == 18 and metric["complete"] is True and metric["simulated"] is True
+        assert metric["total"] == 36 and metric["complete"] is True and metric["simulated"] is True
         assert metric["tokens"] is not None and metric["cost_usd"] is not None
         assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
     assert targets["sim-large"]["accuracy"] > targets["sim-small"]["accuracy"]
     assert targets["sim-large"]["cost_usd"] > targets["sim-small"]["cost_usd"]
-    assert len(report["cells"]) == 36
+    assert len(report["cells"]) == 72
+    assert {row["benchmark"] for row in report["benchmarks"]} == {
+        "mmlu-pro",
+        "gpqa-diamond",
+        "hle",
+        "livecodebench",
+        "scicode",
+        "terminal-bench-2.1",
+        "simpleqa-verified",
+        "arc-agi-2",
+        "tau3",
+    }
+    for metric in targets.values():  # all nine, complete, not a recovery: a full score
+        assert metric["sr_bench_score"] == metric["macro_accuracy"] is not None
+        assert metric["score_scope"] == "full sr-bench 1.0; profile=smoke"
+        assert metric["evaluation_cost_usd"] > 0  # judge and user-simulator spend, apart
     assert (pytester.path / ".srbench" / "journal.sqlite3").exists()
     assert (pytester.path / ".srbench" / "runs" / report["run_id"] / "report.json").exists()
 
@@ -166,7 +181,9 @@ def test_limit_and_seed_are_frozen_in_the_plan(pytester):
     _, first = run_json(
         pytester, "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-seed=7"
     )
-    assert first["seed"] == 7 and first["summary"]["planned_cells"] == 8
+    assert (
+        first["seed"] == 7 and first["summary"]["planned_cells"] == 2 * 16
+    )  # min(2, count) per benchmark
     (pytester.path / "report.json").unlink()
     _, second = run_json(
         pytester, "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-seed=7"

@@ -140,16 +140,24 @@ def test_smoke_profile_against_the_real_model(pytester, llama_server):
         "--srbench-profile=smoke",
         "--srbench-concurrency=4",
         "--srbench-json=report.json",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
+        "--srbench-benchmark=arc-agi-2",
     )
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = json.loads((pytester.path / "report.json").read_text())
     (metric,) = report["summary"]["targets"]
-    assert metric["total"] == 18 and metric["completed"] == 18 and metric["failed"] == 0
+    assert metric["total"] == 20 and metric["completed"] == 20 and metric["failed"] == 0
     assert metric["complete"] is True and metric["simulated"] is False
     assert metric["tokens"]["output_tokens"] > 0 and metric["cost_usd"] == 0.0
     assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
-    assert metric["cache_read_call_count"] == 18
-    assert metric["selected_models"] == {llama_server.alias: 18}
+    assert metric["cache_read_call_count"] == 20
+    assert metric["selected_models"] == {llama_server.alias: 20}
+    assert {row["benchmark"] for row in report["benchmarks"]} == {
+        "mmlu-pro",
+        "gpqa-diamond",
+        "arc-agi-2",
+    }
 
 
 def test_litellm_router_in_front_of_llama_server(tmp_path, litellm_proxy, monkeypatch):

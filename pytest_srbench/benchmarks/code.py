@@ -1,0 +1,263 @@
+"""Code benchmarks graded by running the answer in the sandbox: LiveCodeBench (stdin/stdout and
+functional tests), SciCode (multi-step, cumulative code per step) and the HumanEval extension."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError, require
+from pytest_srbench.core.grading.code import (
+    assertion_program,
+    code_prompt,
+    extract_python,
+    functional_passed,
+    functional_program,
+    outputs_match,
+)
+from pytest_srbench.core.models import Case, Message
+
+GRADER_VERSION = "sr-bench-sandbox-tests-v1"
+
+
+class LiveCodeBenchAdapter(Adapter):
+    """Rows: ``question_id``, ``question_title``, ``question_content``, ``starter_code``,
+    ``difficulty``, ``tests`` [{input, output, testtype}], ``func_name`` for functional tests."""
+
+    benchmark = "livecodebench"
+    test_timeout_s = 6.0
+
+    def stratum(self, row: Mapping[str, Any]) -> str:
+        return str(row.get("difficulty") or "")
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        native = require(row, "question_id", (str, int))
+        content = require(row, "question_content")
+        tests = require(row, "tests", list)
+        if not tests:
+            raise SuiteRowError("'tests' is empty")
+        kinds = set()
+        for test in tests:
+            if (
+                not isinstance(test, dict)
+                or not isinstance(test.get("input"), str)
+                or not isinstance(test.get("output"), str)
+            ):
+                raise SuiteRowError("every test needs string 'input' and 'output'")
+            kinds.add(test.get("testtype", "stdin"))
+        if not kinds <= {"stdin", "functional"}:
+            raise SuiteRowError(f"unknown testtype(s) {sorted(kinds - {'stdin', 'functional'})}")
+        functional = "functional" in kinds
+        if functional and not row.get("func_name"):
+            raise SuiteRowError("functional tests need 'func_name'")
+        starter = row.get("starter_code") or None
+        title = row.get("question_title") or ""
+        prompt = code_prompt(
+            f"{title}\n\n{content}" if title else content, starter, functional=functional
+        )
+        return Case(
+            id=f"{self.benchmark}/{native}",
+            benchmark=self.benchmark,
+            messages=[Message(role="user", content=prompt)],
+            answer=None,
+            metadata={
+                "tests": tests,
+                "func_name": row.get("func_name"),
+                "difficulty": self.stratum(row),
+                "reference_solution": row.get("reference_solution"),
+                "wrong_solution": row.get("wrong_solution"),
+            },
+        )
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        case = ctx.case
+        reply = await ctx.call([message.model_dump() for message in case.messages])
+        code = extract_python(reply.final_text)
+        if code is None:
+            return Grade(
+                False,
+                None,
+                {
+                    "grader_version": GRADER_VERSION,
+                    "reason": "no_python_code_block",
+                    "answer_status": "unparsed",
+                },
+            )
+        outcomes = []
+        for index, test in enumerate(case.metadata["tests"]):
+            if test.get("testtype", "stdin") == "functional":
+                program = functional_program(
+                    code, str(case.metadata["func_name"]), test["input"], test["output"]
+                )
+                run = await ctx.run_python(program, timeout_s=self.test_timeout_s)
+                passed = run.ok and functional_passed(run.stdout)
+            else:
+                run = await ctx.run_python(code, stdin=test["input"], timeout_s=self.test_timeout_s)
+                passed = run.ok and outputs_match(run.stdout, test["output"])
+            outcomes.append(
+                {"test": index, "passed": passed, "status": run.status, "reason": run.reason}
+            )
+            if not passed:
+                break
+        correct = len(outcomes) == len(case.metadata["tests"]) and all(
+            o["passed"] for o in outcomes
+        )
+        return Grade(
+            correct,
+            None,
+            {"grader_version": GRADER_VERSION, "tests": outcomes, "answer_status": "answered"},
+        )
+
+    def simulator_script(self, case: Case) -> dict[str, Any] | None:
+        return {
+            "kind": "code",
+            "solution": case.metadata.get("reference_solution"),
+            "wrong_solution": case.metadata.get("wrong_solution"),
+        }
+
+
+class SciCodeAdapter(Adapter):
+    """Rows: ``problem_id``, ``problem_description``, ``required_dependencies``, ``sub_steps``."""
+
+    benchmark = "scicode"
+    needs_messages = False
+    test_timeout_s = 60.0
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        native = require(row, "problem_id", (str, int))
+        description = require(row, "problem_description")
+        steps = require(row, "sub_steps", list)
+        if not steps:
+            raise SuiteRowError("'sub_steps' is empty")
+        for step in steps:
+            if (
+                not isinstance(step, dict)
+                or not step.get("step_description")
+                or not step.get("function_header")
+            ):
+                raise SuiteRowError("every sub-step needs 'step_description' and 'function_header'")
+            if not isinstance(step.get("tests", []), list):
+                raise SuiteRowError("sub-step 'tests' must be a list of code snippets")
+        return Case(
+            id=f"{self.benchmark}/{native}",
+            benchmark=self.benchmark,
+            messages=[
+                Message(
+                    role="user",
+                    content=f"{description.strip()}\n\n{self._step_prompt(steps[0], 1, len(steps))}",
+                )
+            ],
+            answer=None,
+            metadata={
+                "problem_description": description.strip(),
+                "dependencies": str(row.get("required_dependencies") or ""),
+                "sub_steps": steps,
+                "reference_steps": row.get("reference_steps"),
+            },
+        )
+
+    @staticmethod
+    def _step_prompt(step: Mapping[str, Any], number: int, total: int) -> str:
+        tail = f"\n{step['return_line']}" if step.get("return_line") else ""
+        return (
+            f"Sub-step {number} of {total}: {step['step_description'].strip()}\n\n"
+            f"Implement:\n```python\n{step['function_header'].rstrip()}\n    ...{tail}\n```\n"
+            "Use the functions you wrote in earlier sub-steps. Answer with one ```python code block."
+        )
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        case = ctx.case
+        steps = case.metadata["sub_steps"]
+        dependencies = case.metadata["dependencies"]
+        messages: list[dict[str, Any]] = [m.model_dump() for m in case.messages]
+        written: list[str] = []
+        outcomes = []
+        for number, step in enumerate(steps, start=1):
+            if number > 1:
+                messages.append(
+                    {"role": "user", "content": self._step_prompt(step, number, len(steps))}
+                )
+            reply = await ctx.call(messages)
+            messages.append({"role": "assistant", "content": reply.content})
+            code = extract_python(reply.final_text)
+            if code is None:
+                outcomes.append({"step": number, "passed": False, "reason": "no_python_code_block"})
+                continue
+            written.append(code)
+            program = assertion_program(
+                dependencies + "\n\n" + "\n\n".join(written), list(step.get("tests", []))
+            )
+            run = await ctx.run_python(program, timeout_s=self.test_timeout_s)
+            outcomes.append(
+                {"step": number, "passed": run.ok, "status": run.status, "reason": run.reason}
+            )
+        correct = all(outcome["passed"] for outcome in outcomes)
+        return Grade(
+            correct,
+            None,
+            {"grader_version": GRADER_VERSION, "steps": outcomes, "answer_status": "answered"},
+        )
+
+    def simulator_script(self, case: Case) -> dict[str, Any] | None:
+        return {"kind": "steps", "steps": case.metadata.get("reference_steps") or []}
+
+
+class HumanEvalAdapter(Adapter):
+    """Extension benchmark rows: ``task_id``, ``prompt``, ``entry_point``, ``test``."""
+
+    benchmark = "humaneval"
+    test_timeout_s = 10.0
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        native = str(require(row, "task_id", (str, int)))
+        prompt = require(row, "prompt")
+        entry = require(row, "entry_point")
+        test = require(row, "test")
+        text = (
+            "Complete this Python function. Answer with one ```python code block that holds the "
+            f"whole function (imports included).\n\n```python\n{prompt}```"
+        )
+        return Case(
+            id=f"{self.benchmark}/{native}",
+            benchmark=self.benchmark,
+            messages=[Message(role="user", content=text)],
+            answer=None,
+            metadata={
+                "prompt": prompt,
+                "entry_point": entry,
+                "test": test,
+                "reference_solution": row.get("canonical_solution"),
+            },
+        )
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        case = ctx.case
+        reply = await ctx.call([message.model_dump() for message in case.messages])
+        code = extract_python(reply.final_text)
+        if code is None:
+            return Grade(
+                False,
+                None,
+                {
+                    "grader_version": GRADER_VERSION,
+                    "reason": "no_python_code_block",
+                    "answer_status": "unparsed",
+                },
+            )
+        program = f"{code}\n\n{case.metadata['test']}\n\ncheck({case.metadata['entry_point']})\n"
+        run = await ctx.run_python(program, timeout_s=self.test_timeout_s)
+        return Grade(
+            run.ok,
+            None,
+            {
+                "grader_version": GRADER_VERSION,
+                "status": run.status,
+                "reason": run.reason,
+                "answer_status": "answered",
+            },
+        )
+
+    def simulator_script(self, case: Case) -> dict[str, Any] | None:
+        solution = case.metadata.get("reference_solution")
+        full = (case.metadata["prompt"] + solution) if solution else None
+        return {"kind": "code", "solution": full}
