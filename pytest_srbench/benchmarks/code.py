@@ -20,6 +20,19 @@ from pytest_srbench.core.models import Case, Message
 GRADER_VERSION = "sr-bench-sandbox-tests-v1"
 
 
+def no_code() -> Grade:
+    """The grade of an answer without a python code block."""
+    return Grade(
+        False,
+        None,
+        {
+            "grader_version": GRADER_VERSION,
+            "reason": "no_python_code_block",
+            "answer_status": "unparsed",
+        },
+    )
+
+
 class LiveCodeBenchAdapter(Adapter):
     """Rows: ``question_id``, ``question_title``, ``question_content``, ``starter_code``,
     ``difficulty``, ``tests`` [{input, output, testtype}], ``func_name`` for functional tests."""
@@ -74,15 +87,7 @@ class LiveCodeBenchAdapter(Adapter):
         reply = await ctx.call([message.model_dump() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
-            return Grade(
-                False,
-                None,
-                {
-                    "grader_version": GRADER_VERSION,
-                    "reason": "no_python_code_block",
-                    "answer_status": "unparsed",
-                },
-            )
+            return no_code()
         outcomes = []
         for index, test in enumerate(case.metadata["tests"]):
             if test.get("testtype", "stdin") == "functional":
@@ -235,15 +240,7 @@ class HumanEvalAdapter(Adapter):
         reply = await ctx.call([message.model_dump() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
-            return Grade(
-                False,
-                None,
-                {
-                    "grader_version": GRADER_VERSION,
-                    "reason": "no_python_code_block",
-                    "answer_status": "unparsed",
-                },
-            )
+            return no_code()
         program = f"{code}\n\n{case.metadata['test']}\n\ncheck({case.metadata['entry_point']})\n"
         run = await ctx.run_python(program, timeout_s=self.test_timeout_s)
         return Grade(

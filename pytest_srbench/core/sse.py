@@ -159,41 +159,7 @@ class ChatStreamState:
 
     def feed_payload(self, payload: bytes | str) -> bool:
         """Consume one SSE payload; returns True when it was the ``[DONE]`` marker."""
-        if payload in (DONE, "[DONE]"):
-            self.done_count += 1
-            return True
-        try:
-            chunk = loads(payload)
-        except ValueError as error:
-            raise CallFailure("JSONDecodeError: malformed stream chunk") from error
-        # fast path for the common chunk: one choice, index 0, a content-only delta
-        if (
-            type(chunk) is dict
-            and "usage" not in chunk
-            and "error" not in chunk
-            and "timings" not in chunk
-        ):
-            choices = chunk.get("choices")
-            if type(choices) is list and len(choices) == 1:
-                choice = choices[0]
-                if (
-                    type(choice) is dict
-                    and not choice.get("index")
-                    and choice.get("finish_reason") is None
-                ):
-                    delta = choice.get("delta")
-                    if type(delta) is dict and len(delta) == 1:
-                        text = delta.get("content")
-                        if type(text) is str:
-                            self.chunk_count += 1
-                            model = chunk.get("model")
-                            if model and model != self.model:
-                                self.model = str(model)
-                            if text:
-                                self._append(self.content_parts, text)
-                            return False
-        self.feed_chunk(chunk)
-        return False
+        return self.feed_events([payload.encode("utf-8") if isinstance(payload, str) else payload])
 
     def feed_events(self, payloads: list[bytes]) -> bool:
         """Consume the payloads of one network read; returns True once ``[DONE]`` arrived.

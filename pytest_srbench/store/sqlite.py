@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import orjson
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.store.base import Row, StoreError, now_iso
+from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall, UpsertResult, Write
 
 SCHEMA_VERSION = 1
@@ -108,6 +108,7 @@ class SqliteStore:
         self.db_path = self.root / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()
+        self._evidence = EvidencePacks(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             os.chmod(self.root, 0o700)
@@ -490,47 +491,15 @@ class SqliteStore:
         return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"
 
     def append_evidence(self, run_id: str, data: bytes) -> dict[str, Any]:
-        """Append raw bytes to this process's evidence pack of the run; return the locator.
-
-        Packs are append-only, one per process (so xdist workers never share a file); the
-        bytes are handed to the OS before the call row that points at them commits.
-        """
-        packs: dict[str, Any] = self.__dict__.setdefault("_packs", {})
-        handle = packs.get(run_id)
-        if handle is None:
-            folder = self.run_dir(run_id) / "evidence"
-            folder.mkdir(parents=True, exist_ok=True)
-            name = f"{socket.gethostname()}-{os.getpid()}.sse"
-            handle = open(folder / name, "ab", buffering=0)  # noqa: SIM115 - kept open for appends
-            packs[run_id] = handle
-        offset = handle.tell()
-        handle.write(data)
-        path = Path(handle.name).relative_to(self.root)
-        return {"pack": str(path), "offset": offset, "length": len(data)}
+        """Append a call's raw bytes to this process's evidence pack (see ``EvidencePacks``)."""
+        return self._evidence.append(self.run_dir(run_id), data)
 
     def read_evidence(self, locator: Any) -> bytes:
-        """The raw bytes a call's ``evidence`` locator points at (pack slice or single file)."""
-        if isinstance(locator, dict):
-            with open(self.root / locator["pack"], "rb") as handle:
-                handle.seek(int(locator["offset"]))
-                data = handle.read(int(locator["length"]))
-            if len(data) != int(locator["length"]):
-                raise StoreError("evidence pack is shorter than its locator says")
-            return data
-        if isinstance(locator, str):
-            return (self.root / locator).read_bytes()
-        raise StoreError("the call has no evidence locator")
+        """The raw bytes a call's ``evidence`` locator points at."""
+        return self._evidence.read(locator)
 
     def close_evidence(self) -> None:
-        for handle in self.__dict__.pop("_packs", {}).values():
-            handle.close()
-
-
-def write_evidence(path: Path, data: bytes) -> None:
-    """Write a call's raw stream bytes once (exclusive create; never overwritten)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "xb") as handle:
-        handle.write(data)
+        self._evidence.close()
 
 
 def open_store(location: str | os.PathLike[str]) -> SqliteStore:
