@@ -30,7 +30,11 @@ class EvidencePacks:
             self._handles[run_dir] = handle
         offset = handle.tell()
         handle.write(data)
-        return {"pack": str(Path(handle.name).relative_to(self.root)), "offset": offset, "length": len(data)}
+        return {
+            "pack": str(Path(handle.name).relative_to(self.root)),
+            "offset": offset,
+            "length": len(data),
+        }
 
     def read(self, locator: Any) -> bytes:
         """The exact bytes of a locator (a pack slice, or a legacy single file path)."""
