@@ -10,11 +10,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from pytest_srbench.core.report import build_report
+from pytest_srbench.core.compare import ComparisonError, compare_many
 from pytest_srbench.datasets.cli import add_datasets_commands
+from pytest_srbench.render.compare import comparison_csv, render_comparison
 from pytest_srbench.render.json_report import report_json, write_report
 from pytest_srbench.render.terminal import render_summary, table
+from pytest_srbench.runs import RunNotFound, load_side, report_from_store
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
 
@@ -28,16 +31,8 @@ def _store(args: argparse.Namespace) -> SqliteStore:
     return open_store(path)
 
 
-def _report(store: SqliteStore, run_id: str) -> dict[str, object]:
-    run = store.require_run(run_id)
-    return build_report(
-        store.get_manifest(run_id),
-        run,
-        store.results(run_id),
-        store.calls(run_id),
-        store.events(run_id, limit=1_000_000),
-        runner=store.get_runner(run_id),
-    )
+def _report(store: SqliteStore, run_id: str) -> dict[str, Any]:
+    return report_from_store(store, run_id)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -113,6 +108,41 @@ def cmd_report(args: argparse.Namespace) -> int:
         for line in render_summary(report):
             print(line)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    path = Path(args.store)
+    store = open_store(path) if (path / "journal.sqlite3").exists() else None
+    try:
+        baseline = load_side(args.baseline, store)
+        candidates = [load_side(reference, store) for reference in args.candidates]
+        result = compare_many(baseline, candidates, margin=args.margin)
+    except (RunNotFound, ComparisonError) as error:
+        print(f"srbench compare: {error}", file=sys.stderr)
+        return 2
+    text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if args.json:
+        Path(args.json).write_text(text, encoding="utf-8")
+    if args.csv:
+        Path(args.csv).write_text(comparison_csv(result), encoding="utf-8")
+    if args.format == "json":
+        sys.stdout.write(text)
+    elif args.format == "csv":
+        sys.stdout.write(comparison_csv(result))
+    else:
+        for line in render_comparison(result):
+            print(line)
+    return 0
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--margin needs a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--margin must be in (0, 1), got {text}")
+    return value
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -196,6 +226,21 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--json", metavar="PATH", help="also write the JSON report")
     report.add_argument("--format", choices=("text", "json"), default="text")
     report.set_defaults(func=cmd_report)
+
+    comp = sub.add_parser(
+        "compare",
+        help="paired comparison of runs (run ids in the store or JSON report files)",
+        description="Compare candidate runs with a baseline run case by case. BASELINE and "
+        "CANDIDATE are run ids in --store or paths of JSON reports; candidates are ordered by "
+        "creation time.",
+    )
+    comp.add_argument("baseline", metavar="BASELINE")
+    comp.add_argument("candidates", metavar="CANDIDATE", nargs="+")
+    comp.add_argument("--margin", type=_margin, default=0.05, help="margin for cases-needed")
+    comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
+    comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
+    comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
     real.add_argument("action", choices=("build", "status", "serve"))

@@ -12,7 +12,7 @@ from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.config import ConfigError, SrbenchConfig, TargetConfig
 from pytest_srbench.core.models import Case, Cell, DatasetInfo, Limits, Manifest, Target
-from pytest_srbench.core.plan import freeze_plan
+from pytest_srbench.core.plan import expand_repeats, freeze_plan
 from pytest_srbench.core.protocol import PROFILES, SR_BENCH_BENCHMARKS
 from pytest_srbench.core.selection import SELECTION_NAME, select_for_profile, stratified_order
 from pytest_srbench.datasets.suites import (
@@ -34,6 +34,7 @@ class PlanRequest:
     benchmarks: list[str] | None = None
     targets: list[str] | None = None
     limit: int | None = None
+    repeats: int = 1
     name: str = "sr-bench"
     limits: dict[str, Any] = field(default_factory=dict)
 
@@ -53,6 +54,7 @@ class PlanDraft:
     auxiliary: dict[str, Target] = field(default_factory=dict)
     benchmark_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     suite_paths: dict[str, Path] = field(default_factory=dict)
+    repeats: int = 1
 
     def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
         """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
@@ -92,6 +94,7 @@ class PlanDraft:
             benchmark_options=options,
             name=self.name,
             cost_policy=self.config.cost_policy,
+            repeats=self.repeats,
         )
 
 
@@ -190,7 +193,7 @@ def build_draft(
     return PlanDraft(
         config=config,
         targets=targets,
-        cases=cases,
+        cases=expand_repeats(cases, request.repeats),
         dataset=dataset,
         adapter_versions=versions,
         extension_weights=weights,
@@ -199,6 +202,7 @@ def build_draft(
         auxiliary=auxiliary,
         benchmark_options=options,
         suite_paths=suite_paths,
+        repeats=request.repeats,
     )
 
 

@@ -268,6 +268,7 @@ class Manifest(Frozen):
     auxiliary_targets: dict[str, Target] = Field(default_factory=dict)
     cases: list[Case]
     execution_cells: list[Cell] | None = None
+    repeats: int = Field(1, ge=1, le=100)
     benchmark_weights: dict[str, float]
     benchmark_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     adapter_versions: dict[str, str]

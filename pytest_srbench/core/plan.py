@@ -45,9 +45,45 @@ def request_params_for(manifest: Manifest, target: Target) -> dict[str, Any]:
     return params
 
 
+REPEAT_MARK = "#r"
+
+
+def expand_repeats(cases: Sequence[Case], repeats: int) -> list[Case]:
+    """Each case ``repeats`` times as its own case ``<id>#r<k>`` (metadata ``repeat`` and
+    ``repeat_of``), repeats of one case next to each other; one repeat keeps the cases as they are."""
+    if repeats < 1:
+        raise PlanError(f"repeats must be >= 1, got {repeats}")
+    if repeats == 1:
+        return list(cases)
+    return [
+        case.model_copy(
+            update={
+                "id": f"{case.id}{REPEAT_MARK}{k}",
+                "metadata": {**case.metadata, "repeat": k, "repeat_of": case.id},
+            }
+        )
+        for case in cases
+        for k in range(1, repeats + 1)
+    ]
+
+
+def base_case(case: Case) -> Case:
+    """The case a repeat was made from (the case itself when it is no repeat)."""
+    original = case.metadata.get("repeat_of")
+    if not isinstance(original, str):
+        return case
+    metadata = {k: v for k, v in case.metadata.items() if k not in ("repeat", "repeat_of")}
+    return case.model_copy(update={"id": original, "metadata": metadata})
+
+
 def case_sha256(cases: Sequence[Case]) -> str:
-    """Digest of the exact case list."""
-    return digest([case.model_dump(mode="json") for case in cases])
+    """Digest of the exact list of distinct cases (repeats of a case count once, so runs with
+    different repeat counts over the same cases stay comparable)."""
+    seen: dict[str, Case] = {}
+    for case in cases:
+        original = base_case(case)
+        seen.setdefault(original.id, original)
+    return digest([case.model_dump(mode="json") for case in seen.values()])
 
 
 def _check_targets(
@@ -123,6 +159,7 @@ def freeze_plan(
     cost_policy: CostPolicy = "require_priced",
     limitations: Sequence[str] = (),
     recovery: Mapping[str, Any] | None = None,
+    repeats: int = 1,
 ) -> Manifest:
     """Validate every rule and return the frozen manifest with its hashes filled in."""
     limits = limits or Limits()
@@ -171,6 +208,7 @@ def freeze_plan(
         auxiliary_targets=auxiliary,
         cases=list(cases),
         execution_cells=_normalise_cells(execution_cells, cases, targets),
+        repeats=repeats,
         benchmark_weights={benchmark: weights[benchmark] for benchmark in sorted(weights)},
         benchmark_options={key: dict(value) for key, value in (benchmark_options or {}).items()},
         adapter_versions={benchmark: adapter_versions[benchmark] for benchmark in present},

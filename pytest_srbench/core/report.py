@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from pytest_srbench.core.failures import summarize_failure
+from pytest_srbench.core.frontier import frontier, frontier_point
 from pytest_srbench.core.metrics import Row, target_metric
 from pytest_srbench.core.models import Manifest, Run, Target
 from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
@@ -182,6 +183,100 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
     return cells
 
 
+def plan_identity(manifest: Manifest) -> dict[str, Any]:
+    """What a comparison needs of the frozen plan, without case content or endpoints."""
+
+    def public(target: Target) -> dict[str, Any]:
+        return target.model_dump(mode="json", exclude={"base_url", "api_key_env", "managed"})
+
+    return {
+        "plan_sha256": manifest.plan_sha256,
+        "case_sha256": manifest.case_sha256,
+        "mode": manifest.mode,
+        "profile": manifest.profile,
+        "seed": manifest.seed,
+        "cost_policy": manifest.cost_policy,
+        "output_policy": manifest.output_policy,
+        "repeats": manifest.repeats,
+        "sampling": manifest.sampling,
+        "benchmark_weights": manifest.benchmark_weights,
+        "benchmark_options": manifest.benchmark_options,
+        "adapter_versions": manifest.adapter_versions,
+        "limits": manifest.limits.model_dump(mode="json"),
+        "targets": [public(t) for t in manifest.targets],
+        "auxiliary_targets": {k: public(t) for k, t in manifest.auxiliary_targets.items()},
+        "execution_cells": None
+        if manifest.execution_cells is None
+        else [cell.model_dump(mode="json") for cell in manifest.execution_cells],
+        "cases": [
+            {
+                "id": case.id,
+                "benchmark": case.benchmark,
+                "repeat_of": case.metadata.get("repeat_of"),
+            }
+            for case in manifest.cases
+        ],
+    }
+
+
+def repeat_agreement(
+    manifest: Manifest, cells: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Per-case agreement across repeats and per-target flip rates; ``None`` without repeats.
+
+    A repeat's outcome is known once its cell is completed (its ``correct``) or failed
+    (incorrect); other repeats are left out of the case's agreement.
+    """
+    if manifest.repeats == 1:
+        return None
+    original = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
+    outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for cell in cells:
+        key = (cell["target_id"], original[cell["case_id"]])
+        if cell["status"] == "completed" and isinstance(cell["correct"], bool):
+            outcomes[key].append(cell["correct"])
+        elif cell["status"] == "failed":
+            outcomes[key].append(False)
+        else:
+            outcomes.setdefault(key, [])
+    cases: list[dict[str, Any]] = []
+    for (target_id, case_id), values in outcomes.items():
+        m = len(values)
+        right = sum(values)
+        cases.append(
+            {
+                "case_id": case_id,
+                "target_id": target_id,
+                "observed": m,
+                "correct": right,
+                "agreement": max(right, m - right) / m if m else None,
+                "pairwise_disagreement": 2 * right * (m - right) / (m * (m - 1)) if m > 1 else None,
+            }
+        )
+    targets = []
+    for target in manifest.targets:
+        own = [c for c in cases if c["target_id"] == target.id]
+        full = [c for c in own if c["observed"] == manifest.repeats]
+        flips = [c for c in full if c["agreement"] != 1]
+        targets.append(
+            {
+                "target_id": target.id,
+                "cases": len(own),
+                "fully_observed_cases": len(full),
+                "flipped_cases": len(flips),
+                "flip_rate": len(flips) / len(full) if full else None,
+                "mean_agreement": math.fsum(c["agreement"] for c in full) / len(full)
+                if full
+                else None,
+                "pairwise_disagreement": math.fsum(c["pairwise_disagreement"] for c in full)
+                / len(full)
+                if full
+                else None,
+            }
+        )
+    return {"repeats": manifest.repeats, "targets": targets, "cases": cases}
+
+
 def build_report(
     manifest: Manifest,
     run: Run,
@@ -240,6 +335,7 @@ def build_report(
         benchmark_rows.extend(own_rows)
 
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
+    cells = cell_outcomes(manifest, results)
     return {
         "version": REPORT_VERSION,
         "protocol": manifest.version,
@@ -288,5 +384,11 @@ def build_report(
             "seed": manifest.seed,
             "runner": dict(runner) if runner is not None else None,
         },
-        "cells": cell_outcomes(manifest, results),
+        "plan": plan_identity(manifest),
+        "repeats": repeat_agreement(manifest, cells),
+        "frontier": frontier(
+            frontier_point(run.id, t, benchmark_rows, manifest.benchmark_weights)
+            for t in summary_targets
+        ),
+        "cells": cells,
     }

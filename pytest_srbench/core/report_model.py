@@ -135,6 +135,116 @@ class CellOutcome(_Strict):
     error: str | None
 
 
+class PlannedCase(_Strict):
+    id: str
+    benchmark: str
+    repeat_of: str | None = Field(None, description="The case this cell repeats, if a repeat.")
+
+
+class PlanIdentity(_Strict):
+    """The frozen plan as comparisons need it (no case content, no endpoints, no secrets)."""
+
+    plan_sha256: str
+    case_sha256: str
+    mode: str
+    profile: str
+    seed: int
+    cost_policy: str
+    output_policy: str
+    repeats: int
+    sampling: dict[str, Any]
+    benchmark_weights: dict[str, float]
+    benchmark_options: dict[str, dict[str, Any]]
+    adapter_versions: dict[str, str]
+    limits: dict[str, Any]
+    targets: list[dict[str, Any]]
+    auxiliary_targets: dict[str, dict[str, Any]]
+    execution_cells: list[dict[str, str]] | None = Field(
+        description="The planned (case, target) cells when not every case x target pair."
+    )
+    cases: list[PlannedCase]
+
+
+class RepeatCase(_Strict):
+    case_id: str
+    target_id: str
+    observed: int = Field(description="Repeats with a known outcome (completed or failed).")
+    correct: int
+    agreement: float | None = Field(description="Share of repeats with the majority outcome.")
+    pairwise_disagreement: float | None = Field(
+        description="Chance that two different repeats of the case disagree."
+    )
+
+
+class RepeatTarget(_Strict):
+    target_id: str
+    cases: int
+    fully_observed_cases: int
+    flipped_cases: int
+    flip_rate: float | None = Field(
+        description="Share of fully observed cases whose repeats do not all agree."
+    )
+    mean_agreement: float | None
+    pairwise_disagreement: float | None
+
+
+class Repeats(_Strict):
+    """Agreement across ``--srbench-repeats`` K repeats of every cell."""
+
+    repeats: int
+    targets: list[RepeatTarget]
+    cases: list[RepeatCase]
+
+
+class FrontierPoint(_Strict):
+    run_id: str
+    target_id: str
+    kind: str
+    quality: float | None
+    quality_ci95: list[float] | None
+    cost_usd: float | None
+    total_spend_usd: float | None
+    complete: bool | None
+    on_frontier: bool
+
+
+class Frontier(_Strict):
+    """Targets that no other target beats on both quality and cost."""
+
+    quality: str
+    quality_interval_method: str
+    cost_basis: str
+    points: list[FrontierPoint]
+    unplaced: list[FrontierPoint]
+
+
+class GateTarget(_Strict):
+    target_id: str
+    baseline_target_id: str
+    pairing: str
+    quality_delta: float
+    interval: list[float]
+    passed: bool
+
+
+class Gate(_Strict):
+    """The CI gate's verdict against a baseline run."""
+
+    mode: str
+    margin: float
+    interval: str
+    interval_method: str
+    baseline_run_id: str | None
+    baseline_source: str
+    passed: bool
+    reason: str | None
+    line: str
+    targets: list[GateTarget]
+    comparison: dict[str, Any] | None = Field(
+        None, description="The full paired comparison the verdict was read from."
+    )
+
+
 class ReportModel(_Strict):
     """The pytest-srbench run report (sr-bench 1.0 semantics)."""
 
@@ -158,4 +268,8 @@ class ReportModel(_Strict):
     benchmarks: list[BenchmarkRow]
     limitations: list[str]
     provenance: dict[str, Any]
+    plan: PlanIdentity
+    repeats: Repeats | None
+    frontier: Frontier
+    gate: Gate | None = None
     cells: list[CellOutcome]

@@ -15,8 +15,12 @@ def wilson_interval(correct: int, total: int, z: float = WILSON_Z) -> list[float
     """
     if total <= 0:
         return None
-    n = total
-    p = correct / n
+    return wilson_bounds(correct / total, total, z)
+
+
+def wilson_bounds(p: float, n: float, z: float = WILSON_Z) -> list[float]:
+    """Wilson score bounds for an observed proportion ``p`` over ``n`` > 0 observations
+    (``p`` may be a mean of values in [0, 1], as with repeated outcomes)."""
     z2 = z * z
     den = 1 + z2 / n
     center = (p + z2 / (2 * n)) / den

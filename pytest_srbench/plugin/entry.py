@@ -9,7 +9,7 @@ import pytest
 from pytest_srbench.config import ConfigError, load_config
 from pytest_srbench.plugin import hookspecs
 from pytest_srbench.plugin.fixtures import srbench_llama_server
-from pytest_srbench.plugin.options import add_options, is_active, resolve
+from pytest_srbench.plugin.options import add_options, check_gate_options, is_active, resolve
 from pytest_srbench.plugin.roles import role_of
 
 __all__ = ["srbench_llama_server"]
@@ -29,6 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_srbench.plugin.session import SrbenchPlugin
 
+    check_gate_options(config)
     explicit = config.getoption("srbench_config")
     try:
         project = load_config(Path(config.rootpath), Path(explicit) if explicit else None)

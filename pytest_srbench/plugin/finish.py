@@ -91,7 +91,14 @@ def finalize_run(
         store.events(run_id, limit=1, kinds=("failure_observed",)),
         runner=store.get_runner(run_id),
     )
+    write_run_report(store, run_id, report, json_path)
+    return report
+
+
+def write_run_report(
+    store: SqliteStore, run_id: str, report: dict[str, Any], json_path: Path | None
+) -> None:
+    """``report.json`` in the run's folder, and ``json_path`` when asked for."""
     write_report(report, store.run_dir(run_id) / "report.json")
     if json_path is not None:
         write_report(report, json_path)
-    return report

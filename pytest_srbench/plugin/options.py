@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.config import SrbenchConfig
+from pytest_srbench.core.gate import DEFAULT_MARGIN, GATE_INTERVALS, GATE_MODES
 from pytest_srbench.core.protocol import PROFILES
 from pytest_srbench.transport.factory import TRANSPORTS
 
@@ -32,6 +33,16 @@ def _limit_override(text: str) -> tuple[str, float]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"limit {key} needs a number, got {value!r}") from None
     return key.strip(), int(number) if number.is_integer() else number
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"the margin must be in (0, 1), got {text}")
+    return value
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -92,6 +103,33 @@ def add_options(parser: pytest.Parser) -> None:
         "--srbench-transport", choices=TRANSPORTS, help="HTTP transport (default aiohttp)"
     )
     group.addoption(
+        "--srbench-repeats",
+        type=_positive_int,
+        metavar="K",
+        help="run every cell K times, each repeat its own journaled cell (default 1)",
+    )
+    group.addoption(
+        "--srbench-baseline",
+        metavar="RUN_ID|PATH",
+        help="gate against this baseline: a run id in the store or a JSON report file",
+    )
+    group.addoption(
+        "--srbench-gate",
+        choices=GATE_MODES,
+        help="gate mode against --srbench-baseline (default regression)",
+    )
+    group.addoption(
+        "--srbench-margin",
+        type=_margin,
+        metavar="M",
+        help=f"non-inferiority margin in accuracy points, e.g. 0.05 (default {DEFAULT_MARGIN})",
+    )
+    group.addoption(
+        "--srbench-gate-interval",
+        choices=GATE_INTERVALS,
+        help="paired interval the gate reads (default newcombe; hoeffding is conservative)",
+    )
+    group.addoption(
         "--srbench-run-key",
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
@@ -114,6 +152,11 @@ class Settings:
     transport: str
     run_key: str | None
     limits: dict[str, float]
+    repeats: int = 1
+    baseline: str | None = None
+    gate: str = "regression"
+    margin: float = DEFAULT_MARGIN
+    gate_interval: str = "newcombe"
 
 
 def is_active(config: pytest.Config) -> bool:
@@ -147,4 +190,19 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         transport=config.getoption("srbench_transport") or project.transport,
         run_key=config.getoption("srbench_run_key"),
         limits=dict(config.getoption("srbench_limits") or []),
+        repeats=config.getoption("srbench_repeats") or 1,
+        baseline=config.getoption("srbench_baseline"),
+        gate=config.getoption("srbench_gate") or "regression",
+        margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
+        gate_interval=config.getoption("srbench_gate_interval") or "newcombe",
     )
+
+
+def check_gate_options(config: pytest.Config) -> None:
+    """Gate options without a baseline are a usage error, not silently ignored."""
+    if config.getoption("srbench_baseline"):
+        return
+    for name in ("srbench_gate", "srbench_margin", "srbench_gate_interval"):
+        if config.getoption(name) is not None:
+            flag = "--" + name.replace("_", "-")
+            raise pytest.UsageError(f"pytest-srbench: {flag} needs --srbench-baseline")

@@ -20,17 +20,22 @@ from pytest_srbench import __version__
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.config import ConfigError, SrbenchConfig
 from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.compare import ComparisonError, RunSide, check_plans, plan_side
+from pytest_srbench.core.gate import evaluate_gate
 from pytest_srbench.core.models import Cell, Manifest, Target
+from pytest_srbench.core.report import plan_identity
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft
-from pytest_srbench.plugin.finish import finalize_run
+from pytest_srbench.plugin.finish import finalize_run, write_run_report
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite, run_cell_protocol
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
+from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
+from pytest_srbench.runs import RunNotFound, load_side
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.store.base import StoreError
@@ -84,6 +89,8 @@ class SrbenchPlugin:
         self.started = time.monotonic()
         self.process_info: dict[str, Any] = {}
         self.progress: ProgressDisplay | None = None
+        self.baseline: RunSide | None = None
+        self.gate: dict[str, Any] | None = None
         self.lean = not (
             config.getoption("usepdb", False)
             or config.getoption("trace", False)
@@ -114,6 +121,8 @@ class SrbenchPlugin:
             interactive = bool(terminal.isatty) and self.role.kind == "single"
             self.progress = ProgressDisplay(terminal, interactive=interactive)
         self.run_id = new_run_id()
+        if self.settings.baseline:
+            self.baseline = self._load_baseline(self.settings.baseline)
         try:
             targets = [
                 target.to_target() for target in self.project.select_targets(self.settings.targets)
@@ -142,6 +151,14 @@ class SrbenchPlugin:
                 self.managed.append(server)
                 self.endpoints[target.id] = server.base_url
 
+    def _load_baseline(self, reference: str) -> RunSide:
+        """Read the gate's baseline before anything runs, so a typo costs nothing."""
+        has_store = (self.settings.store / "journal.sqlite3").exists()
+        try:
+            return load_side(reference, self.open() if has_store else None)
+        except (RunNotFound, ComparisonError) as error:
+            raise pytest.UsageError(f"pytest-srbench: --srbench-baseline: {error}") from None
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.sim is not None:
             self.sim.stop()
@@ -167,6 +184,7 @@ class SrbenchPlugin:
             targets=self.settings.targets,
             limit=self.settings.limit,
             limits=self.settings.limits,
+            repeats=self.settings.repeats,
         )
         try:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)
@@ -200,6 +218,14 @@ class SrbenchPlugin:
             self.manifest = self.draft.freeze(cells)
         except ValueError as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        if self.baseline is not None:
+            try:
+                check_plans(self.baseline, plan_side(self.run_id, plan_identity(self.manifest)))
+            except ComparisonError as error:
+                raise pytest.UsageError(
+                    f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "
+                    f"cannot gate this run: {error}"
+                ) from None
         store = self.open()
         try:
             run, _ = store.create_run(self.run_id, self.manifest, request_key=self.settings.run_key)
@@ -436,6 +462,29 @@ class SrbenchPlugin:
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"
+            return
+        if self.baseline is not None and self.report is not None:
+            self._apply_gate(session, store)
+
+    def _apply_gate(self, session: pytest.Session, store: SqliteStore) -> None:
+        """Judge the run against the baseline; a failed gate fails the session (exit 1)."""
+        assert self.baseline is not None and self.report is not None
+        settings = self.settings
+        self.gate = evaluate_gate(
+            self.baseline,
+            RunSide.from_report(self.report),
+            mode=settings.gate,
+            margin=settings.margin,
+            interval=settings.gate_interval,
+        )
+        self.report["gate"] = self.gate
+        write_run_report(store, self.run_id, self.report, settings.json_path)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(gate_markdown(self.gate, self.report))
+        if not self.gate["passed"]:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
@@ -453,6 +502,9 @@ class SrbenchPlugin:
             terminalreporter.write_line(line)
         if self.settings.json_path is not None:
             terminalreporter.write_line(f"JSON report: {self.settings.json_path}")
+        if self.gate is not None:
+            passed = bool(self.gate["passed"])
+            terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)
 
 
 def _worker_count(config: pytest.Config) -> int:

@@ -56,6 +56,13 @@ class SimModel(BaseModel):
     judge_format: Literal["json", "fenced", "prose"] = Field(
         "json", description="How this model answers judge prompts (prose is a malformed verdict)."
     )
+    flip_rate: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of requests answered from a fresh draw instead of the case's fixed "
+        "one: nondeterminism, so repeats of a case can disagree.",
+    )
     ignore_max_tokens: bool = Field(
         False, description="Answer in full even past the request's max_tokens."
     )
@@ -115,7 +122,7 @@ def simulated_target(model: SimModel, target_id: str | None = None) -> Target:
 
 
 def unit(*parts: Any) -> float:
-    """A deterministic number in [0, 1) from any JSON-able parts (the simulator's only randomness)."""
+    """A deterministic number in [0, 1) from any JSON-able parts (all of the simulator's draws but ``flip_rate``)."""
     raw = hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).digest()
     return int.from_bytes(raw[:7], "big") / float(1 << 56)
 

@@ -3,12 +3,14 @@
 The simulator recognises a case by the digest of its first user message (``script_key``)
 and plays the script the plugin registered for it (for MCQ: the right letter). Every
 choice is a deterministic function of the model, the case and the attempt number, so a
-run gives the same answers whether it runs in one process or under xdist.
+run gives the same answers whether it runs in one process or under xdist — unless the model
+has a ``flip_rate``, the one deliberate source of nondeterminism (for repeats).
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +138,17 @@ def _cached_tokens(model: SimModel, key: str, messages: list[dict[str, Any]], pr
     return 0
 
 
+_ENTROPY = random.Random()
+
+
+def _draw_key(model: SimModel, key: str | None) -> str | None:
+    """The key the answer's draws use: the case's own, or (with probability ``flip_rate``)
+    a fresh one, so repeats of one case can disagree the way a sampled model's do."""
+    if key is not None and model.flip_rate > 0 and _ENTROPY.random() < model.flip_rate:
+        return f"{key}:{_ENTROPY.random()}"
+    return key
+
+
 def plan_response(
     model: SimModel, body: dict[str, Any], script: dict[str, Any] | None, attempt: int
 ) -> SimPlan:
@@ -164,7 +177,7 @@ def plan_response(
             error_message="simulated rate limit",
             retry_after_s=model.retry_after_s,
         )
-    reply = answer(model, script_key(messages), script, messages)
+    reply = answer(model, _draw_key(model, script_key(messages)), script, messages)
     content = words(reply.text) if reply.text else []
     plan.tool_calls = reply.tool_calls
     if reply.tool_calls:

@@ -1,0 +1,162 @@
+"""Comparisons and gate verdicts as text, CSV and Markdown (pure formatting)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_srbench.render.terminal import NULL, interval, num, table
+
+CSV_COLUMNS = (
+    "baseline_run_id", "candidate_run_id", "candidate_target_id", "baseline_target_id",
+    "quality_delta", "micro_quality_delta", "paired_cases", "wins", "losses", "ties",
+    "hoeffding_low", "hoeffding_high", "bootstrap_low", "bootstrap_high",
+    "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
+    "mcnemar_exact_p", "cases_needed_for_margin", "margin",
+    "subject_cost_saving_percent", "total_cost_saving_percent",
+    "cache_neutral_cost_saving_percent", "total_cost_comparison_reason",
+)  # fmt: skip
+
+
+def _pct(value: float | None) -> str:
+    return NULL if value is None else f"{value:+.1f}%"
+
+
+def _signed(value: float | None) -> str:
+    return NULL if value is None else f"{value:+.3f}"
+
+
+def _rows(result: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    return [
+        (candidate, row) for candidate in result["candidates"] for row in candidate["comparisons"]
+    ]
+
+
+def render_comparison(result: Mapping[str, Any]) -> list[str]:
+    """Baseline selection, one line per candidate target, the frontier."""
+    lines = []
+    for candidate in result["candidates"]:
+        tied = ", ".join(candidate["baseline_tied_best_target_ids"])
+        lines.append(
+            f"baseline {candidate['baseline_run_id']} ({candidate['baseline_status']}): selected "
+            f"{candidate['baseline_selected_target_id']} (tied best: {tied}); candidate "
+            f"{candidate['candidate_run_id']} ({candidate['candidate_status']}, "
+            f"{candidate['candidate_created_at'][:19]})"
+        )
+        if candidate["baseline_cost_comparison_reason"]:
+            lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
+    rows = []
+    for candidate, row in _rows(result):
+        stats = row["paired_statistics"]
+        rows.append(
+            [
+                candidate["candidate_run_id"][-8:],
+                row["candidate_target_id"],
+                _signed(row["quality_delta"]),
+                f"{row['wins']}/{row['losses']}/{row['ties']}",
+                interval(row["quality_delta_ci95"]),
+                interval(stats["stratified_newcombe_ci95"]),
+                interval(row["quality_delta_bootstrap_ci95"]),
+                num(stats["mcnemar_exact_p"]),
+                NULL
+                if stats["cases_needed_for_margin"] is None
+                else f"{stats['cases_needed_for_margin']:,}",
+                _pct(row["subject_cost_saving_percent"]),
+                _pct(row["total_cost_saving_percent"]),
+            ]
+        )
+    lines.append("")
+    lines += table(
+        ["run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "Newcombe 95%", "bootstrap",
+         "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving"],
+        rows,
+    )  # fmt: skip
+    lines += ["", *render_frontier(result["frontier"])]
+    lines.append(
+        "Δ = candidate − baseline macro accuracy (failures count as wrong). Hoeffding is "
+        "sr-bench's valid but wide interval; Newcombe (stratified by benchmark) is the gate's "
+        "default; the bootstrap is a diagnostic."
+    )
+    return lines
+
+
+def render_frontier(frontier: Mapping[str, Any]) -> list[str]:
+    rows = [
+        [
+            point["run_id"][-8:],
+            point["target_id"],
+            num(point["quality"]),
+            interval(point["quality_ci95"]),
+            NULL if point["cost_usd"] is None else f"${point['cost_usd']:.6f}",
+            "yes" if point["on_frontier"] else "",
+        ]
+        for point in [*frontier["points"], *frontier["unplaced"]]
+    ]
+    return [
+        "cost–quality frontier (quality = macro accuracy; cost = subject spend):",
+        *table(["run", "target", "quality", "95% CI", "cost", "frontier"], rows),
+    ]
+
+
+def comparison_csv(result: Mapping[str, Any]) -> str:
+    """One CSV row per (candidate run, candidate target)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for candidate, row in _rows(result):
+        stats = row["paired_statistics"]
+        values = {
+            **{key: row.get(key) for key in CSV_COLUMNS},
+            "baseline_run_id": candidate["baseline_run_id"],
+            "candidate_run_id": candidate["candidate_run_id"],
+            "hoeffding_low": row["quality_delta_ci95"][0],
+            "hoeffding_high": row["quality_delta_ci95"][1],
+            "bootstrap_low": row["quality_delta_bootstrap_ci95"][0],
+            "bootstrap_high": row["quality_delta_bootstrap_ci95"][1],
+            "stratified_newcombe_low": stats["stratified_newcombe_ci95"][0],
+            "stratified_newcombe_high": stats["stratified_newcombe_ci95"][1],
+            "newcombe_low": stats["newcombe_ci95"][0],
+            "newcombe_high": stats["newcombe_ci95"][1],
+            "mcnemar_exact_p": stats["mcnemar_exact_p"],
+            "cases_needed_for_margin": stats["cases_needed_for_margin"],
+            "margin": stats["margin"],
+        }
+        writer.writerow(["" if values[key] is None else values[key] for key in CSV_COLUMNS])
+    return buffer.getvalue()
+
+
+def _md(text: str) -> str:
+    """Plain text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
+    """The verdict as a GitHub step summary: a heading, the reason and one row per target."""
+    mark = "✅ passed" if gate["passed"] else "❌ failed"
+    lines = [
+        f"### srbench gate {mark}",
+        "",
+        f"Run `{report['run_id']}` ({report['status']}, profile {report['profile']}) against "
+        f"baseline `{gate['baseline_run_id']}` ({_md(str(gate['baseline_source']))}); mode "
+        f"**{gate['mode']}**, interval {gate['interval_method']}"
+        + (f", margin {gate['margin']:g}" if gate["mode"] == "noninferiority" else "")
+        + ".",
+        "",
+    ]
+    if gate["reason"]:
+        lines += [f"**{_md(gate['reason'])}**", ""]
+    if gate["targets"]:
+        lines += [
+            "| target | baseline target | Δ quality | 95 % interval | verdict |",
+            "| --- | --- | ---: | --- | --- |",
+        ]
+        for target in gate["targets"]:
+            low, high = target["interval"]
+            lines.append(
+                f"| {_md(target['target_id'])} | {_md(target['baseline_target_id'])} | "
+                f"{target['quality_delta']:+.3f} | [{low:+.3f}, {high:+.3f}] | "
+                f"{'ok' if target['passed'] else 'FAIL'} |"
+            )
+    return "\n".join(lines) + "\n"

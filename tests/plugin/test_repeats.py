@@ -1,0 +1,108 @@
+"""Repeats end to end: K journaled cells per case, agreement and flip rates, and comparisons
+that use the per-case mean (a K=1 baseline against a K=3 candidate)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_srbench.cli import main as srbench_main
+
+pytestmark = pytest.mark.slow
+
+CONFIG = """
+[tool.srbench]
+default_targets = ["steady", "flaky"]
+
+[[tool.srbench.targets]]
+id = "steady"
+model = "steady-model"
+simulated = true
+[tool.srbench.targets.prices.steady-model]
+input = 1.0
+cached_input = 0.5
+cache_write = 1.0
+output = 2.0
+
+[[tool.srbench.targets]]
+id = "flaky"
+model = "flaky-model"
+simulated = true
+[tool.srbench.targets.prices.flaky-model]
+input = 1.0
+cached_input = 0.5
+cache_write = 1.0
+output = 2.0
+
+[tool.srbench.simulator.models.steady-model]
+accuracy = 0.9
+latency_s = 0.0
+prices = { input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }
+
+[tool.srbench.simulator.models.flaky-model]
+accuracy = 0.2
+flip_rate = 1.0
+latency_s = 0.0
+prices = { input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }
+"""
+
+
+def run(pytester: pytest.Pytester, name: str, *args: str) -> dict:
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
+        f"--srbench-json={name}",
+        *args,
+    )
+    assert result.ret == 0, result.stdout.str()
+    return json.loads((pytester.path / name).read_text())
+
+
+def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
+    pytester.makepyprojecttoml(CONFIG)
+    once = run(pytester, "once.json")
+    thrice = run(pytester, "thrice.json", "--srbench-repeats=3")
+
+    assert once["repeats"] is None and once["plan"]["repeats"] == 1
+    assert len(thrice["cells"]) == 18 * 3 * 2
+    assert {c["status"] for c in thrice["cells"]} == {"completed"}
+    case_ids = {c["case_id"] for c in thrice["cells"]}
+    assert "mmlu-pro/smoke-biology-001#r3" in case_ids
+    assert thrice["plan"]["repeats"] == 3
+    assert thrice["plan"]["case_sha256"] == once["plan"]["case_sha256"]
+    for target in thrice["summary"]["targets"]:
+        assert target["total"] == 54  # every repeat counts in the denominator
+
+    agreement = {t["target_id"]: t for t in thrice["repeats"]["targets"]}
+    assert agreement["steady"]["flip_rate"] == 0  # deterministic answers never flip
+    assert agreement["steady"]["mean_agreement"] == 1
+    assert agreement["flaky"]["fully_observed_cases"] == 18
+    assert agreement["flaky"]["flip_rate"] > 0  # a fresh draw per request
+    per_case = [c for c in thrice["repeats"]["cases"] if c["target_id"] == "flaky"]
+    assert len(per_case) == 18 and all(c["observed"] == 3 for c in per_case)
+
+    # a K=1 baseline against a K=3 candidate: per-case means are compared
+    code = srbench_main(
+        [
+            "--store",
+            str(pytester.path / ".srbench"),
+            "compare",
+            str(pytester.path / "once.json"),
+            str(pytester.path / "thrice.json"),
+            "--json",
+            str(pytester.path / "compare.json"),
+        ]
+    )
+    assert code == 0
+    assert "Newcombe" in capsys.readouterr().out
+    result = json.loads((pytester.path / "compare.json").read_text())
+    rows = {r["candidate_target_id"]: r for r in result["candidates"][0]["comparisons"]}
+    assert rows["steady"]["baseline_target_id"] == "steady"  # strongest single of the baseline
+    assert rows["steady"]["quality_delta"] == pytest.approx(0.0, abs=1e-12)
+    flaky = rows["flaky"]
+    assert flaky["paired_cases"] == 18
+    assert flaky["paired_statistics"]["binary_outcomes"] is False  # means over repeats
