@@ -1,4 +1,4 @@
-"""The ``srbench datasets`` sub-commands: prepare, list and show suite folders."""
+"""The ``srbench datasets`` sub-commands: prepare, synth, list and show suite folders."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ from pytest_srbench.datasets.formats._common import DatasetError
 from pytest_srbench.datasets.prepare import PrepareSummary, load_prepared, prepare
 from pytest_srbench.datasets.realdata import PACKAGES, prepare_from_package
 from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META, SuiteError
+from pytest_srbench.datasets.synth import (
+    SYNTH_BENCHMARKS,
+    SYNTH_PROFILES,
+    SynthError,
+    write_synthetic_suites,
+)
 from pytest_srbench.render.terminal import table
 
 DEFAULT_ROOT = "suites"
@@ -82,6 +88,37 @@ def _summary_lines(summary: PrepareSummary) -> list[str]:
         f"  revision {summary.revision}",
         f"  sha256   {summary.sha256}",
     ]
+
+
+def cmd_datasets_synth(args: argparse.Namespace) -> int:
+    root = Path(args.out)
+    try:
+        summaries = write_synthetic_suites(
+            root, profile=args.profile, seed=args.seed, benchmarks=args.benchmark, force=args.force
+        )
+    except SynthError as error:
+        return _error(error)
+    except OSError as error:
+        return _error(f"{error.filename or ''}: {error.strerror or error}")
+    print(
+        f"wrote {len(summaries)} synthetic suite(s) for the {args.profile} profile "
+        f"(generator seed {args.seed}) under {root}"
+    )
+    rows = [[s.benchmark, str(s.count), str(s.folder), s.sha256[:16]] for s in summaries]
+    for line in table(["benchmark", "rows", "folder", "sha256"], rows):
+        print(f"  {line}")
+    prepared = [root / f"{s.benchmark}.{args.profile}" for s in summaries]
+    shadowing = [str(folder) for folder in prepared if (folder / SUITE_META).is_file()]
+    if shadowing:
+        print(
+            f"note: {', '.join(shadowing)} (prepared for {args.profile}) take precedence over "
+            f"the synthetic suite(s) in a {args.profile} run"
+        )
+    print(
+        "These items are procedurally generated: a score on them measures the harness and the "
+        "model on synthetic items, not the benchmarks."
+    )
+    return 0
 
 
 def _suite_folders(root: Path) -> list[Path]:
@@ -174,8 +211,10 @@ def cmd_datasets_show(args: argparse.Namespace) -> int:
 
 
 def add_datasets_commands(subparsers: Any) -> None:
-    """Register ``datasets prepare|list|show`` on an argparse sub-parsers object."""
-    datasets = subparsers.add_parser("datasets", help="prepare, list and show benchmark suites")
+    """Register ``datasets prepare|synth|list|show`` on an argparse sub-parsers object."""
+    datasets = subparsers.add_parser(
+        "datasets", help="prepare, synthesise, list and show benchmark suites"
+    )
     sub = datasets.add_subparsers(dest="datasets_command", required=True)
 
     prep = sub.add_parser(
@@ -199,6 +238,27 @@ def add_datasets_commands(subparsers: Any) -> None:
     prep.add_argument("--split", help="arc-agi-2: the split of a split-keyed task file")
     prep.add_argument("--tools-source", help="tau3: the domain's tools.py (parsed, not imported)")
     prep.set_defaults(func=cmd_datasets_prepare)
+
+    synth = sub.add_parser(
+        "synth",
+        help="write synthetic suites (generated items) so quick / standard run offline",
+        description="Writes <out>/<benchmark>/ (cases.jsonl + suite.json) holding procedurally "
+        "generated items in each benchmark's row format: the quick count for quick, the quick "
+        "plus standard counts for standard. They exercise the harness; they are not benchmark data.",
+    )
+    synth.add_argument("--profile", required=True, choices=SYNTH_PROFILES)
+    synth.add_argument("--out", default=DEFAULT_ROOT, help="default ./suites")
+    synth.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})"
+    )
+    synth.add_argument(
+        "--benchmark",
+        action="append",
+        choices=SYNTH_BENCHMARKS,
+        help="repeatable; default: all nine sr-bench benchmarks",
+    )
+    synth.add_argument("--force", action="store_true", help="replace existing suite folders")
+    synth.set_defaults(func=cmd_datasets_synth)
 
     listing = sub.add_parser("list", help="the suites under a folder, raw and prepared")
     listing.add_argument("--root", default=DEFAULT_ROOT, help="default ./suites")
