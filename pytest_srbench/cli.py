@@ -15,9 +15,10 @@ from typing import Any
 from pytest_srbench.core.compare import ComparisonError, compare_many
 from pytest_srbench.datasets.cli import add_datasets_commands
 from pytest_srbench.render.compare import comparison_csv, render_comparison
+from pytest_srbench.render.html import render_compare_html, write_html
 from pytest_srbench.render.json_report import report_json, write_report
 from pytest_srbench.render.terminal import render_summary, table
-from pytest_srbench.runs import RunNotFound, load_side, report_from_store
+from pytest_srbench.runs import RunNotFound, load_side, report_from_store, write_html_report
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
 
@@ -102,6 +103,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     report = _report(store, args.run)
     if args.json:
         write_report(report, Path(args.json))
+    if args.html:
+        write_html_report(store, args.run, report, Path(args.html))
     if args.format == "json":
         sys.stdout.write(report_json(report))
     else:
@@ -125,6 +128,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         Path(args.json).write_text(text, encoding="utf-8")
     if args.csv:
         Path(args.csv).write_text(comparison_csv(result), encoding="utf-8")
+    if args.html:
+        write_html(render_compare_html(result), Path(args.html))
     if args.format == "json":
         sys.stdout.write(text)
     elif args.format == "csv":
@@ -224,6 +229,7 @@ def parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="the full-denominator report of a run")
     report.add_argument("run")
     report.add_argument("--json", metavar="PATH", help="also write the JSON report")
+    report.add_argument("--html", metavar="PATH", help="also write the HTML report")
     report.add_argument("--format", choices=("text", "json"), default="text")
     report.set_defaults(func=cmd_report)
 
@@ -240,6 +246,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
     comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
+    comp.add_argument("--html", metavar="PATH", help="also write the comparison as HTML")
     comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")

@@ -1,5 +1,5 @@
-"""Reading runs back for reports and comparisons: a run's report from the store, and a
-comparison side from a run id in the store or from a JSON report file (a CI artifact)."""
+"""Reading runs back for reports and comparisons: a run's report (and HTML page) from the
+store, and a comparison side from a run id in the store or from a JSON report file."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_srbench.core.compare import RunSide
+from pytest_srbench.core.drilldown import case_details
 from pytest_srbench.core.report import build_report
 from pytest_srbench.core.report_model import ReportModel
+from pytest_srbench.render.html import render_run_html, write_html
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore
 
@@ -65,3 +67,10 @@ def load_side(reference: str, store: SqliteStore | None) -> RunSide:
             raise RunNotFound(f"run {reference}: {error}") from None
     where = f"in the store at {store.root}" if store is not None else "(no store)"
     raise RunNotFound(f"{reference!r} is neither a report file nor a run {where}")
+
+
+def write_html_report(store: SqliteStore, run_id: str, report: dict[str, Any], path: Path) -> None:
+    """The self-contained HTML page of a run, with its bounded case drill-down."""
+    manifest = store.get_manifest(run_id)
+    details = case_details(manifest, store.results(run_id), store.calls(run_id))
+    write_html(render_run_html(report, details), path)

@@ -68,3 +68,14 @@ def test_errors_are_specific(finished_run, tmp_path):
     assert bad.returncode == 2 and "--limit must be in 1..500" in bad.stderr
     active = srbench(finished_run, "show", "x", "--active")
     assert active.returncode == 2 and "--active requires --calls" in active.stderr
+
+
+def test_report_writes_a_self_contained_html_page(finished_run, tmp_path):
+    run_id = srbench(finished_run, "runs").stdout.splitlines()[2].split()[0]
+    out = tmp_path / "page.html"
+    done = srbench(finished_run, "report", run_id, "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert run_id in page and "default-src 'none'" in page
+    assert "http://" not in page.replace("http://127.0.0.1", "") and "https://" not in page
+    assert 'id="srbench-data"' in page and "mmlu-pro/" in page

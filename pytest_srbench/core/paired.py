@@ -92,6 +92,30 @@ def stratified_bootstrap(
     return [float(samples[low]), float(samples[high])]
 
 
+def stratified_bootstrap_reference(
+    groups: Sequence[Group],
+    weights: Sequence[float],
+    *,
+    seed: int = BOOTSTRAP_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> list[float]:
+    """The same bootstrap as sr-bench's definition reads, as a plain loop: slow, kept as the
+    reference ``stratified_bootstrap`` is checked against."""
+    rng = random.Random(seed)
+    samples = []
+    for _ in range(resamples):
+        value = 0.0
+        for group, weight in zip(groups, weights, strict=True):
+            size = len(group)
+            picked = [group[math.floor(rng.random() * size)] for _ in range(size)]
+            value += sum(picked) / size * weight
+        samples.append(value)
+    samples.sort()
+    low = round(resamples * BOOTSTRAP_LOW_INDEX / BOOTSTRAP_RESAMPLES)
+    high = round(resamples * BOOTSTRAP_HIGH_INDEX / BOOTSTRAP_RESAMPLES)
+    return [samples[low], samples[high]]
+
+
 def sign_test_p(wins: int, losses: int) -> float:
     """Exact two-sided binomial p-value of ``wins`` against ``losses`` at one half.
 

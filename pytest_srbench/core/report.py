@@ -168,6 +168,10 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
     for cell in manifest.planned_cells():
         row = by_cell.get((cell.case_id, cell.target_id))
         details = (row or {}).get("details") or {}
+        latency = None
+        if row is not None:
+            latency = row.get("subject_latency_s")
+            latency = row.get("latency_s") if latency is None else latency
         cells.append(
             {
                 "case_id": cell.case_id,
@@ -178,9 +182,60 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
                 "answer": row.get("answer") if row else None,
                 "answer_status": details.get("answer_status"),
                 "error": summarize_failure(str(row["error"])) if row and row.get("error") else None,
+                "latency_s": latency,
+                "ttft_s": row.get("ttft_s") if row else None,
+                "cost_usd": row.get("cost_usd") if row else None,
             }
         )
     return cells
+
+
+NOT_GRADED = frozenset({"failed", "cancelled", "sent_unknown", "pending", "running"})
+HISTOGRAM_BINS = 20
+
+
+def failure_groups(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Cells without a graded outcome, grouped by reason (most frequent first)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        status = cell["status"]
+        if status not in NOT_GRADED:
+            continue
+        reason = cell["error"] or {
+            "pending": "never dispatched (pending)",
+            "running": "still running when the report was built",
+        }.get(status, status)
+        group = groups.setdefault(
+            reason, {"reason": reason, "count": 0, "statuses": {}, "targets": {}, "cells": []}
+        )
+        group["count"] += 1
+        group["statuses"][status] = group["statuses"].get(status, 0) + 1
+        group["targets"][cell["target_id"]] = group["targets"].get(cell["target_id"], 0) + 1
+        if len(group["cells"]) < 20:
+            group["cells"].append({"case_id": cell["case_id"], "target_id": cell["target_id"]})
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
+
+
+def distributions(cells: Sequence[Mapping[str, Any]], target_ids: Sequence[str]) -> dict[str, Any]:
+    """Histograms of per-cell TTFT and latency (completed cells), shared edges per measure."""
+    out: dict[str, Any] = {}
+    for measure in ("ttft_s", "latency_s"):
+        values = {
+            t: [float(c[measure]) for c in cells if c["target_id"] == t and c["status"] == "completed"
+                and c[measure] is not None]
+            for t in target_ids
+        }  # fmt: skip
+        top = max((v for vs in values.values() for v in vs), default=0.0)
+        width = top / HISTOGRAM_BINS if top > 0 else 1.0
+        edges = [round(i * width, 9) for i in range(HISTOGRAM_BINS + 1)]
+        counts = {}
+        for target_id, vs in values.items():
+            bins = [0] * HISTOGRAM_BINS
+            for v in vs:
+                bins[min(int(v / width), HISTOGRAM_BINS - 1)] += 1
+            counts[target_id] = bins
+        out[measure] = {"edges": edges, "counts": counts}
+    return out
 
 
 def plan_identity(manifest: Manifest) -> dict[str, Any]:
@@ -384,6 +439,8 @@ def build_report(
             "seed": manifest.seed,
             "runner": dict(runner) if runner is not None else None,
         },
+        "failure_groups": failure_groups(cells),
+        "distributions": distributions(cells, [t.id for t in manifest.targets]),
         "plan": plan_identity(manifest),
         "repeats": repeat_agreement(manifest, cells),
         "frontier": frontier(

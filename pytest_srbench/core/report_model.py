@@ -133,6 +133,31 @@ class CellOutcome(_Strict):
     answer: Any = None
     answer_status: str | None
     error: str | None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    cost_usd: float | None = None
+
+
+class FailureGroup(_Strict):
+    """Cells without a graded outcome that share one reason."""
+
+    reason: str
+    count: int
+    statuses: dict[str, int]
+    targets: dict[str, int]
+    cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
+
+
+class Histogram(_Strict):
+    edges: list[float] = Field(description="Bin edges in seconds, shared by all targets.")
+    counts: dict[str, list[int]] = Field(description="Per target, completed cells per bin.")
+
+
+class Distributions(_Strict):
+    """Per-cell time to first token and latency of completed cells."""
+
+    ttft_s: Histogram
+    latency_s: Histogram
 
 
 class PlannedCase(_Strict):
@@ -268,6 +293,8 @@ class ReportModel(_Strict):
     benchmarks: list[BenchmarkRow]
     limitations: list[str]
     provenance: dict[str, Any]
+    failure_groups: list[FailureGroup]
+    distributions: Distributions
     plan: PlanIdentity
     repeats: Repeats | None
     frontier: Frontier

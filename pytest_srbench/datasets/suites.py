@@ -46,6 +46,7 @@ class Suite:
             "location": "shipped" if is_shipped(self.path) else "project",
             "prepared": self.meta.get("prepared"),
             "assets": self.meta.get("assets"),
+            "reveal_answers": self.meta.get("reveal_answers"),
         }
 
 

@@ -76,6 +76,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="write the JSON report (default under reports/)",
     )
     group.addoption(
+        "--srbench-html",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="write the self-contained HTML report (default reports/srbench-report.html)",
+    )
+    group.addoption(
         "--srbench-seed",
         type=int,
         metavar="N",
@@ -147,6 +154,7 @@ class Settings:
     reports: Path
     concurrency: int
     json_path: Path | None
+    html_path: Path | None
     seed: int | None
     limit: int | None
     transport: str
@@ -159,6 +167,15 @@ class Settings:
     gate_interval: str = "newcombe"
 
 
+def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
+    """``None`` when the flag is absent; its default when given bare; relative to where pytest
+    was invoked otherwise."""
+    if option is None:
+        return None
+    path = Path(option) if option else default
+    return path if path.is_absolute() else invoked / path
+
+
 def is_active(config: pytest.Config) -> bool:
     """srbench runs only when a profile or a benchmark was asked for on the command line."""
     return bool(config.getoption("srbench_profile") or config.getoption("srbench_benchmark"))
@@ -168,12 +185,13 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     rootdir = Path(config.rootpath)
     store = config.getoption("srbench_store") or project.store
     reports = rootdir / project.reports
-    json_option = config.getoption("srbench_json")
-    json_path: Path | None = None
-    if json_option is not None:
-        json_path = Path(json_option) if json_option else reports / "srbench-report.json"
-        if not json_path.is_absolute():
-            json_path = Path(config.invocation_params.dir) / json_path
+    invoked = Path(config.invocation_params.dir)
+    json_path = _output_path(
+        config.getoption("srbench_json"), reports / "srbench-report.json", invoked
+    )
+    html_path = _output_path(
+        config.getoption("srbench_html"), reports / "srbench-report.html", invoked
+    )
     store_path = Path(store)
     if not store_path.is_absolute():
         store_path = rootdir / store_path
@@ -185,6 +203,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         reports=reports,
         concurrency=config.getoption("srbench_concurrency") or project.concurrency,
         json_path=json_path,
+        html_path=html_path,
         seed=config.getoption("srbench_seed"),
         limit=config.getoption("srbench_limit"),
         transport=config.getoption("srbench_transport") or project.transport,

@@ -35,7 +35,7 @@ from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
 from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
-from pytest_srbench.runs import RunNotFound, load_side
+from pytest_srbench.runs import RunNotFound, load_side, write_html_report
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.store.base import StoreError
@@ -465,6 +465,8 @@ class SrbenchPlugin:
             return
         if self.baseline is not None and self.report is not None:
             self._apply_gate(session, store)
+        if self.settings.html_path is not None and self.report is not None:
+            write_html_report(store, self.run_id, self.report, self.settings.html_path)
 
     def _apply_gate(self, session: pytest.Session, store: SqliteStore) -> None:
         """Judge the run against the baseline; a failed gate fails the session (exit 1)."""
@@ -502,6 +504,8 @@ class SrbenchPlugin:
             terminalreporter.write_line(line)
         if self.settings.json_path is not None:
             terminalreporter.write_line(f"JSON report: {self.settings.json_path}")
+        if self.settings.html_path is not None:
+            terminalreporter.write_line(f"HTML report: {self.settings.html_path}")
         if self.gate is not None:
             passed = bool(self.gate["passed"])
             terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)

@@ -63,6 +63,11 @@ class SimModel(BaseModel):
         description="Share of requests answered from a fresh draw instead of the case's fixed "
         "one: nondeterminism, so repeats of a case can disagree.",
     )
+    inject_markup: str | None = Field(
+        None,
+        description="Text put in front of every answer (e.g. a <script> tag), to check that "
+        "renderers treat model output as data.",
+    )
     ignore_max_tokens: bool = Field(
         False, description="Answer in full even past the request's max_tokens."
     )

@@ -178,6 +178,8 @@ def plan_response(
             retry_after_s=model.retry_after_s,
         )
     reply = answer(model, _draw_key(model, script_key(messages)), script, messages)
+    if model.inject_markup and reply.text:
+        reply = Reply(f"{model.inject_markup}\n{reply.text}", reply.tool_calls)
     content = words(reply.text) if reply.text else []
     plan.tool_calls = reply.tool_calls
     if reply.tool_calls:

@@ -124,22 +124,28 @@ def test_noninferiority_against_a_run_in_the_store(project):
 
 
 def test_bad_baselines_are_usage_errors_before_anything_runs(project):
-    missing = run(project, "--srbench-baseline=nowhere.json")
+    missing = run(project, "--srbench-limit=20", "--srbench-baseline=nowhere.json")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*--srbench-baseline: 'nowhere.json' is neither a report file*"])
 
     (project.path / "broken.json").write_text("{not json")
-    broken = run(project, "--srbench-baseline=broken.json")
+    broken = run(project, "--srbench-limit=20", "--srbench-baseline=broken.json")
     assert broken.ret == pytest.ExitCode.USAGE_ERROR
     broken.stderr.fnmatch_lines(["*broken.json: not a JSON report*"])
 
-    lonely = run(project, "--srbench-gate=noninferiority")
+    lonely = run(project, "--srbench-limit=20", "--srbench-gate=noninferiority")
     assert lonely.ret == pytest.ExitCode.USAGE_ERROR
     lonely.stderr.fnmatch_lines(["*--srbench-gate needs --srbench-baseline*"])
 
-    base = run(project, "--srbench-json=main.json")
+    base = run(project, "--srbench-limit=20", "--srbench-json=main.json")
     assert base.ret == 0
-    other = run(project, "--srbench-baseline=main.json", "--srbench-limits", "max_output_chars=999")
+    other = run(
+        project,
+        "--srbench-limit=20",
+        "--srbench-baseline=main.json",
+        "--srbench-limits",
+        "max_output_chars=999",
+    )
     assert other.ret == pytest.ExitCode.USAGE_ERROR
     other.stderr.fnmatch_lines(
         ["*cannot gate this run: Cannot compare runs with different limits*"]

@@ -1,0 +1,194 @@
+"""The HTML report: one self-contained file (inline CSS, SVG and script; no network) rendered
+with jinja2 and autoescaping from the report dict — and, for the case drill-down, the bounded
+case details of ``core.drilldown``. Model output is data: the page's script only ever sets it
+with ``textContent``, and the embedded JSON is escaped so it cannot close its script tag.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from pytest_srbench.core.report_model import ReportModel
+from pytest_srbench.render import charts
+from pytest_srbench.render.terminal import NULL, interval, num, seconds, usd
+
+CASE_STATUSES = ("correct", "wrong", "failed", "cancelled", "sent_unknown", "pending", "running")
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pytest_srbench.render", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["usd"] = usd
+    env.filters["num"] = num
+    env.filters["secs"] = seconds
+    env.filters["pct"] = _pct
+    env.filters["signed"] = _signed
+    env.filters["interval"] = interval
+    env.globals["asset"] = _asset
+    env.globals["script_hash"] = _script_hash()
+    return env
+
+
+def _pct(value: float | None) -> str:
+    return NULL if value is None else f"{value:+.1f}%"
+
+
+def _signed(value: float | None) -> str:
+    return NULL if value is None else f"{value:+.3f}"
+
+
+@cache
+def _asset(name: str) -> str:
+    """An inline asset (CSS or script) from the templates folder."""
+    source = environment().loader
+    assert source is not None
+    text, _, _ = source.get_source(environment(), name)
+    return text
+
+
+def _script_hash() -> str:
+    """The page's only executable script, pinned by hash in its Content-Security-Policy: a
+    script that got into the page any other way would not run."""
+    loader = PackageLoader("pytest_srbench.render", "templates")
+    text = loader.get_source(Environment(loader=loader), "report.js")[0]
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+def cell_outcome(cell: Mapping[str, Any]) -> str:
+    """One word for a cell: correct, wrong, or its status when it has no grade."""
+    if cell["status"] == "completed":
+        return "correct" if cell["correct"] is True else "wrong"
+    return str(cell["status"])
+
+
+def case_table_data(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Compact rows for the page's case table and the drill-down texts, as one JSON blob."""
+    targets = [t["id"] for t in report["summary"]["targets"]]
+    benchmarks = sorted({c["benchmark"] for c in report["cells"]})
+    t_index = {t: i for i, t in enumerate(targets)}
+    b_index = {b: i for i, b in enumerate(benchmarks)}
+    rows = [
+        [
+            c["case_id"],
+            t_index[c["target_id"]],
+            b_index[c["benchmark"]],
+            cell_outcome(c),
+            c["answer_status"],
+            c["latency_s"],
+            c["cost_usd"],
+            c["error"],
+        ]
+        for c in report["cells"]
+    ]
+    return {
+        "targets": targets,
+        "benchmarks": benchmarks,
+        "columns": ["case", "target", "benchmark", "outcome", "answer status", "latency", "cost",
+                    "error"],
+        "rows": rows,
+        "cases": (details or {}).get("cases", {}),
+        "cells": (details or {}).get("cells", {}),
+    }  # fmt: skip
+
+
+def run_view(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Everything the run template needs, derived only by layout from the report."""
+    summary = report["summary"]
+    targets = summary["targets"]
+    frontier = report["frontier"]
+    histograms = {
+        measure: {
+            t["id"]: charts.histogram_bars(
+                report["distributions"][measure]["edges"],
+                report["distributions"][measure]["counts"].get(t["id"], []),
+            )
+            for t in targets
+        }
+        for measure in ("ttft_s", "latency_s")
+    }
+    return {
+        "report": report,
+        "targets": targets,
+        "target_bars": {t["id"]: charts.interval_bar(t["accuracy"], t["accuracy_ci95"]) for t in targets},
+        "benchmark_bars": [
+            (row, charts.interval_bar(row["accuracy"], row["accuracy_ci95"]))
+            for row in report["benchmarks"]
+        ],
+        "chart": charts.quality_cost_chart([*frontier["points"], *frontier["unplaced"]]),
+        "unplaced": frontier["unplaced"],
+        "tokens": charts.token_bars(targets),
+        "histograms": histograms,
+        "routers": [t for t in targets if t["decisions"] or t["kind"] == "mom"],
+        "data": case_table_data(report, details),
+        "has_details": details is not None,
+        "statuses": CASE_STATUSES,
+    }  # fmt: skip
+
+
+def render_run_html(report: Mapping[str, Any], details: Mapping[str, Any] | None = None) -> str:
+    """The whole report page for one run (from the report as validated for the JSON file)."""
+    shaped = ReportModel.model_validate(report).model_dump(mode="json")
+    return environment().get_template("run.html.j2").render(**run_view(shaped, details))
+
+
+def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison page: per candidate target, intervals, W/L/T, costs; iterations."""
+    rows = []
+    for candidate in result["candidates"]:
+        for row in candidate["comparisons"]:
+            stats = row["paired_statistics"]
+            rows.append(
+                {
+                    "run_id": candidate["candidate_run_id"],
+                    "created_at": candidate["candidate_created_at"],
+                    "row": row,
+                    "label": f"{row['candidate_target_id']} ({candidate['candidate_run_id'][-6:]})",
+                    "delta": row["quality_delta"],
+                    "intervals": {
+                        "Newcombe": stats["stratified_newcombe_ci95"],
+                        "Hoeffding": row["quality_delta_ci95"],
+                        "bootstrap": row["quality_delta_bootstrap_ci95"],
+                    },
+                }
+            )
+    by_target: dict[str, list[dict[str, Any]]] = {}
+    for entry in rows:
+        by_target.setdefault(entry["row"]["candidate_target_id"], []).append(
+            {**entry, "intervals": {"Newcombe": entry["intervals"]["Newcombe"]},
+             "label": entry["run_id"][-8:]}
+        )  # fmt: skip
+    frontier = result["frontier"]
+    return {
+        "result": result,
+        "rows": rows,
+        "forest_chart": charts.delta_forest(rows),
+        "iterations": {t: charts.delta_forest(entries) for t, entries in by_target.items()},
+        "chart": charts.quality_cost_chart([*frontier["points"], *frontier["unplaced"]]),
+        "frontier": frontier,
+    }
+
+
+def render_compare_html(result: Mapping[str, Any]) -> str:
+    return environment().get_template("compare.html.j2").render(**compare_view(result))
+
+
+def write_html(text: str, path: Path) -> None:
+    """Write atomically (a reader never sees half a page)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
