@@ -9,11 +9,18 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.compare import ComparisonError, compare_many
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
+from pytest_srbench.core.recovery import MODES, RecoveryError
 from pytest_srbench.datasets.cli import add_datasets_commands
+from pytest_srbench.lifecycle import open_swept_store, request_cancel
+from pytest_srbench.offline_cli import add_offline_commands
+from pytest_srbench.reconcile_cli import add_reconcile_commands
+from pytest_srbench.recovering import create_child, plan_for, read_plan_file
 from pytest_srbench.render.compare import comparison_csv, render_comparison
 from pytest_srbench.render.html import render_compare_html, write_html
 from pytest_srbench.render.json_report import report_json, write_report
@@ -26,10 +33,27 @@ DEFAULT_STORE = ".srbench"
 
 
 def _store(args: argparse.Namespace) -> SqliteStore:
+    """Open the store and sweep it: runs whose owning process died become ``interrupted``."""
     path = Path(args.store)
     if not (path / "journal.sqlite3").exists():
         raise StoreError(f"no store at {path} (pass --store DIR)")
-    return open_store(path)
+    store, swept = open_swept_store(path)
+    for run in swept:
+        print(f"srbench: run {run.id} was interrupted: {run.error}", file=sys.stderr)
+    return store
+
+
+def _page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict[str, Any]], Any]:
+    """A page of ``limit`` rows (``limit + 1`` were read) and the cursor of the next one."""
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1][cursor]
+    return rows, None
+
+
+def _elapsed(started: str | None) -> float | None:
+    if not started:
+        return None
+    return round((datetime.now(UTC) - datetime.fromisoformat(started)).total_seconds(), 3)
 
 
 def _report(store: SqliteStore, run_id: str) -> dict[str, Any]:
@@ -54,32 +78,30 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     store = _store(args)
     run = store.require_run(args.run)
+    if args.call_id:
+        call = store.get_call(args.call_id)
+        if call is None or call.get("_seq") is None or call.get("case_id") is None:
+            raise StoreError(f"no call {args.call_id!r} in {store.root}")
+        print(json.dumps({"call": call}, indent=2))
+        return 0
     if args.results:
-        rows = store.results(args.run, after=args.after, limit=args.limit)
-        print(
-            json.dumps(
-                {
-                    "results": rows,
-                    "next_cursor": rows[-1]["_row"] if len(rows) == args.limit else None,
-                },
-                indent=2,
-            )
+        rows, cursor = _page(
+            store.results(args.run, after=args.after, limit=args.limit + 1), args.limit, "_row"
         )
+        print(json.dumps({"results": rows, "next_cursor": cursor}, indent=2))
         return 0
     if args.calls:
-        rows = store.calls(args.run, active=args.active, after=args.after, limit=args.limit)
+        rows, cursor = _page(
+            store.calls(args.run, active=args.active, after=args.after, limit=args.limit + 1),
+            args.limit,
+            "_seq",
+        )
         for row in rows:
             for key in ("request", "final", "reasoning", "raw_usage", "tool_calls"):
                 row.pop(key, None)
-        print(
-            json.dumps(
-                {
-                    "calls": rows,
-                    "next_cursor": rows[-1]["_seq"] if len(rows) == args.limit else None,
-                },
-                indent=2,
-            )
-        )
+            if args.active:
+                row["elapsed_s"] = _elapsed(row.get("started_at"))
+        print(json.dumps({"calls": rows, "next_cursor": cursor}, indent=2))
         return 0
     if args.events:
         print(
@@ -95,6 +117,66 @@ def cmd_show(args: argparse.Namespace) -> int:
          "targets": [t.id for t in manifest.targets], "cells": len(manifest.planned_cells())},
         indent=2,
     ))  # fmt: skip
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    store = _store(args)
+    before = store.require_run(args.run)
+    run = request_cancel(store, args.run)
+    if before.status in TERMINAL_RUN_STATUSES:
+        print(f"run {run.id} is already {run.status}; nothing to cancel")
+    else:
+        print(f"cancellation requested for {run.id} (now {run.status}); its processes stop "
+              "dispatching, abort in-flight calls and end it cancelled")  # fmt: skip
+    return 0
+
+
+def cmd_recover_plan(args: argparse.Namespace) -> int:
+    store = _store(args)
+    try:
+        plan = plan_for(store, args.run, args.mode)
+    except RecoveryError as error:
+        print(f"srbench recover-plan: {error}", file=sys.stderr)
+        return 2
+    text = json.dumps(plan, indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    reasons: dict[str, int] = {}
+    for entry in plan["excluded"]:
+        reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
+    print(f"recovery plan for {args.run} ({args.mode}): {plan['counts']['eligible']} eligible, "
+          f"{plan['counts']['excluded']} excluded; plan {plan['plan_sha256'][:16]}")  # fmt: skip
+    for reason, count in sorted(reasons.items()):
+        print(f"  {count:>7}  {reason}")
+    if args.output:
+        print(f"written to {args.output}; add \"selected_cells\" to choose a subset, then: "
+              f"srbench recover {args.run} --plan {args.output} --idempotency-key KEY")  # fmt: skip
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    store = _store(args)
+    try:
+        plan = read_plan_file(Path(args.plan))
+        if plan.get("parent_run_id") != args.run:
+            raise RecoveryError("Recovery plan belongs to another parent run")
+        run, created = create_child(
+            store,
+            args.run,
+            plan,
+            idempotency_key=args.idempotency_key,
+            acknowledge_new_attempt=args.acknowledge_new_attempt,
+        )
+    except RecoveryError as error:
+        print(f"srbench recover: {error}", file=sys.stderr)
+        return 2
+    manifest = store.get_manifest(run.id)
+    print(f"{'created' if created else 'existing'} recovery child {run.id} ({run.status}) of "
+          f"{args.run}: {len(manifest.planned_cells())} cells")  # fmt: skip
+    print(
+        f"run it with: pytest --srbench-recover {args.plan} --srbench-run-key {args.idempotency_key}"
+    )
     return 0
 
 
@@ -221,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
     view.add_argument("--results", action="store_true")
     view.add_argument("--calls", action="store_true")
     view.add_argument("--events", action="store_true")
+    view.add_argument("--call-id", metavar="ID", help="one call's whole receipt")
     show.add_argument("--active", action="store_true", help="with --calls: only calls in flight")
     show.add_argument("--after", type=int, default=0)
     show.add_argument("--limit", type=_limit, default=100)
@@ -232,6 +315,29 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--html", metavar="PATH", help="also write the HTML report")
     report.add_argument("--format", choices=("text", "json"), default="text")
     report.set_defaults(func=cmd_report)
+
+    cancel = sub.add_parser("cancel", help="ask a running run to stop (it ends cancelled)")
+    cancel.add_argument("run")
+    cancel.set_defaults(func=cmd_cancel)
+
+    rplan = sub.add_parser(
+        "recover-plan", help="which cells of a finished run may be attempted again (read-only)"
+    )
+    rplan.add_argument("run")
+    rplan.add_argument("--mode", choices=MODES, default="undispatched")
+    rplan.add_argument("--output", metavar="PLAN.json", help="write the plan for review")
+    rplan.set_defaults(func=cmd_recover_plan)
+
+    recover = sub.add_parser("recover", help="create a recovery child run from a reviewed plan")
+    recover.add_argument("run")
+    recover.add_argument("--plan", required=True, metavar="PLAN.json")
+    recover.add_argument("--idempotency-key", required=True, metavar="KEY")
+    recover.add_argument(
+        "--acknowledge-new-attempt",
+        action="store_true",
+        help="required for --mode failed: cells that already spent money are attempted again",
+    )
+    recover.set_defaults(func=cmd_recover)
 
     comp = sub.add_parser(
         "compare",
@@ -263,6 +369,8 @@ def parser() -> argparse.ArgumentParser:
     real.set_defaults(func=cmd_real)
 
     add_datasets_commands(sub)
+    add_reconcile_commands(sub)
+    add_offline_commands(sub)
 
     sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
     sim.add_argument("--host", default="127.0.0.1")

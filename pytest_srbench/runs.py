@@ -15,6 +15,7 @@ from pytest_srbench.core.report import build_report
 from pytest_srbench.core.report_model import ReportModel
 from pytest_srbench.render.html import render_run_html, write_html
 from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.corrections import latest_correction
 from pytest_srbench.store.sqlite import SqliteStore
 
 
@@ -23,7 +24,8 @@ class RunNotFound(ValueError):
 
 
 def report_from_store(store: SqliteStore, run_id: str) -> dict[str, Any]:
-    """Recompute a run's full report from its stored manifest, rows, calls and events."""
+    """Recompute a run's full report from its stored manifest, rows, calls and events,
+    reading the calls through the run's latest accounting correction when it has one."""
     run = store.require_run(run_id)
     return build_report(
         store.get_manifest(run_id),
@@ -32,7 +34,26 @@ def report_from_store(store: SqliteStore, run_id: str) -> dict[str, Any]:
         store.calls(run_id),
         store.events(run_id, limit=1_000_000),
         runner=store.get_runner(run_id),
+        correction=latest_correction(store, run_id),
+        child_attempts=child_attempts(store, run_id),
     )
+
+
+def child_attempts(store: SqliteStore, run_id: str) -> list[dict[str, Any]]:
+    """The recovery children of a run (lineage), oldest first."""
+    children = []
+    for child in store.children(run_id):
+        recovery = store.get_manifest(child.id).recovery or {}
+        children.append(
+            {
+                "run_id": child.id,
+                "status": child.status,
+                "created_at": child.created_at,
+                "mode": recovery.get("mode"),
+                "cells": len(recovery.get("selected_cells") or []),
+            }
+        )
+    return children
 
 
 def read_report_file(path: Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pytest_srbench.core.frontier import frontier, frontier_point
 from pytest_srbench.core.metrics import Row, target_metric
 from pytest_srbench.core.models import Manifest, Run, Target
 from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.reconcile import correction_summary, effective_calls
 from pytest_srbench.core.usage import cache_neutral_cost, sum_cost
 
 REPORT_VERSION = "pytest-srbench-report-1"
@@ -341,8 +342,14 @@ def build_report(
     *,
     runner: Mapping[str, Any] | None = None,
     child_attempts: Sequence[Mapping[str, Any]] = (),
+    correction: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Compute the whole report dict (validated later by ``ReportModel``)."""
+    """Compute the whole report dict (validated later by ``ReportModel``).
+
+    With an accounting ``correction`` every call is read through it (``effective_calls``)
+    before any metric; the original receipts are not touched.
+    """
+    calls = effective_calls(calls, correction)
     pricing = _Pricing(manifest)
     planned: dict[str, list[str]] = defaultdict(list)
     for cell in manifest.planned_cells():
@@ -391,6 +398,13 @@ def build_report(
 
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
     cells = cell_outcomes(manifest, results)
+    limitations = _limitations(manifest, run, summary_targets, runner)
+    if correction is not None:
+        limitations.append(
+            f"Usage and cost are read through accounting correction {correction.get('id')} "
+            "(offline re-verification of the saved streams); calls it could not verify count "
+            "as unknown. The original call receipts are preserved."
+        )
     return {
         "version": REPORT_VERSION,
         "protocol": manifest.version,
@@ -415,7 +429,7 @@ def build_report(
             "total_spend_usd": sum_cost(c.get("cost_usd") for c in calls) if totals_known else None,
         },
         "benchmarks": benchmark_rows,
-        "limitations": _limitations(manifest, run, summary_targets, runner),
+        "limitations": limitations,
         "provenance": {
             "plan_sha256": manifest.plan_sha256,
             "case_sha256": manifest.case_sha256,
@@ -438,6 +452,9 @@ def build_report(
             "profile": manifest.profile,
             "seed": manifest.seed,
             "runner": dict(runner) if runner is not None else None,
+            "accounting_correction": correction_summary(correction)
+            if correction is not None
+            else None,
         },
         "failure_groups": failure_groups(cells),
         "distributions": distributions(cells, [t.id for t in manifest.targets]),

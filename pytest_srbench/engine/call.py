@@ -26,7 +26,7 @@ from pytest_srbench.core.plan import request_params_for
 from pytest_srbench.core.receipts import receipt_fields, request_phase, response_phase, session_id
 from pytest_srbench.core.sse import ChatStreamState, SseDecoder
 from pytest_srbench.core.usage import is_known_cost
-from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.engine.runtime import LiveCall, RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
 from pytest_srbench.transport.base import HttpRequest
@@ -229,6 +229,7 @@ async def _attempt(
         read_timeout_s=min(limits.idle_timeout_s, limits.total_timeout_s),
     )
     total = min(limits.total_timeout_s, max(0.1, cell.deadline - started))
+    live = rt.live[call_id] = LiveCall(row["phase"])
     try:
         async with asyncio.timeout(total):
             async with rt.transport_for(target).post(request) as response:
@@ -250,6 +251,7 @@ async def _attempt(
                 done = False
                 async for chunk in response.chunks():
                     evidence += chunk
+                    live.bytes_received = len(evidence)
                     if len(evidence) > rt.byte_cap:
                         raise CallFailure("Stream byte cap exceeded")
                     if state.feed_events(decoder.feed(chunk)):
@@ -275,6 +277,7 @@ async def _attempt(
     except UnicodeDecodeError:
         failure = CallFailure("UnicodeDecodeError: stream is not UTF-8", transient=True)
     latency = time.monotonic() - started
+    rt.live.pop(call_id, None)
     phase, phase_source = response_phase(response_headers, list(messages))
     if not fields and state.raw_usage is not None:
         fields = {"model": state.model, "usage": state.usage, "raw_usage": state.raw_usage}

@@ -28,6 +28,7 @@ class EngineOptions:
 
     concurrency: int = 16
     target_concurrency: dict[str, int] | None = None
+    watch_interval_s: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -146,11 +147,12 @@ class Engine:
         self._tasks = [
             asyncio.create_task(worker()) for _ in range(max(1, self.options.concurrency))
         ]
-        crashes = [
-            error
-            for error in await asyncio.gather(*self._tasks, return_exceptions=True)
-            if isinstance(error, Exception)
-        ]
+        watcher = asyncio.create_task(self._watch())
+        try:
+            outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+        finally:
+            watcher.cancel()
+        crashes = [error for error in outcomes if isinstance(error, Exception)]
         if crashes:
             rt.stop(f"engine error: {type(crashes[0]).__name__}: {crashes[0]}")
         if pending_commits:
@@ -161,6 +163,19 @@ class Engine:
                     CellOutcome("pending", None, f"not dispatched: {rt.stop_reason or 'stopped'}")
                 )
         rt.writer.flush()
+
+    async def _watch(self) -> None:
+        """Every ``watch_interval_s``: publish in-flight progress, and stop when another
+        process asked to cancel the run (``srbench cancel``)."""
+        rt = self.runtime
+        while True:
+            await asyncio.sleep(self.options.watch_interval_s)
+            rt.publish_progress()
+            if not rt.user_cancelled and rt.store.cancellation_requested(rt.run_id):
+                rt.stop("cancelled by request (srbench cancel)", user=True)
+                for task in self._tasks:
+                    task.cancel()
+                return
 
     def cancel(self, reason: str, *, user: bool = True) -> None:
         """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""

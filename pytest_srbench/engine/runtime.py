@@ -15,9 +15,20 @@ from pytest_srbench.core.budget import Budget
 from pytest_srbench.core.failures import CallFailure
 from pytest_srbench.core.models import Case, Manifest, Target
 from pytest_srbench.core.sse import StreamGuards
+from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.sqlite import SqliteStore
 from pytest_srbench.store.writer import GroupCommitWriter
+from pytest_srbench.store.writes import CallProgress, Write
 from pytest_srbench.transport.base import Transport
+
+
+@dataclass
+class LiveCall:
+    """An in-flight call's progress, updated by its stream loop (one attribute per chunk)."""
+
+    phase: str | None
+    bytes_received: int = 0
+    published: int = -1
 
 
 @dataclass
@@ -42,6 +53,7 @@ class RunRuntime:
     target_transports: dict[str, Transport] = field(default_factory=dict)
     asset_roots: dict[str, Path] = field(default_factory=dict)
     _assets: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    live: dict[str, LiveCall] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits
@@ -115,6 +127,19 @@ class RunRuntime:
         await self.transport.aclose()
         for transport in self.target_transports.values():
             await transport.aclose()
+
+    def publish_progress(self) -> None:
+        """Queue the progress of in-flight calls whose streams grew since the last look."""
+        now = now_iso()
+        writes: list[Write] = []
+        for call_id, live in self.live.items():
+            if live.bytes_received != live.published:
+                live.published = live.bytes_received
+                writes.append(
+                    CallProgress(self.run_id, call_id, live.bytes_received, now, live.phase)
+                )
+        if writes:
+            self.writer.post(writes)
 
     def runner_info(self) -> dict[str, Any]:
         return {"transport": self.transport.name}

@@ -137,6 +137,16 @@ def add_options(parser: pytest.Parser) -> None:
         help="paired interval the gate reads (default newcombe; hoeffding is conservative)",
     )
     group.addoption(
+        "--srbench-recover",
+        metavar="PLAN.json",
+        help="run a recovery child over a reviewed plan (srbench recover-plan); needs --srbench-run-key",
+    )
+    group.addoption(
+        "--srbench-acknowledge-new-attempt",
+        action="store_true",
+        help="with a --mode failed recovery plan: attempt cells that already spent money again",
+    )
+    group.addoption(
         "--srbench-run-key",
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
@@ -165,6 +175,8 @@ class Settings:
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "newcombe"
+    recover: Path | None = None
+    acknowledge_new_attempt: bool = False
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -178,7 +190,11 @@ def _output_path(option: str | None, default: Path, invoked: Path) -> Path | Non
 
 def is_active(config: pytest.Config) -> bool:
     """srbench runs only when a profile or a benchmark was asked for on the command line."""
-    return bool(config.getoption("srbench_profile") or config.getoption("srbench_benchmark"))
+    return bool(
+        config.getoption("srbench_profile")
+        or config.getoption("srbench_benchmark")
+        or config.getoption("srbench_recover")
+    )
 
 
 def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
@@ -214,6 +230,8 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
         gate_interval=config.getoption("srbench_gate_interval") or "newcombe",
+        recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
+        acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
     )
 
 

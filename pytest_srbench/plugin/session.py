@@ -22,17 +22,20 @@ from pytest_srbench.config import ConfigError, SrbenchConfig
 from pytest_srbench.core.budget import Budget
 from pytest_srbench.core.compare import ComparisonError, RunSide, check_plans, plan_side
 from pytest_srbench.core.gate import evaluate_gate
-from pytest_srbench.core.models import Cell, Manifest, Target
+from pytest_srbench.core.models import Cell, Manifest, Run, Target
+from pytest_srbench.core.recovery import RecoveryError
 from pytest_srbench.core.report import plan_identity
-from pytest_srbench.datasets.suites import SuiteError
+from pytest_srbench.datasets.suites import SuiteError, discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft
+from pytest_srbench.lifecycle import claim_ownership, open_swept_store, this_process
+from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft, suite_search_path
 from pytest_srbench.plugin.finish import finalize_run, write_run_report
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite, run_cell_protocol
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
+from pytest_srbench.recovering import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.runs import RunNotFound, load_side, write_html_report
@@ -96,16 +99,24 @@ class SrbenchPlugin:
             or config.getoption("trace", False)
             or config.getoption("srbench_full_protocol", False)
         )
+        self.owner: dict[str, Any] = this_process()
+        self.swept: list[Any] = []
+        self.recovery: RecoveryRequest | None = None
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
+            self.owner = dict(workerinput.get("srbench_owner") or self.owner)
             self.run_id = str(workerinput["srbench_run_id"])
             self.sim_url = workerinput.get("srbench_sim_url")
             self.endpoints = dict(workerinput.get("srbench_endpoints") or {})
 
     # -- shared helpers ------------------------------------------------------------------
     def open(self) -> SqliteStore:
+        """The store; the controller (or single process) sweeps it for orphaned runs first."""
         if self.store is None:
-            self.store = open_store(self.settings.store)
+            if self.role.kind == "worker":
+                self.store = open_store(self.settings.store)
+            else:
+                self.store, self.swept = open_swept_store(self.settings.store)
         return self.store
 
     def _needs_simulator(self, targets: list[Target]) -> bool:
@@ -121,13 +132,14 @@ class SrbenchPlugin:
             interactive = bool(terminal.isatty) and self.role.kind == "single"
             self.progress = ProgressDisplay(terminal, interactive=interactive)
         self.run_id = new_run_id()
+        store = self.open()
+        with store.transaction():
+            store.set_owner(self.run_id, self.owner)  # before the run row: never an orphan
         if self.settings.baseline:
             self.baseline = self._load_baseline(self.settings.baseline)
         try:
-            targets = [
-                target.to_target() for target in self.project.select_targets(self.settings.targets)
-            ]
-        except ConfigError as error:
+            targets = self._session_targets(store)
+        except (ConfigError, RecoveryError, StoreError) as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
         if self._needs_simulator(targets):
             log_dir = self.settings.store / "simulator"
@@ -150,6 +162,13 @@ class SrbenchPlugin:
                     ) from None
                 self.managed.append(server)
                 self.endpoints[target.id] = server.base_url
+
+    def _session_targets(self, store: SqliteStore) -> list[Target]:
+        """Targets this session may call: the configured ones, or a recovery parent's."""
+        if self.settings.recover is not None:
+            plan = read_plan_file(self.settings.recover)
+            return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
+        return [target.to_target() for target in self.project.select_targets(self.settings.targets)]
 
     def _load_baseline(self, reference: str) -> RunSide:
         """Read the gate's baseline before anything runs, so a typo costs nothing."""
@@ -177,6 +196,9 @@ class SrbenchPlugin:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        if self.settings.recover is not None:
+            self._collect_recovery(session, items)
+            return
         request = PlanRequest(
             profile=self.settings.profile,
             seed=self.settings.seed,
@@ -207,12 +229,87 @@ class SrbenchPlugin:
         ]
         items[:0] = cells
 
+    def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """Items of a recovery child: exactly the cells its reviewed plan selected."""
+        assert self.settings.recover is not None
+        if not self.settings.run_key:
+            raise pytest.UsageError(
+                "pytest-srbench: --srbench-recover needs --srbench-run-key KEY (the idempotency key)"
+            )
+        store = self.open()
+        try:
+            plan = read_plan_file(self.settings.recover)
+            parent = str(plan.get("parent_run_id"))
+            manifest, _, _ = prepare_child(
+                store,
+                parent,
+                plan,
+                idempotency_key=self.settings.run_key,
+                acknowledge_new_attempt=self.settings.acknowledge_new_attempt,
+            )
+        except (RecoveryError, StoreError) as error:
+            raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
+        self.recovery = RecoveryRequest(plan=plan, parent=parent, manifest=manifest)
+        suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
+        source = Path(self.project.source) if self.project.source else self.rootdir
+        items[:0] = [
+            SrbenchCell.from_parent(
+                suite,
+                name=f"{cell.case_id}[{cell.target_id}]",
+                nodeid=f"{cell.case_id}[{cell.target_id}]",
+                case_id=cell.case_id,
+                target_id=cell.target_id,
+                source=source,
+                outcome=self.outcome,
+            )
+            for cell in manifest.planned_cells()
+        ]
+
+    def _create_recovery_child(self, selected: list[SrbenchCell]) -> None:
+        assert self.recovery is not None and self.store is not None
+        planned = {(c.case_id, c.target_id) for c in self.recovery.manifest.planned_cells()}
+        if {(item.case_id, item.target_id) for item in selected} != planned:
+            raise pytest.UsageError(
+                "pytest-srbench: a recovery run executes exactly its plan's cells; edit "
+                "selected_cells in the plan instead of deselecting items"
+            )
+        try:
+            run, _ = create_child(
+                self.store,
+                self.recovery.parent,
+                self.recovery.plan,
+                idempotency_key=self.settings.run_key,
+                acknowledge_new_attempt=self.settings.acknowledge_new_attempt,
+                child_run_id=self.run_id,
+            )
+        except (RecoveryError, StoreError) as error:
+            raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
+        self.manifest = self.store.get_manifest(run.id)
+        self._adopt(run)
+
+    def _adopt(self, run: Run) -> None:
+        """Run an existing run only when it is queued and nobody alive holds it (e.g. a
+        recovery child created by ``srbench recover``); otherwise only report it."""
+        assert self.store is not None
+        if run.id != self.run_id:
+            self.run_id = run.id
+            self.view_only = not claim_ownership(self.store, run.id, self.owner)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not self.role.runs_cells or self.draft is None or self.config.getoption("collectonly"):
+        if (
+            not self.role.runs_cells
+            or (self.draft is None and self.recovery is None)
+            or self.config.getoption("collectonly")
+        ):
             return
         selected = [item for item in session.items if isinstance(item, SrbenchCell)]
         if not selected:
             return
+        if self.recovery is not None:
+            self._create_recovery_child(selected)
+            self._assign(session, selected)
+            return
+        assert self.draft is not None
         cells = [Cell(case_id=item.case_id, target_id=item.target_id) for item in selected]
         try:
             self.manifest = self.draft.freeze(cells)
@@ -231,9 +328,11 @@ class SrbenchPlugin:
             run, _ = store.create_run(self.run_id, self.manifest, request_key=self.settings.run_key)
         except StoreError as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
-        if run.id != self.run_id:
-            self.run_id = run.id
-            self.view_only = True
+        self._adopt(run)
+        self._assign(session, selected)
+
+    def _assign(self, session: pytest.Session, selected: list[SrbenchCell]) -> None:
+        """The cells this process dispatches (its xdist share; none for a replacement)."""
         if self.role.replacement:
             self.view_only = True
         index = {item.nodeid: position for position, item in enumerate(session.items)}
@@ -288,6 +387,9 @@ class SrbenchPlugin:
         )
         if self.draft is not None:
             runtime.asset_roots = dict(self.draft.suite_paths)
+        else:  # a recovery child: its parent's suites, found again (assets are hash-checked)
+            found = discover_suites(suite_search_path(self.project, self.rootdir), manifest.profile)
+            runtime.asset_roots = {b: Path(p) for b, p in found.items()}
         per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
         runtime.target_transports = (
             {
@@ -493,6 +595,12 @@ class SrbenchPlugin:
     ) -> None:
         if not self.role.reports:
             return
+        for run in self.swept:
+            terminalreporter.write_line(
+                f"srbench: run {run.id} was left running by a stopped process; marked "
+                f"interrupted ({run.error})",
+                yellow=True,
+            )
         if self.report_error:
             terminalreporter.write_sep("=", "srbench report", red=True)
             terminalreporter.write_line(self.report_error)

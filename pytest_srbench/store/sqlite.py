@@ -23,7 +23,14 @@ from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.store.base import Row, StoreError, now_iso
 from pytest_srbench.store.evidence import EvidencePacks
-from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall, UpsertResult, Write
+from pytest_srbench.store.writes import (
+    AppendEvent,
+    CallProgress,
+    FinishCall,
+    InsertCall,
+    UpsertResult,
+    Write,
+)
 
 SCHEMA_VERSION = 1
 DB_NAME = "journal.sqlite3"
@@ -80,6 +87,38 @@ CREATE TABLE IF NOT EXISTS processes (
     data TEXT NOT NULL,
     PRIMARY KEY (run_id, process_id)
 );
+CREATE TABLE IF NOT EXISTS run_owners (
+    run_id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_started TEXT,
+    acquired_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS recovery_claims (
+    parent_run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    child_run_id TEXT NOT NULL,
+    PRIMARY KEY (parent_run_id, case_id, target_id)
+);
+CREATE INDEX IF NOT EXISTS recovery_claims_child ON recovery_claims(child_run_id);
+CREATE TABLE IF NOT EXISTS accounting_corrections (
+    id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    evidence_sha256 TEXT NOT NULL,
+    data TEXT NOT NULL,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    UNIQUE (run_id, evidence_sha256)
+);
+CREATE TABLE IF NOT EXISTS call_progress (
+    call_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    bytes_received INTEGER NOT NULL,
+    last_activity_at TEXT NOT NULL,
+    phase TEXT
+);
+CREATE INDEX IF NOT EXISTS call_progress_run ON call_progress(run_id);
 """
 
 
@@ -349,20 +388,38 @@ class SqliteStore:
     def calls(
         self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
     ) -> list[Row]:
+        """Calls in journal order; ``active`` ones (still ``sent``) carry their live progress."""
         query = "SELECT seq, data FROM calls WHERE run_id = ? AND seq > ?"
         args: list[Any] = [run_id, after]
         if active:
-            query += " AND status = 'sent'"
+            query = (
+                "SELECT c.seq, c.data, p.bytes_received, p.last_activity_at, p.phase AS live_phase"
+                " FROM calls c LEFT JOIN call_progress p ON p.call_id = c.id"
+                " WHERE c.run_id = ? AND c.seq > ? AND c.status = 'sent'"
+            )
         query += " ORDER BY seq"
         if limit:
             query += " LIMIT ?"
             args.append(limit)
         rows = []
         for row in self.db.execute(query, args):
-            data = json.loads(row["data"])
+            data = orjson.loads(row["data"])
             data["_seq"] = row["seq"]
+            if active:
+                data["bytes_received"] = row["bytes_received"] or 0
+                data["last_activity_at"] = row["last_activity_at"]
+                if row["live_phase"]:
+                    data["phase"] = row["live_phase"]
             rows.append(data)
         return rows
+
+    def get_call(self, call_id: str) -> Row | None:
+        row = self.db.execute("SELECT seq, data FROM calls WHERE id = ?", (call_id,)).fetchone()
+        if row is None:
+            return None
+        data: Row = orjson.loads(row["data"])
+        data["_seq"] = row["seq"]
+        return data
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         """Result rows per status."""
@@ -416,6 +473,80 @@ class SqliteStore:
             for row in rows
         ]
 
+    def result_statuses(self, run_id: str) -> dict[tuple[str, str], str]:
+        """(case, target) -> status of every result row (no JSON decoding)."""
+        rows = self.db.execute(
+            "SELECT case_id, target_id, status FROM results WHERE run_id = ?", (run_id,)
+        )
+        return {(row[0], row[1]): row[2] for row in rows}
+
+    def call_facts(self, run_id: str) -> list[tuple[Any, ...]]:
+        """Per call in journal order: id, case, target, status, usage known, cost, finish
+        reason — read with SQLite's JSON functions, without decoding whole rows."""
+        return [
+            tuple(row)
+            for row in self.db.execute(
+                "SELECT id, case_id, target_id, status,"
+                " json_type(data, '$.usage') = 'object',"
+                " json_extract(data, '$.cost_usd'), json_extract(data, '$.finish_reason')"
+                " FROM calls WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            )
+        ]
+
+    # -- recovery claims ---------------------------------------------------------------
+    def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT case_id, target_id FROM recovery_claims WHERE parent_run_id = ?",
+            (parent_run_id,),
+        )
+        return {(row[0], row[1]) for row in rows}
+
+    def insert_claims(
+        self, parent_run_id: str, child_run_id: str, cells: list[tuple[str, str]]
+    ) -> None:
+        """Claim cells for a child (raises ``sqlite3.IntegrityError`` when one is taken)."""
+        self.db.executemany(
+            "INSERT INTO recovery_claims(parent_run_id, case_id, target_id, child_run_id)"
+            " VALUES (?, ?, ?, ?)",
+            [(parent_run_id, case_id, target_id, child_run_id) for case_id, target_id in cells],
+        )
+
+    def children(self, parent_run_id: str) -> list[Run]:
+        rows = self.db.execute(
+            "SELECT * FROM runs WHERE parent_run_id = ? ORDER BY created_at, id", (parent_run_id,)
+        )
+        return [_run(row) for row in rows]
+
+    def cancellation_requested(self, run_id: str) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM events WHERE run_id = ? AND kind = 'cancellation_requested' LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return row is not None
+
+    # -- ownership ---------------------------------------------------------------------
+    def set_owner(self, run_id: str, owner: Row) -> None:
+        """Record the process that runs ``run_id`` (host, pid, process start stamp)."""
+        self.db.execute(
+            "INSERT INTO run_owners(run_id, host, pid, process_started, acquired_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET host = excluded.host,"
+            " pid = excluded.pid, process_started = excluded.process_started,"
+            " acquired_at = excluded.acquired_at",
+            (run_id, owner["host"], owner["pid"], owner.get("process_started"), now_iso()),
+        )
+
+    def owner(self, run_id: str) -> Row | None:
+        row = self.db.execute("SELECT * FROM run_owners WHERE run_id = ?", (run_id,)).fetchone()
+        return dict(row) if row else None
+
+    def active_runs(self) -> list[Run]:
+        """Runs not yet in a terminal status (queued or running)."""
+        rows = self.db.execute(
+            "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at"
+        )
+        return [_run(row) for row in rows]
+
     # -- processes ---------------------------------------------------------------------
     def register_process(self, run_id: str, process: Row) -> None:
         self.db.execute(
@@ -439,6 +570,7 @@ class SqliteStore:
         finishes = [w for w in writes if isinstance(w, FinishCall)]
         results = [w for w in writes if isinstance(w, UpsertResult)]
         events = [w for w in writes if isinstance(w, AppendEvent)]
+        progress = [w for w in writes if isinstance(w, CallProgress)]
         db = self.db
         if inserts:
             db.executemany(
@@ -481,6 +613,15 @@ class SqliteStore:
                 "INSERT INTO events(run_id, at, kind, data) VALUES (?, ?, ?, ?)",
                 [(w.run_id, now, w.kind, _dumps(w.data)) for w in events],
             )
+        if progress:
+            db.executemany(
+                "INSERT INTO call_progress(call_id, run_id, bytes_received, last_activity_at, phase)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(call_id) DO UPDATE SET"
+                " bytes_received = excluded.bytes_received,"
+                " last_activity_at = excluded.last_activity_at, phase = excluded.phase",
+                [(w.call_id, w.run_id, w.bytes_received, w.last_activity_at, w.phase)
+                 for w in progress],
+            )  # fmt: skip
 
     # -- evidence ----------------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:

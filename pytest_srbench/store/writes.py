@@ -47,4 +47,15 @@ class AppendEvent:
     data: Row = field(default_factory=dict)
 
 
-Write = UpsertResult | InsertCall | FinishCall | AppendEvent
+@dataclass(frozen=True)
+class CallProgress:
+    """How far an in-flight call's stream has come (bytes so far, when they last grew)."""
+
+    run_id: str
+    call_id: str
+    bytes_received: int
+    last_activity_at: str
+    phase: str | None = None
+
+
+Write = UpsertResult | InsertCall | FinishCall | AppendEvent | CallProgress

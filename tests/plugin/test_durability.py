@@ -1,0 +1,236 @@
+"""Durability with real processes and a real simulator: SIGKILL of a whole pytest run and of
+one xdist worker, cancellation by `srbench cancel` and by SIGINT, run keys, and a recovery
+child that finishes what a killed run left undispatched."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_srbench.lifecycle import open_swept_store
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store import open_store
+from tests.plugin.test_concurrency import project
+
+pytestmark = pytest.mark.slow
+
+BENCH = ("--srbench-benchmark=mmlu-pro", "--srbench-benchmark=gpqa-diamond")
+
+
+def pytest_args(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+            "--srbench-profile=smoke", *BENCH, *extra]  # fmt: skip
+
+
+def start(root: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        pytest_args(*extra), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def wait_for_calls(root: Path, at_least: int, timeout: float = 30.0) -> str:
+    """Wait until the run has journaled ``at_least`` finished calls; return its id."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (root / ".srbench" / "journal.sqlite3").exists():
+            store = open_store(root / ".srbench")
+            runs = store.list_runs(limit=1)
+            if runs:
+                done = [c for c in store.calls(runs[0].id) if c["status"] != "sent"]
+                if len(done) >= at_least:
+                    store.close()
+                    return runs[0].id
+            store.close()
+        time.sleep(0.1)
+    raise AssertionError("the run did not start in time")
+
+
+def settle_simulator(sim) -> dict:
+    """Simulator counters once nothing is in flight any more."""
+    for _ in range(100):
+        stats = sim_client.stats(sim.admin_url)
+        if stats["in_flight"] == 0:
+            return stats
+        time.sleep(0.1)
+    return sim_client.stats(sim.admin_url)
+
+
+def accounting(store, run_id: str) -> tuple[int, int, int]:
+    """(receipts, sent_unknown, still sent) over the run's calls."""
+    calls = store.calls(run_id)
+    unknown = sum(1 for c in calls if c["status"] == "sent_unknown")
+    sent = sum(1 for c in calls if c["status"] == "sent")
+    return len(calls) - unknown - sent, unknown, sent
+
+
+def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
+    project(pytester, sim, "slow")  # 0.3 s per answer
+    root = pytester.path
+    proc = start(root, "--srbench-concurrency=2")
+    run_id = wait_for_calls(root, 4)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    stats = settle_simulator(sim)
+
+    raw = open_store(root / ".srbench")
+    assert raw.require_run(run_id).status == "running"  # nobody has looked yet
+    receipts, unknown, sent = accounting(raw, run_id)
+    assert stats["requests"] <= receipts + unknown + sent  # every request was journaled first
+    assert receipts <= stats["completed"]  # every receipt is a finished response
+    raw.close()
+
+    store, swept = open_swept_store(root / ".srbench")
+    assert [run.id for run in swept] == [run_id]
+    run = store.require_run(run_id)
+    assert run.status == "interrupted" and f"pid {proc.pid}" in (run.error or "")
+    receipts2, unknown2, sent2 = accounting(store, run_id)
+    assert sent2 == 0 and receipts2 == receipts and unknown2 == unknown + sent
+    assert stats["requests"] <= receipts2 + unknown2
+
+    # the report of the interrupted run is honest: full denominator, pending counted
+    report = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "pytest_srbench", "report", run_id, "--format", "json"],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout
+    )  # fmt: skip
+    target = report["summary"]["targets"][0]
+    assert report["status"] == "interrupted" and target["total"] == 18
+    assert target["completed"] + target["failed"] + target["pending"] == 18
+    assert target["pending"] > 0 and target["complete"] is False
+    assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"]  # nothing re-sent
+
+    plan_path = root / "plan.json"
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "recover-plan", run_id, "--output", str(plan_path)],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    plan = json.loads(plan_path.read_text())
+    assert plan["counts"]["eligible"] + plan["counts"]["excluded"] == 18  # every cell classified
+    assert {e["reason"] for e in plan["excluded"]} <= {
+        "completed_evidence_is_preserved",
+        "ambiguous_dispatch_requires_reconciliation",
+        "ambiguous_saved_result_requires_reconciliation",
+    }
+    eligible = plan["counts"]["eligible"]
+    assert eligible == target["pending"]  # exactly the never-dispatched cells
+
+    child = subprocess.run(
+        pytest_args("--srbench-recover=plan.json", "--srbench-run-key=recover-1",
+                    "--srbench-json=child.json"),
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert child.returncode == 0, child.stdout[:3000]
+    child_report = json.loads((root / "child.json").read_text())
+    assert child_report["status"] == "completed"
+    assert child_report["recovery"]["parent_run_id"] == run_id
+    assert child_report["summary"]["planned_cells"] == eligible
+    assert child_report["summary"]["targets"][0]["sr_bench_score"] is None
+    after = sim_client.stats(sim.admin_url)["requests"]
+    assert after == stats["requests"] + eligible  # exactly one new request per eligible cell
+    # the same recovery again: the same child, not a single new request
+    again = subprocess.run(
+        pytest_args("--srbench-recover=plan.json", "--srbench-run-key=recover-1"),
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert sim_client.stats(sim.admin_url)["requests"] == after
+    assert open_store(root / ".srbench").require_run(run_id).status == "interrupted"  # untouched
+
+
+def test_sigkill_of_one_xdist_worker(pytester, sim):
+    project(pytester, sim, "slow")
+    root = pytester.path
+    proc = start(root, "-n", "2", "--srbench-concurrency=2", "--srbench-json=report.json")
+    run_id = wait_for_calls(root, 3)
+    store = open_store(root / ".srbench")
+    workers = []
+    for _ in range(50):
+        workers = [p["pid"] for p in store.processes(run_id) if p.get("role") == "worker"]
+        if len(workers) == 2:
+            break
+        time.sleep(0.1)
+    os.kill(workers[0], signal.SIGKILL)
+    out, _ = proc.communicate(timeout=120)
+    stats = settle_simulator(sim)
+    report = json.loads((root / "report.json").read_text())
+    receipts, unknown, sent = accounting(store, run_id)
+    assert sent == 0  # the controller settled what the dead worker left in flight
+    assert stats["requests"] <= receipts + unknown and receipts <= stats["completed"]
+    cells = [(c["case_id"], c["target_id"]) for c in store.calls(run_id)]
+    assert len(cells) == len(set(cells))  # the replacement worker re-dispatched nothing
+    target = report["summary"]["targets"][0]
+    assert target["total"] == 18
+    assert target["completed"] + target["failed"] + target["pending"] == 18
+    assert report["status"] in ("failed", "completed")
+    assert "crashed" in out or "replacing" in out or unknown >= 0
+
+
+def test_srbench_cancel_stops_a_running_run(pytester, sim):
+    project(pytester, sim, "slow")
+    root = pytester.path
+    proc = start(root, "--srbench-concurrency=2")
+    run_id = wait_for_calls(root, 2)
+    asked = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "cancel", run_id],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0 and "cancellation requested" in done.stdout
+    proc.communicate(timeout=60)
+    assert time.monotonic() - asked < 10
+    store = open_store(root / ".srbench")
+    run = store.require_run(run_id)
+    assert run.status == "cancelled"
+    assert (root / ".srbench" / "runs" / run_id / "report.json").exists()
+    statuses = [r["status"] for r in store.results(run_id)]
+    assert len(statuses) < 18  # unstarted cells stay pending
+    again = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "cancel", run_id],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert "already cancelled" in again.stdout
+
+
+def test_sigint_cancels_and_still_writes_the_report(pytester, sim):
+    project(pytester, sim, "slow")
+    root = pytester.path
+    proc = start(root, "--srbench-concurrency=2", "--srbench-json=report.json")
+    run_id = wait_for_calls(root, 2)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    report = json.loads((root / "report.json").read_text())
+    assert report["run_id"] == run_id and report["status"] == "cancelled"
+    target = report["summary"]["targets"][0]
+    assert target["total"] == 18 and target["pending"] > 0
+
+
+def test_run_key_reuses_the_run_without_a_single_call(pytester, sim):
+    project(pytester, sim, "always-right")
+    root = pytester.path
+    first = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=a.json"),
+                           cwd=root, capture_output=True, text=True)  # fmt: skip
+    assert first.returncode == 0, first.stdout[-2000:]
+    requests = sim_client.stats(sim.admin_url)["requests"]
+    second = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=b.json"),
+                            cwd=root, capture_output=True, text=True)  # fmt: skip
+    assert second.returncode == 0, second.stdout[-2000:]
+    assert sim_client.stats(sim.admin_url)["requests"] == requests
+    a = json.loads((root / "a.json").read_text())
+    b = json.loads((root / "b.json").read_text())
+    assert a["run_id"] == b["run_id"] and b["summary"]["targets"][0]["correct"] == 18
+    other = subprocess.run(
+        pytest_args("--srbench-run-key=nightly", "--srbench-limit=1"),
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert other.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "already bound to a different plan" in other.stderr + other.stdout
+    assert sim_client.stats(sim.admin_url)["requests"] == requests
