@@ -13,11 +13,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from pytest_srbench.cli_store import DEFAULT_STORE, command_store
 from pytest_srbench.core.compare import ComparisonError, compare_many
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
 from pytest_srbench.core.recovery import MODES, RecoveryError
 from pytest_srbench.datasets.cli import add_datasets_commands
-from pytest_srbench.lifecycle import open_swept_store, request_cancel
+from pytest_srbench.lifecycle import request_cancel
 from pytest_srbench.offline_cli import add_offline_commands
 from pytest_srbench.reconcile_cli import add_reconcile_commands
 from pytest_srbench.recovering import create_child, plan_for, read_plan_file
@@ -29,18 +32,9 @@ from pytest_srbench.runs import RunNotFound, load_side, report_from_store, write
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
 
-DEFAULT_STORE = ".srbench"
-
 
 def _store(args: argparse.Namespace) -> SqliteStore:
-    """Open the store and sweep it: runs whose owning process died become ``interrupted``."""
-    path = Path(args.store)
-    if not (path / "journal.sqlite3").exists():
-        raise StoreError(f"no store at {path} (pass --store DIR)")
-    store, swept = open_swept_store(path)
-    for run in swept:
-        print(f"srbench: run {run.id} was interrupted: {run.error}", file=sys.stderr)
-    return store
+    return command_store(args.store)
 
 
 def _page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict[str, Any]], Any]:
@@ -65,10 +59,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
     runs = store.list_runs(limit=args.limit, offset=args.offset, status=args.status)
     rows = []
     for run in runs:
-        manifest = store.get_manifest(run.id)
+        outline = store.plan_outline(run.id)
         rows.append(
-            [run.id, run.status, manifest.profile, ",".join(t.id for t in manifest.targets),
-             str(len(manifest.planned_cells())), run.created_at[:19]]
+            [run.id, run.status, outline.profile, ",".join(outline.target_ids),
+             str(len(outline.cells)), run.created_at[:19]]
         )  # fmt: skip
     for line in table(["run", "status", "profile", "targets", "cells", "created (UTC)"], rows):
         print(line)
@@ -111,10 +105,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    manifest = store.get_manifest(args.run)
+    outline = store.plan_outline(args.run)
     print(json.dumps(
-        {"run": run.model_dump(), "plan_sha256": manifest.plan_sha256, "profile": manifest.profile,
-         "targets": [t.id for t in manifest.targets], "cells": len(manifest.planned_cells())},
+        {"run": run.model_dump(), "plan_sha256": outline.plan_sha256, "profile": outline.profile,
+         "targets": outline.target_ids, "cells": len(outline.cells)},
         indent=2,
     ))  # fmt: skip
     return 0
@@ -139,9 +133,8 @@ def cmd_recover_plan(args: argparse.Namespace) -> int:
     except RecoveryError as error:
         print(f"srbench recover-plan: {error}", file=sys.stderr)
         return 2
-    text = json.dumps(plan, indent=2, ensure_ascii=False) + "\n"
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(args.output).write_bytes(orjson.dumps(plan, option=orjson.OPT_INDENT_2) + b"\n")
     reasons: dict[str, int] = {}
     for entry in plan["excluded"]:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
@@ -171,9 +164,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
     except RecoveryError as error:
         print(f"srbench recover: {error}", file=sys.stderr)
         return 2
-    manifest = store.get_manifest(run.id)
     print(f"{'created' if created else 'existing'} recovery child {run.id} ({run.status}) of "
-          f"{args.run}: {len(manifest.planned_cells())} cells")  # fmt: skip
+          f"{args.run}: {len(store.plan_outline(run.id).cells)} cells")  # fmt: skip
     print(
         f"run it with: pytest --srbench-recover {args.plan} --srbench-run-key {args.idempotency_key}"
     )

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.cli_store import command_store
 from pytest_srbench.core.offline import OfflineError
 from pytest_srbench.offline_ops import export_run, regrade_run
 from pytest_srbench.store.base import StoreError
-from pytest_srbench.store.sqlite import SqliteStore, open_store
+from pytest_srbench.store.sqlite import SqliteStore
 
 
 def _run_offline(
@@ -23,11 +24,11 @@ def _run_offline(
     args: argparse.Namespace,
     operation: Callable[[SqliteStore, str, Path], dict[str, Any]],
 ) -> tuple[int, dict[str, Any] | None]:
-    path = Path(args.store)
-    if not (path / "journal.sqlite3").exists():
-        print(f"srbench {command}: no store at {path} (pass --store DIR)", file=sys.stderr)
+    try:
+        store = command_store(args.store)
+    except StoreError as error:
+        print(f"srbench {command}: {error}", file=sys.stderr)
         return 2, None
-    store = open_store(path)
     try:
         return 0, operation(store, args.run, Path(args.output))
     except (OfflineError, StoreError) as error:

@@ -7,15 +7,12 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from pytest_srbench.cli_store import command_store
 from pytest_srbench.core.reconcile import ReconcileError
 from pytest_srbench.reconciling import reconcile_usage
 from pytest_srbench.store.base import StoreError
-from pytest_srbench.store.sqlite import open_store
-
-DEFAULT_STORE = ".srbench"
 
 
 def summary_lines(artifact: Mapping[str, Any]) -> list[str]:
@@ -42,11 +39,8 @@ def summary_lines(artifact: Mapping[str, Any]) -> list[str]:
 
 
 def cmd_reconcile_usage(args: argparse.Namespace) -> int:
-    path = Path(getattr(args, "store", None) or DEFAULT_STORE)
     try:
-        if not (path / "journal.sqlite3").exists():
-            raise StoreError(f"no store at {path} (pass --store DIR)")
-        artifact = reconcile_usage(open_store(path), args.run)
+        artifact = reconcile_usage(command_store(getattr(args, "store", None)), args.run)
     except (ReconcileError, StoreError) as error:
         print(f"srbench: {error}", file=sys.stderr)
         return 2

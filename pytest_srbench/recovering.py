@@ -7,9 +7,12 @@ KEY``), adopting the queued child of the same key, or creating it itself.
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,11 @@ def _correction_view(store: SqliteStore, run_id: str) -> tuple[dict[str, Any] | 
 def call_facts(store: SqliteStore, run_id: str) -> tuple[list[CallFacts], str | None]:
     """Every call of the run as recovery sees it: through the accounting-correction view."""
     corrected, correction_id = _correction_view(store, run_id)
+    if corrected is None:  # the saved receipts are the view; columns are already typed
+        return [
+            CallFacts(case_id, target_id, status, bool(usage_known), cost is not None, finish, cost)
+            for _, case_id, target_id, status, usage_known, cost, finish in store.call_facts(run_id)
+        ], None
     facts = []
     for call_id, case_id, target_id, status, saved_usage, saved_cost, finish in store.call_facts(
         run_id
@@ -59,17 +67,9 @@ def call_facts(store: SqliteStore, run_id: str) -> tuple[list[CallFacts], str | 
             verified = bool(row.get("verified"))
             usage_known = verified and row.get("usage") is not None
             cost = row.get("cost_usd") if verified else None
-        known_cost = isinstance(cost, int | float) and not isinstance(cost, bool)
+        cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
         facts.append(
-            CallFacts(
-                case_id=case_id,
-                target_id=target_id,
-                status=status,
-                usage_known=bool(usage_known),
-                cost_known=known_cost,
-                finish_reason=finish,
-                cost_usd=float(cost) if known_cost else None,
-            )
+            CallFacts(case_id, target_id, status, bool(usage_known), cost is not None, finish, cost)
         )
     return facts, correction_id
 
@@ -77,17 +77,29 @@ def call_facts(store: SqliteStore, run_id: str) -> tuple[list[CallFacts], str | 
 def plan_for(store: SqliteStore, run_id: str, mode: str = "undispatched") -> dict[str, Any]:
     """The parent's recovery plan, freshly computed."""
     run = store.require_run(run_id)
-    manifest = store.get_manifest(run_id)
-    facts, correction_id = call_facts(store, run_id)
-    return recovery_plan(
-        manifest,
-        run,
-        store.result_statuses(run_id),
-        facts,
-        store.claimed_cells(run_id),
-        mode,
-        correction_id,
-    )
+    with paused_gc():  # ~10^5 small acyclic records: collections would only cost time
+        facts, correction_id = call_facts(store, run_id)
+        return recovery_plan(
+            store.plan_outline(run_id),
+            run,
+            store.result_statuses(run_id),
+            facts,
+            store.claimed_cells(run_id),
+            mode,
+            correction_id,
+        )
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building large acyclic structures."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_plan_file(path: Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 from pytest_srbench.core import reconcile as rc
 from pytest_srbench.core.compare import RunSide, compare
 from pytest_srbench.core.reconcile import ReconcileError
+from pytest_srbench.lifecycle import this_process
 from pytest_srbench.reconcile_cli import add_reconcile_commands
 from pytest_srbench.reconciling import reconcile_usage
 from pytest_srbench.runs import report_from_store
@@ -225,6 +226,7 @@ def test_reconcile_usage_command(tmp_path, capsys):
     store_run(store, "run-ok", single_plan(), [(call, sse(raw_usage()))])
     store_run(store, "run-busy", single_plan(), [(call | {"id": "c2"}, sse(raw_usage()))],
               status="running")  # fmt: skip
+    store.set_owner("run-busy", this_process())  # alive: the sweep leaves it running
 
     assert _cli(tmp_path, "reconcile-usage", "run-ok") == 0
     text = capsys.readouterr().out

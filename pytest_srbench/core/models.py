@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -285,16 +286,85 @@ class Manifest(Frozen):
         if self.execution_cells:
             return list(self.execution_cells)
         return [
-            Cell(case_id=case.id, target_id=target.id)
-            for case in self.cases
-            for target in self.targets
+            Cell(case_id=case_id, target_id=target_id) for case_id, target_id in self.planned_keys()
         ]
+
+    def planned_keys(self) -> list[tuple[str, str]]:
+        """``planned_cells`` as (case id, target id) pairs, without building a record per cell."""
+        return planned_keys(
+            [case.id for case in self.cases],
+            [target.id for target in self.targets],
+            [(cell.case_id, cell.target_id) for cell in self.execution_cells or ()],
+        )
 
     def target_inventory(self) -> dict[str, Target]:
         """Subject targets and auxiliary targets by id."""
         inventory = dict(self.auxiliary_targets)
         inventory.update({target.id: target for target in self.targets})
         return inventory
+
+
+def planned_keys(
+    case_ids: list[str], target_ids: list[str], execution_cells: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The planned (case, target) pairs: explicit execution cells, else case-major cases x targets."""
+    if execution_cells:
+        return list(execution_cells)
+    return [(case_id, target_id) for case_id in case_ids for target_id in target_ids]
+
+
+def outline_document(manifest: Manifest) -> dict[str, Any]:
+    """The manifest's skeleton that ``PlanOutline.from_document`` reads: ids, hash, mode and
+    budget, without case content (a store keeps it beside the full manifest)."""
+    return {
+        "plan_sha256": manifest.plan_sha256,
+        "mode": manifest.mode,
+        "profile": manifest.profile,
+        "targets": [{"id": target.id} for target in manifest.targets],
+        "limits": {"max_cost_usd": manifest.limits.max_cost_usd},
+        "cases": [{"id": case.id} for case in manifest.cases],
+        "execution_cells": [cell.model_dump() for cell in manifest.execution_cells or ()],
+    }
+
+
+@dataclass(frozen=True)
+class PlanOutline:
+    """What operator commands need of a frozen plan (hash, mode, targets, budget, planned cells),
+    readable from a store without validating every case of a 100,000-cell manifest."""
+
+    plan_sha256: str
+    mode: str
+    profile: str
+    target_ids: list[str]
+    max_cost_usd: float | None
+    cells: list[tuple[str, str]]
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> PlanOutline:
+        return cls(
+            plan_sha256=manifest.plan_sha256,
+            mode=manifest.mode,
+            profile=manifest.profile,
+            target_ids=[target.id for target in manifest.targets],
+            max_cost_usd=manifest.limits.max_cost_usd,
+            cells=manifest.planned_keys(),
+        )
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any]) -> PlanOutline:
+        """The outline of a stored manifest document (its JSON form), read without validation."""
+        return cls(
+            plan_sha256=doc["plan_sha256"],
+            mode=doc["mode"],
+            profile=doc["profile"],
+            target_ids=[target["id"] for target in doc["targets"]],
+            max_cost_usd=doc["limits"]["max_cost_usd"],
+            cells=planned_keys(
+                [case["id"] for case in doc["cases"]],
+                [target["id"] for target in doc["targets"]],
+                [(c["case_id"], c["target_id"]) for c in doc.get("execution_cells") or ()],
+            ),
+        )
 
 
 class Run(BaseModel):

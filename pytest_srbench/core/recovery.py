@@ -5,13 +5,11 @@ cells. Nothing here sends a request; a child is a new run, the parent is never m
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Cell, Manifest, Run
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Cell, Manifest, PlanOutline, Run
 from pytest_srbench.core.plan import seal
 
 MODES = ("undispatched", "failed")
@@ -31,8 +29,7 @@ class RecoveryError(ValueError):
         self.code = code
 
 
-@dataclass(frozen=True)
-class CallFacts:
+class CallFacts(NamedTuple):
     """What recovery needs to know of one call (read through the accounting view)."""
 
     case_id: str
@@ -81,7 +78,7 @@ def exclusion(
 
 
 def recovery_plan(
-    manifest: Manifest,
+    outline: PlanOutline,
     run: Run,
     result_statuses: Mapping[tuple[str, str], str],
     calls: Iterable[CallFacts],
@@ -92,28 +89,32 @@ def recovery_plan(
     """The read-only recovery plan of §8.1 with its own ``plan_sha256``."""
     if mode not in MODES:
         raise RecoveryError(f"Unknown recovery mode {mode!r}; use one of {', '.join(MODES)}")
-    if run.status not in TERMINAL_RUN_STATUSES or manifest.mode != "live":
+    if run.status not in TERMINAL_RUN_STATUSES or outline.mode != "live":
         raise RecoveryError("Recovery requires a terminal live parent attempt")
-    by_cell: dict[tuple[str, str], list[CallFacts]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[CallFacts]] = {}
     spend = 0.0
     spend_complete = True
     for call in calls:
-        by_cell[(call.case_id, call.target_id)].append(call)
+        key = (call.case_id, call.target_id)
+        found = by_cell.get(key)
+        if found is None:
+            by_cell[key] = [call]
+        else:
+            found.append(call)
         if call.cost_usd is None:
             spend_complete = False
         else:
             spend += call.cost_usd
     eligible: list[dict[str, str]] = []
     excluded: list[dict[str, str]] = []
-    planned = manifest.planned_cells()
-    for cell in planned:
-        key = (cell.case_id, cell.target_id)
-        reason = exclusion(mode, result_statuses.get(key), key in claimed, by_cell.get(key, ()))
-        entry = {"case_id": cell.case_id, "target_id": cell.target_id}
+    planned = outline.cells
+    status_of, calls_of, no_calls = result_statuses.get, by_cell.get, list[CallFacts]()
+    for key in planned:
+        reason = exclusion(mode, status_of(key), key in claimed, calls_of(key, no_calls))
         if reason is None:
-            eligible.append(entry)
+            eligible.append({"case_id": key[0], "target_id": key[1]})
         else:
-            excluded.append({**entry, "reason": reason})
+            excluded.append({"case_id": key[0], "target_id": key[1], "reason": reason})
     statuses = list(result_statuses.values())
     completed = statuses.count("completed")
     running = statuses.count("running")
@@ -128,7 +129,7 @@ def recovery_plan(
         },
         "known_spend_usd": spend,
         "spend_complete": spend_complete,
-        "plan_sha256": manifest.plan_sha256,
+        "plan_sha256": outline.plan_sha256,
     }
     if correction_id is not None:
         snapshot["accounting_correction"] = correction_id
@@ -139,7 +140,7 @@ def recovery_plan(
         "excluded": excluded,
         "counts": {"eligible": len(eligible), "excluded": len(excluded)},
         "parent_snapshot": snapshot,
-        "new_attempt_budget_usd": manifest.limits.max_cost_usd,
+        "new_attempt_budget_usd": outline.max_cost_usd,
         "requires_new_attempt_acknowledgment": mode == "failed",
         "scope": SCOPE,
     }

@@ -3,46 +3,31 @@ final status (reference/run-lifecycle.md §7.5), write the report."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.report import build_report
+from pytest_srbench.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.render.json_report import write_report
 from pytest_srbench.store.sqlite import SqliteStore
 
 FAILED_LIKE = frozenset({"failed", "cancelled", "sent_unknown"})
-WORKER_STOPPED = "Worker stopped; dispatched requests are not retried"
-
-
-def settle_in_flight(store: SqliteStore, run_id: str) -> int:
-    """Mark calls still ``sent`` and cells still ``running`` as ``sent_unknown``; nothing is resent."""
-    changed = 0
-    with store.transaction():
-        for call in store.calls(run_id, active=True):
-            call.pop("_seq", None)
-            call["status"] = "sent_unknown"
-            call["error"] = WORKER_STOPPED
-            store.update_call(call["id"], call)
-            changed += 1
-        for row in store.results_with_status(run_id, "running"):
-            if row.get("status") == "running":
-                row.update(status="sent_unknown", error=WORKER_STOPPED)
-                store.upsert_result(run_id, row)
-                store.append_event(
-                    run_id,
-                    "case_sent_unknown",
-                    {"case_id": row["case_id"], "target_id": row["target_id"]},
-                )
-                changed += 1
-    return changed
 
 
 def final_status(
-    counts: dict[str, int], total: int, stops: list[dict[str, Any]], interrupted: bool
+    counts: dict[str, int],
+    total: int,
+    stops: list[dict[str, Any]],
+    interrupted: bool,
+    workers_lost: bool = False,
 ) -> str:
-    """cancelled (user) > failed (any failed-like cell) > cancelled (stopped) > completed > failed."""
+    """cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
+    failed-like cell) > cancelled (stopped) > completed > failed."""
     if interrupted or any(stop.get("user") for stop in stops):
         return "cancelled"
+    if workers_lost and counts.get("completed", 0) != total:
+        return "interrupted"
     if any(counts.get(status) for status in FAILED_LIKE):
         return "failed"
     if stops:
@@ -56,6 +41,7 @@ def finalize_run(
     *,
     runner: dict[str, Any],
     interrupted: bool = False,
+    workers_lost: Sequence[str] = (),
     json_path: Path | None = None,
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``)."""
@@ -67,11 +53,17 @@ def finalize_run(
             e["data"] for e in store.events(run_id, limit=1_000_000, kinds=("dispatch_stopped",))
         ]
         status = final_status(
-            store.status_counts(run_id), len(manifest.planned_cells()), stops, interrupted
+            store.status_counts(run_id),
+            len(manifest.planned_cells()),
+            stops,
+            interrupted,
+            bool(workers_lost),
         )
         observed = store.events(run_id, limit=1, kinds=("failure_observed",))
         failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
+        if status == "interrupted":
+            error = f"{WORKER_STOPPED} (lost: {', '.join(workers_lost)})"
         processes = store.processes(run_id)
         engines = [p for p in processes if p.get("role") != "controller"]
         peaks = [p["peak_rss_mb"] for p in processes if p.get("peak_rss_mb") is not None]

@@ -119,5 +119,10 @@ class XdistBridge:
         self._next_slot += 1
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        if error is not None:
+            self.plugin.workers_lost.append(str(node.gateway.id))
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> OwnerScheduling:
         return OwnerScheduling(config, log)

@@ -89,6 +89,7 @@ class SrbenchPlugin:
         self.report: dict[str, Any] | None = None
         self.report_error: str | None = None
         self.interrupted = False
+        self.workers_lost: list[str] = []  # xdist workers that died mid-run
         self.started = time.monotonic()
         self.process_info: dict[str, Any] = {}
         self.progress: ProgressDisplay | None = None
@@ -560,6 +561,7 @@ class SrbenchPlugin:
                 self.run_id,
                 runner=runner,
                 interrupted=self.interrupted,
+                workers_lost=self.workers_lost,
                 json_path=self.settings.json_path,
             )
         except (StoreError, ValueError) as error:

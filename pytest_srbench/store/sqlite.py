@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from pytest_srbench.core.canonical import canonical_json, cell_digest
-from pytest_srbench.core.models import Manifest, Run
+from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
 from pytest_srbench.store.base import Row, StoreError, now_iso
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.writes import (
@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS runs (
     manifest TEXT NOT NULL,
     error TEXT,
     parent_run_id TEXT,
-    runner TEXT
+    runner TEXT,
+    outline TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 CREATE TABLE IF NOT EXISTS results (
@@ -68,8 +69,12 @@ CREATE TABLE IF NOT EXISTS calls (
     role TEXT NOT NULL,
     status TEXT NOT NULL,
     data TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    usage_known INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL,
+    finish_reason TEXT
 );
+CREATE INDEX IF NOT EXISTS results_status ON results(run_id, case_id, target_id, status);
 CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id, seq);
 CREATE INDEX IF NOT EXISTS calls_run_status ON calls(run_id, status);
 CREATE TABLE IF NOT EXISTS events (
@@ -121,9 +126,57 @@ CREATE TABLE IF NOT EXISTS call_progress (
 CREATE INDEX IF NOT EXISTS call_progress_run ON call_progress(run_id);
 """
 
+# Columns added after the first stores were written: (table, column, statements that add and
+# fill it). The accounting facts recovery reads per call are columns as well as part of
+# ``data``, and each run keeps its plan outline, so a 100,000-cell recovery plan reads no JSON
+# blobs (see ``call_facts`` and ``plan_outline``).
+ADDED_COLUMNS = (
+    ("calls", "cost_usd", (
+        "ALTER TABLE calls ADD COLUMN usage_known INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE calls ADD COLUMN cost_usd REAL",
+        "ALTER TABLE calls ADD COLUMN finish_reason TEXT",
+        "UPDATE calls SET usage_known = coalesce(json_type(data, '$.usage') = 'object', 0),"
+        " cost_usd = CASE WHEN json_type(data, '$.cost_usd') IN ('integer', 'real')"
+        " THEN json_extract(data, '$.cost_usd') END,"
+        " finish_reason = json_extract(data, '$.finish_reason')",
+    )),
+    ("runs", "outline", ("ALTER TABLE runs ADD COLUMN outline TEXT",)),
+)  # fmt: skip
+INSERT_CALL = (
+    "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at,"
+    " usage_known, cost_usd, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+UPDATE_CALL = (
+    "UPDATE calls SET status = ?, data = ?, updated_at = ?, usage_known = ?, cost_usd = ?,"
+    " finish_reason = ? WHERE id = ?"
+)
+
+
+def _insert_call_args(run_id: str, call: Row, now: str) -> tuple[Any, ...]:
+    return (call["id"], run_id, call["case_id"], call["target_id"], call["role"],
+            call["status"], _dumps(call), now, *_accounting(call))  # fmt: skip
+
+
+def _update_call_args(call_id: str, call: Row, now: str) -> tuple[Any, ...]:
+    return (call["status"], _dumps(call), now, *_accounting(call), call_id)
+
+
+def _accounting(call: Row) -> tuple[int, float | None, str | None]:
+    """Usage known, cost in USD (None when unknown) and finish reason of a receipt."""
+    cost = call.get("cost_usd")
+    finish = call.get("finish_reason")
+    return (
+        int(isinstance(call.get("usage"), dict)),
+        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        finish if isinstance(finish, str) else None,
+    )
+
 
 def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
+
+
+RUN_COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
 
 
 def _run(row: sqlite3.Row) -> Run:
@@ -210,6 +263,12 @@ class SqliteStore:
             fd = os.open(self.db_path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
         self.db.executescript(SCHEMA)
+        for table, column, statements in ADDED_COLUMNS:
+            present = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:  # a store written before the column existed
+                with self.transaction():
+                    for statement in statements:
+                        self.db.execute(statement)
         with self.transaction():
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
@@ -236,10 +295,12 @@ class SqliteStore:
         """Insert a run with its frozen manifest; an existing id or key with the same plan is
         returned unchanged (created = False), a different plan is an error."""
         with self.transaction():
-            existing = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            existing = self.db.execute(
+                "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
             if existing is None and request_key is not None:
                 existing = self.db.execute(
-                    "SELECT * FROM runs WHERE request_key = ?", (request_key,)
+                    "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = ?", (request_key,)
                 ).fetchone()
             if existing is not None:
                 if existing["plan_sha256"] != manifest.plan_sha256:
@@ -254,8 +315,8 @@ class SqliteStore:
             now = now_iso()
             parent = (manifest.recovery or {}).get("parent_run_id")
             self.db.execute(
-                "INSERT INTO runs(id, request_key, status, created_at, updated_at, plan_sha256, manifest,"
-                " parent_run_id, runner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs(id, request_key, status, created_at, updated_at, plan_sha256,"
+                " manifest, parent_run_id, runner, outline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     request_key,
@@ -266,14 +327,19 @@ class SqliteStore:
                     canonical_json(manifest.model_dump(mode="json")),
                     parent,
                     _dumps(runner) if runner is not None else None,
+                    _dumps(outline_document(manifest)),
                 ),
             )
             self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})
-            row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
             return _run(row), True
 
     def get_run(self, run_id: str) -> Run | None:
-        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
         return _run(row) if row else None
 
     def require_run(self, run_id: str) -> Run:
@@ -283,7 +349,9 @@ class SqliteStore:
         return run
 
     def find_run_by_key(self, request_key: str) -> Run | None:
-        row = self.db.execute("SELECT * FROM runs WHERE request_key = ?", (request_key,)).fetchone()
+        row = self.db.execute(
+            "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = ?", (request_key,)
+        ).fetchone()
         return _run(row) if row else None
 
     def get_manifest(self, run_id: str) -> Manifest:
@@ -291,6 +359,16 @@ class SqliteStore:
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.root}")
         return Manifest.model_validate_json(row["manifest"])
+
+    def plan_outline(self, run_id: str) -> PlanOutline:
+        """The run's plan outline (hash, mode, targets, budget, planned cells) without validating
+        every case: a fraction of ``get_manifest``'s cost on large plans."""
+        row = self.db.execute(
+            "SELECT coalesce(outline, manifest) AS outline FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()  # a run written before outlines were kept falls back to its manifest
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.root}")
+        return PlanOutline.from_document(orjson.loads(row["outline"]))
 
     def get_runner(self, run_id: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT runner FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -303,7 +381,7 @@ class SqliteStore:
     def list_runs(
         self, *, limit: int = 50, offset: int = 0, status: str | None = None
     ) -> list[Run]:
-        query = "SELECT * FROM runs"
+        query = "SELECT " + RUN_COLUMNS + " FROM runs"
         args: list[Any] = []
         if status:
             query += " WHERE status = ?"
@@ -363,27 +441,11 @@ class SqliteStore:
     # -- calls -------------------------------------------------------------------------
     def insert_call(self, run_id: str, call: Row) -> None:
         """Journal a call (normally with status ``sent``) before its request leaves."""
-        self.db.execute(
-            "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                call["id"],
-                run_id,
-                call["case_id"],
-                call["target_id"],
-                call["role"],
-                call["status"],
-                _dumps(call),
-                now_iso(),
-            ),
-        )
+        self.db.execute(INSERT_CALL, _insert_call_args(run_id, call, now_iso()))
 
     def update_call(self, call_id: str, call: Row) -> None:
         """Replace a call's receipt (status and data) once it finished."""
-        self.db.execute(
-            "UPDATE calls SET status = ?, data = ?, updated_at = ? WHERE id = ?",
-            (call["status"], _dumps(call), now_iso(), call_id),
-        )
+        self.db.execute(UPDATE_CALL, _update_call_args(call_id, call, now_iso()))
 
     def calls(
         self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
@@ -475,24 +537,23 @@ class SqliteStore:
 
     def result_statuses(self, run_id: str) -> dict[tuple[str, str], str]:
         """(case, target) -> status of every result row (no JSON decoding)."""
-        rows = self.db.execute(
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
             "SELECT case_id, target_id, status FROM results WHERE run_id = ?", (run_id,)
         )
-        return {(row[0], row[1]): row[2] for row in rows}
+        return {(case_id, target_id): status for case_id, target_id, status in rows}
 
     def call_facts(self, run_id: str) -> list[tuple[Any, ...]]:
         """Per call in journal order: id, case, target, status, usage known, cost, finish
-        reason — read with SQLite's JSON functions, without decoding whole rows."""
-        return [
-            tuple(row)
-            for row in self.db.execute(
-                "SELECT id, case_id, target_id, status,"
-                " json_type(data, '$.usage') = 'object',"
-                " json_extract(data, '$.cost_usd'), json_extract(data, '$.finish_reason')"
-                " FROM calls WHERE run_id = ? ORDER BY seq",
-                (run_id,),
-            )
-        ]
+        reason — plain columns, no JSON decoding."""
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return cursor.execute(
+            "SELECT id, case_id, target_id, status, usage_known, cost_usd, finish_reason"
+            " FROM calls WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        ).fetchall()
 
     # -- recovery claims ---------------------------------------------------------------
     def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:
@@ -514,7 +575,8 @@ class SqliteStore:
 
     def children(self, parent_run_id: str) -> list[Run]:
         rows = self.db.execute(
-            "SELECT * FROM runs WHERE parent_run_id = ? ORDER BY created_at, id", (parent_run_id,)
+            "SELECT " + RUN_COLUMNS + " FROM runs WHERE parent_run_id = ? ORDER BY created_at, id",
+            (parent_run_id,),
         )
         return [_run(row) for row in rows]
 
@@ -543,7 +605,9 @@ class SqliteStore:
     def active_runs(self) -> list[Run]:
         """Runs not yet in a terminal status (queued or running)."""
         rows = self.db.execute(
-            "SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at"
+            "SELECT "
+            + RUN_COLUMNS
+            + " FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at"
         )
         return [_run(row) for row in rows]
 
@@ -573,22 +637,13 @@ class SqliteStore:
         progress = [w for w in writes if isinstance(w, CallProgress)]
         db = self.db
         if inserts:
-            db.executemany(
-                "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (w.row["id"], w.run_id, w.row["case_id"], w.row["target_id"], w.row["role"],
-                     w.row["status"], _dumps(w.row), now)
-                    for w in inserts
-                ],
-            )  # fmt: skip
+            db.executemany(INSERT_CALL, [_insert_call_args(w.run_id, w.row, now) for w in inserts])
         if finishes:
             for w in finishes:
                 if w.evidence or "evidence" not in w.row:
                     w.row["evidence"] = self.append_evidence(w.run_id, w.evidence)
             db.executemany(
-                "UPDATE calls SET status = ?, data = ?, updated_at = ? WHERE id = ?",
-                [(w.row["status"], _dumps(w.row), now, w.row["id"]) for w in finishes],
+                UPDATE_CALL, [_update_call_args(w.row["id"], w.row, now) for w in finishes]
             )
         if results:
             db.executemany(

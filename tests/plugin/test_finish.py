@@ -54,3 +54,10 @@ def test_finalize_settles_in_flight_work_as_sent_unknown_and_never_resends(tmp_p
     metric = report["summary"]["targets"][0]
     assert metric["failed"] == 1 and metric["correct"] == 1 and metric["accuracy"] == 0.5
     assert (store.run_dir("run-1") / "report.json").exists()
+
+
+def test_a_lost_worker_interrupts_an_unfinished_run_only():
+    assert final_status({"completed": 3, "sent_unknown": 1}, 6, [], False, True) == "interrupted"
+    assert final_status({"completed": 6}, 6, [], False, True) == "completed"
+    assert final_status({"completed": 3}, 6, [{"user": True}], False, True) == "cancelled"
+    assert final_status({"completed": 3, "failed": 1}, 6, [], False, False) == "failed"

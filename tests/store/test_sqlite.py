@@ -174,3 +174,45 @@ def test_paging_cursors(tmp_path, plan):
     second = store.calls("run-1", after=first[-1]["_seq"], limit=2)
     assert [c["id"] for c in first + second] == ["c0", "c1", "c2", "c3"]
     assert json.loads(json.dumps(first))  # rows are plain JSON data
+
+
+def test_plan_outline_matches_the_manifest(tmp_path, plan):
+    from pytest_srbench.core.models import Cell, PlanOutline
+
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    assert store.plan_outline("run-1") == PlanOutline.of(plan)
+    assert store.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
+    subset = plan.model_copy(
+        update={"execution_cells": [Cell(case_id="mmlu-pro/2", target_id="t")]}
+    )
+    assert PlanOutline.of(subset).cells == [("mmlu-pro/2", "t")]
+    assert PlanOutline.from_document(subset.model_dump(mode="json")) == PlanOutline.of(subset)
+
+
+def test_store_written_before_accounting_columns_is_migrated(tmp_path, plan):
+    """An older store (no call accounting columns, no outlines) opens, gains the columns
+    filled from the saved receipts, and answers recovery queries the same way."""
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    with store.transaction():
+        store.insert_call("run-1", {"id": "c1", "case_id": "mmlu-pro/1", "target_id": "t",
+                                    "role": "subject", "status": "sent"})  # fmt: skip
+        store.update_call("c1", {"id": "c1", "case_id": "mmlu-pro/1", "target_id": "t",
+                                 "role": "subject", "status": "completed", "cost_usd": 0.25,
+                                 "usage": {"input_tokens": 3}, "finish_reason": "stop"})  # fmt: skip
+        store.insert_call("run-1", {"id": "c2", "case_id": "mmlu-pro/2", "target_id": "t",
+                                    "role": "subject", "status": "sent_unknown", "cost_usd": None})  # fmt: skip
+    expected = store.call_facts("run-1")
+    assert expected == [("c1", "mmlu-pro/1", "t", "completed", 1, 0.25, "stop"),
+                        ("c2", "mmlu-pro/2", "t", "sent_unknown", 0, None, None)]  # fmt: skip
+    store.close()
+    db = sqlite3.connect(tmp_path / "s" / "journal.sqlite3")
+    for column in ("usage_known", "cost_usd", "finish_reason"):
+        db.execute(f"ALTER TABLE calls DROP COLUMN {column}")
+    db.execute("ALTER TABLE runs DROP COLUMN outline")
+    db.commit()
+    db.close()
+    reopened = open_store(tmp_path / "s")
+    assert reopened.call_facts("run-1") == expected
+    assert reopened.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
