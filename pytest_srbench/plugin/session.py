@@ -213,22 +213,29 @@ class SrbenchPlugin:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)
         except (ConfigError, SuiteError, ValueError) as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        items[:0] = self._cell_items(
+            session,
+            [(case.id, target.id) for case in self.draft.cases for target in self.draft.targets],
+        )
+
+    def _cell_items(
+        self, session: pytest.Session, cells: list[tuple[str, str]]
+    ) -> list[SrbenchCell]:
+        """One pytest item per (case, target) cell, in the given order."""
         suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
         source = Path(self.project.source) if self.project.source else self.rootdir
-        cells = [
+        return [
             SrbenchCell.from_parent(
                 suite,
-                name=f"{case.id}[{target.id}]",
-                nodeid=f"{case.id}[{target.id}]",
-                case_id=case.id,
-                target_id=target.id,
+                name=f"{case_id}[{target_id}]",
+                nodeid=f"{case_id}[{target_id}]",
+                case_id=case_id,
+                target_id=target_id,
                 source=source,
                 outcome=self.outcome,
             )
-            for case in self.draft.cases
-            for target in self.draft.targets
+            for case_id, target_id in cells
         ]
-        items[:0] = cells
 
     def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         """Items of a recovery child: exactly the cells its reviewed plan selected."""
@@ -251,20 +258,7 @@ class SrbenchPlugin:
         except (RecoveryError, StoreError) as error:
             raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
         self.recovery = RecoveryRequest(plan=plan, parent=parent, manifest=manifest)
-        suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
-        source = Path(self.project.source) if self.project.source else self.rootdir
-        items[:0] = [
-            SrbenchCell.from_parent(
-                suite,
-                name=f"{cell.case_id}[{cell.target_id}]",
-                nodeid=f"{cell.case_id}[{cell.target_id}]",
-                case_id=cell.case_id,
-                target_id=cell.target_id,
-                source=source,
-                outcome=self.outcome,
-            )
-            for cell in manifest.planned_cells()
-        ]
+        items[:0] = self._cell_items(session, manifest.planned_keys())
 
     def _create_recovery_child(self, selected: list[SrbenchCell]) -> None:
         assert self.recovery is not None and self.store is not None
