@@ -18,6 +18,7 @@ import orjson
 from pytest_srbench.cli_store import DEFAULT_STORE, command_store
 from pytest_srbench.core.compare import ComparisonError, compare_many
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
+from pytest_srbench.core.recipes import recipe_summary
 from pytest_srbench.core.recovery import MODES, RecoveryError
 from pytest_srbench.datasets.cli import add_datasets_commands
 from pytest_srbench.lifecycle import request_cancel
@@ -77,6 +78,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         if call is None or call.get("_seq") is None or call.get("case_id") is None:
             raise StoreError(f"no call {args.call_id!r} in {store.root}")
         print(json.dumps({"call": call}, indent=2))
+        return 0
+    if args.recipes:
+        manifest = store.get_manifest(args.run)
+        snapshots = store.recipes(args.run)
+        rows = [
+            snapshots.get(t.id) or recipe_summary(t, None)
+            for t in manifest.targets
+            if t.kind == "mom"
+        ]
+        print(json.dumps({"recipes": rows}, indent=2))
         return 0
     if args.results:
         rows, cursor = _page(
@@ -296,6 +307,9 @@ def parser() -> argparse.ArgumentParser:
     view.add_argument("--calls", action="store_true")
     view.add_argument("--events", action="store_true")
     view.add_argument("--call-id", metavar="ID", help="one call's whole receipt")
+    view.add_argument(
+        "--recipes", action="store_true", help="the run's frozen router recipes (redacted)"
+    )
     show.add_argument("--active", action="store_true", help="with --calls: only calls in flight")
     show.add_argument("--after", type=int, default=0)
     show.add_argument("--limit", type=_limit, default=100)

@@ -19,6 +19,7 @@ from pytest_srbench.simulator.models import (
     SimModel,
     simulated_target,
 )
+from pytest_srbench.simulator.targets import BUILTIN_ROUTERS, simulated_router_target
 
 
 class ConfigError(ValueError):
@@ -43,6 +44,10 @@ class TargetConfig(BaseModel):
     config_hash: str | None = None
     max_inference_calls: int | None = None
     expected_response_model: str | None = None
+    preview_url: str | None = None
+    preview_api_key_env: str | None = None
+    capture_recipe: bool = False
+    config_url: str | None = None
     concurrency: int | None = Field(None, ge=1, le=4096)
     keep_alive: bool | None = Field(
         None,
@@ -117,6 +122,9 @@ class SrbenchConfig(BaseModel):
         for name in DEFAULT_SIM_TARGETS:
             builtin = simulated_target(BUILTIN_MODELS[name])
             found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for router in BUILTIN_ROUTERS.values():
+            builtin = simulated_router_target(router)
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
         for configured in self.targets:
             found[configured.id] = configured
         return found
@@ -136,7 +144,12 @@ class SrbenchConfig(BaseModel):
         selected = [known[target_id] for target_id in ids]
         models = self.sim_models()
         for target in selected:
-            if target.simulated and target.base_url is None and target.model not in models:
+            if (
+                target.simulated
+                and target.base_url is None
+                and target.model not in models
+                and target.model not in BUILTIN_ROUTERS
+            ):
                 raise ConfigError(
                     f"target {target.id!r} is simulated but model {target.model!r} is not a simulated "
                     f"model (known: {', '.join(sorted(models))}); add [tool.srbench.simulator.models."

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
 from pytest_srbench.benchmarks.registry import AdapterRegistry
@@ -37,6 +37,8 @@ class PlanRequest:
     repeats: int = 1
     name: str = "sr-bench"
     limits: dict[str, Any] = field(default_factory=dict)
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, Any] | None = None
 
 
 @dataclass
@@ -55,6 +57,8 @@ class PlanDraft:
     benchmark_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     suite_paths: dict[str, Path] = field(default_factory=dict)
     repeats: int = 1
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, Any] | None = None
 
     def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
         """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
@@ -95,6 +99,8 @@ class PlanDraft:
             name=self.name,
             cost_policy=self.config.cost_policy,
             repeats=self.repeats,
+            mode=self.mode,
+            preview_context=self.preview_context,
         )
 
 
@@ -203,6 +209,8 @@ def build_draft(
         benchmark_options=options,
         suite_paths=suite_paths,
         repeats=request.repeats,
+        mode=request.mode,
+        preview_context=request.preview_context,
     )
 
 

@@ -36,6 +36,7 @@ def report_from_store(store: SqliteStore, run_id: str) -> dict[str, Any]:
         runner=store.get_runner(run_id),
         correction=latest_correction(store, run_id),
         child_attempts=child_attempts(store, run_id),
+        recipes=store.recipes(run_id),
     )
 
 

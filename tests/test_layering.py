@@ -26,6 +26,10 @@ CORE_MODULES = [
     "pytest_srbench.core.receipts",
     "pytest_srbench.core.budget",
     "pytest_srbench.core.grading.mcq",
+    "pytest_srbench.core.preview",
+    "pytest_srbench.core.recipes",
+    "pytest_srbench.core.continuity",
+    "pytest_srbench.core.routing",
 ]
 FORBIDDEN = ["pytest", "_pytest", "httpx", "aiohttp", "jinja2", "sqlite3", "xdist"]
 

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from pytest_srbench.core.continuity import continuity
 from pytest_srbench.core.stats import percentile, wilson_interval
 from pytest_srbench.core.usage import CACHE_NEUTRAL_BASIS, add_buckets, is_known_cost, sum_cost
 
@@ -80,8 +81,15 @@ def target_metric(
     total: int,
     planned_ids: Collection[str] | None,
     neutral_cost: Callable[[Row], float | None],
+    *,
+    session_mode: str = "stateless",
 ) -> dict[str, Any]:
-    """One metric row (reference/report-and-accounting.md §3.3) for one target or benchmark row."""
+    """One metric row (reference/report-and-accounting.md §3.3) for one target or benchmark row.
+
+    ``selection_statuses`` / ``selection_reasons`` are null here: only a preview run observes
+    them (``core.routing.preview_distributions``). ``continuity`` is §5.1 under
+    ``session_mode``.
+    """
     completed = [r for r in results if r.get("status") == "completed"]
     scored = [r for r in completed if isinstance(r.get("correct"), bool)]
     correct = sum(1 for r in scored if r["correct"] is True)
@@ -151,6 +159,8 @@ def target_metric(
             if c.get("status") in ("sent", "running") and not c.get("selected_model")
         ),
         "decisions": dict(Counter(str(c["decision"]) for c in subject if c.get("decision"))),
+        "selection_statuses": None,
+        "selection_reasons": None,
         "queue_wait_p50_s": queue_p50,
         "queue_wait_p95_s": queue_p95,
         "evaluation_call_count": len(overhead),
@@ -161,4 +171,5 @@ def target_metric(
         "request_time_sum_s": math.fsum(float(c.get("latency_s") or 0) for c in subject),
     }
     metric.update(cache_read_metrics(subject))
+    metric["continuity"] = continuity(results, calls, session_mode)
     return metric

@@ -124,6 +124,10 @@ class Target(Frozen):
     config_hash: str | None = None
     max_inference_calls: int | None = None
     expected_response_model: str | None = None
+    preview_url: str | None = None
+    preview_api_key_env: str | None = None
+    capture_recipe: bool = False
+    config_url: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -144,14 +148,14 @@ class Target(Frozen):
             raise ValueError(f"target id {value!r} must match {_ID.pattern}")
         return value
 
-    @field_validator("api_key_env")
+    @field_validator("api_key_env", "preview_api_key_env")
     @classmethod
     def _env(cls, value: str | None) -> str | None:
         if value is not None and not _ENV.match(value):
-            raise ValueError(f"api_key_env {value!r} is not a valid environment variable name")
+            raise ValueError(f"{value!r} is not a valid environment variable name")
         return value
 
-    @field_validator("base_url")
+    @field_validator("base_url", "preview_url", "config_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         return None if value is None else check_base_url(value)
@@ -169,6 +173,12 @@ class Target(Frozen):
             )
         if self.max_inference_calls is not None and not 1 <= self.max_inference_calls <= 256:
             raise ValueError("max_inference_calls must be in 1..256")
+        if self.kind != "mom":
+            for field in ("preview_url", "config_url", "preview_api_key_env"):
+                if getattr(self, field) is not None:
+                    raise ValueError(f"{field} is only for mom (router) targets")
+            if self.capture_recipe:
+                raise ValueError("capture_recipe is only for mom (router) targets")
         return self
 
 
@@ -279,6 +289,7 @@ class Manifest(Frozen):
     dataset: DatasetInfo
     recovery: dict[str, Any] | None = None
     limitations: list[str] = Field(default_factory=list)
+    preview_context: dict[str, Any] | None = None
     plan_sha256: str = ""
 
     def planned_cells(self) -> list[Cell]:

@@ -7,7 +7,7 @@ protocol-canonical JSON of the whole manifest without ``plan_sha256``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pytest_srbench.core.canonical import digest, protocol_digest
 from pytest_srbench.core.models import (
@@ -86,17 +86,55 @@ def case_sha256(cases: Sequence[Case]) -> str:
     return digest([case.model_dump(mode="json") for case in seen.values()])
 
 
+PREVIEW_CONTEXT_KEYS = frozenset({"session_id", "conversation_id", "sampling_seed"})
+
+
+def check_preview_context(context: Mapping[str, Any] | None, seed: int) -> dict[str, Any] | None:
+    """The preview context of run-lifecycle §2.1: only session_id / conversation_id (non-empty
+    strings) and sampling_seed (a signed 64-bit int, default the run seed)."""
+    if context is None:
+        return None
+    unknown = sorted(set(context) - PREVIEW_CONTEXT_KEYS)
+    if unknown:
+        raise PlanError(
+            f"preview_context allows only {sorted(PREVIEW_CONTEXT_KEYS)}, got {unknown}"
+        )
+    checked: dict[str, Any] = {}
+    for key in ("session_id", "conversation_id"):
+        value = context.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise PlanError(f"preview_context.{key} must be a non-empty string")
+            checked[key] = value
+    sampling_seed = context.get("sampling_seed", seed)
+    if isinstance(sampling_seed, bool) or not isinstance(sampling_seed, int):
+        raise PlanError("preview_context.sampling_seed must be an integer")
+    if not -(2**63) <= sampling_seed < 2**63:
+        raise PlanError("preview_context.sampling_seed must fit in a signed 64-bit integer")
+    checked["sampling_seed"] = sampling_seed
+    return checked
+
+
 def _check_targets(
-    targets: Sequence[Target], auxiliary: Mapping[str, Target], cost_policy: str
+    targets: Sequence[Target], auxiliary: Mapping[str, Target], cost_policy: str, mode: str
 ) -> None:
     if not targets:
         raise PlanError("a plan needs at least one target")
+    if mode == "preview":
+        for target in targets:
+            if target.kind != "mom":
+                raise PlanError(
+                    f"preview mode routes without answering: target {target.id!r} is not a "
+                    "mom (router) target"
+                )
+            if target.preview_url is None and not target.simulated:
+                raise PlanError(f"preview mode: router target {target.id!r} needs a preview_url")
     seen: set[str] = set()
     for target in [*targets, *auxiliary.values()]:
         if target.id in seen:
             raise PlanError(f"target id {target.id!r} is used twice")
         seen.add(target.id)
-        if cost_policy == "require_priced":
+        if cost_policy == "require_priced" and mode == "live":
             if not target.prices:
                 raise PlanError(
                     f"target {target.id!r} has no prices; cost_policy require_priced needs "
@@ -110,8 +148,10 @@ def _check_targets(
                 raise PlanError(
                     f"MoM target {target.id!r} needs max_inference_calls under require_priced"
                 )
-        if target.kind == "mom" and target.config_hash is None:
+        if target.kind == "mom" and target.config_hash is None and mode == "live":
             raise PlanError(f"MoM target {target.id!r} needs a frozen config_hash")
+        if target.capture_recipe and target.config_hash is None:
+            raise PlanError(f"target {target.id!r}: capture_recipe needs a frozen config_hash")
     for key, target in auxiliary.items():
         if key != target.id:
             raise PlanError(f"auxiliary target key {key!r} differs from its id {target.id!r}")
@@ -160,6 +200,8 @@ def freeze_plan(
     limitations: Sequence[str] = (),
     recovery: Mapping[str, Any] | None = None,
     repeats: int = 1,
+    mode: Literal["live", "preview"] = "live",
+    preview_context: Mapping[str, Any] | None = None,
 ) -> Manifest:
     """Validate every rule and return the frozen manifest with its hashes filled in."""
     limits = limits or Limits()
@@ -170,7 +212,9 @@ def freeze_plan(
     if len(set(ids)) != len(ids):
         duplicate = next(case_id for case_id in ids if ids.count(case_id) > 1)
         raise PlanError(f"case id {duplicate!r} appears twice")
-    _check_targets(targets, auxiliary, cost_policy)
+    _check_targets(targets, auxiliary, cost_policy, mode)
+    if preview_context is not None and mode != "preview":
+        raise PlanError("preview_context is only for preview mode")
     present = sorted({case.benchmark for case in cases})
     missing_adapters = [benchmark for benchmark in present if benchmark not in adapter_versions]
     if missing_adapters:
@@ -218,6 +262,10 @@ def freeze_plan(
         dataset=dataset,
         recovery=dict(recovery) if recovery else None,
         limitations=list(limitations),
+        mode=mode,
+        preview_context=check_preview_context(preview_context or {}, dataset.seed)
+        if mode == "preview"
+        else None,
     )
     return seal(manifest)
 

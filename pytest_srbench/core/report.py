@@ -17,7 +17,9 @@ from pytest_srbench.core.frontier import frontier, frontier_point
 from pytest_srbench.core.metrics import Row, target_metric
 from pytest_srbench.core.models import Manifest, Run, Target
 from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.recipes import recipe_summary
 from pytest_srbench.core.reconcile import correction_summary, effective_calls
+from pytest_srbench.core.routing import decision_breakdown, preview_distributions
 from pytest_srbench.core.usage import cache_neutral_cost, sum_cost
 
 REPORT_VERSION = "pytest-srbench-report-1"
@@ -32,6 +34,10 @@ FIXED_LIMITATIONS = (
     "Wilson intervals describe sampling error over the planned cases, not variation between "
     "repeated runs of a nondeterministic target.",
 )
+PREVIEW_LIMITATION = (
+    "Preview run: routing decisions only; no answers were generated, so accuracy is null by design."
+)
+PREVIEW_NULLED = ("accuracy", "accuracy_ci95", "correct", "macro_accuracy", "sr_bench_score")
 
 
 def _parse_time(value: str) -> datetime:
@@ -59,9 +65,11 @@ class _Pricing:
         return self.inventory.get(bound) if bound else None
 
     def neutral_cost(self, call: Row) -> float | None:
+        """§2.6: null when the call's usage is unknown (an incomplete router receipt too,
+        even if some of its segments are known), its target or any part's price is missing."""
         try:
             target = self.target_for(call)
-            if target is None:
+            if target is None or call.get("usage") is None:
                 return None
             prices = {model: price.model_dump() for model, price in target.prices.items()}
             parts = call.get("model_usage") or [call]
@@ -99,6 +107,21 @@ def macro_and_score(
     return {"macro_accuracy": macro, "sr_bench_score": score, "score_scope": scope}
 
 
+def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> None:
+    """§4.3 preview: routing counters from the result rows replace the call-based ones, and
+    every accuracy-like key the item has becomes null (no answers were generated), the
+    continuity block's switched / unswitched accuracy included."""
+    item.update(preview_distributions(results))
+    for key in PREVIEW_NULLED:
+        if key in item:
+            item[key] = None
+    item["continuity"] = {
+        **item["continuity"],
+        "switched_accuracy": None,
+        "unswitched_accuracy": None,
+    }
+
+
 def _failure(events: Sequence[Row], results: Sequence[Row]) -> dict[str, Any] | None:
     for event in events:
         if event.get("kind") == "failure_observed":
@@ -124,6 +147,8 @@ def _limitations(
     runner: Mapping[str, Any] | None,
 ) -> list[str]:
     lines = list(FIXED_LIMITATIONS)
+    if manifest.mode == "preview":
+        lines.append(PREVIEW_LIMITATION)
     simulated = [t.id for t in manifest.targets if t.simulated]
     if simulated:
         lines.append(
@@ -343,8 +368,12 @@ def build_report(
     runner: Mapping[str, Any] | None = None,
     child_attempts: Sequence[Mapping[str, Any]] = (),
     correction: Mapping[str, Any] | None = None,
+    recipes: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compute the whole report dict (validated later by ``ReportModel``).
+
+    ``recipes`` are the run's router recipe snapshots by target id; a router target without
+    one is reported "unavailable" (never borrowed from another run).
 
     With an accounting ``correction`` every call is read through it (``effective_calls``)
     before any metric; the original receipts are not touched.
@@ -363,6 +392,7 @@ def build_report(
     benchmark_of = {case.id: case.benchmark for case in manifest.cases}
     all_benchmarks = sorted(set(benchmark_of.values()))
     present = {benchmark_of[cell.case_id] for cell in manifest.planned_cells()}
+    preview = manifest.mode == "preview"
 
     summary_targets: list[dict[str, Any]] = []
     benchmark_rows: list[dict[str, Any]] = []
@@ -371,28 +401,53 @@ def build_report(
         id_set = set(ids)
         rows = [r for r in rows_by_target[target.id] if r["case_id"] in id_set]
         target_calls = calls_by_target[target.id]
+        session_mode = "stateless" if preview else target.session_mode
         metric = target_metric(
-            target.id, rows, target_calls, len(id_set), id_set, pricing.neutral_cost
+            target.id,
+            rows,
+            target_calls,
+            len(id_set),
+            id_set,
+            pricing.neutral_cost,
+            session_mode=session_mode,
         )
         own_rows = []
+        own_results = []
         for benchmark in all_benchmarks:
             bench_ids = {case_id for case_id in ids if benchmark_of[case_id] == benchmark}
             if not bench_ids:
                 continue
             row = {"benchmark": benchmark, "target_id": target.id}
+            bench_results = [r for r in rows if r["case_id"] in bench_ids]
             row.update(
                 target_metric(
                     target.id,
-                    [r for r in rows if r["case_id"] in bench_ids],
+                    bench_results,
                     [c for c in target_calls if c.get("case_id") in bench_ids],
                     len(bench_ids),
                     bench_ids,
                     pricing.neutral_cost,
+                    session_mode=session_mode,
                 )
             )
             own_rows.append(row)
+            own_results.append(bench_results)
         metric.update(macro_and_score(manifest, own_rows, metric["complete"], present))
         metric.update({"kind": target.kind, "model": target.model, "simulated": target.simulated})
+        metric["decision_breakdown"] = (
+            decision_breakdown(
+                rows,
+                [c for c in target_calls if c.get("case_id") in id_set],
+                len(id_set),
+                preview=preview,
+            )
+            if target.kind == "mom"
+            else []
+        )
+        if preview:
+            apply_preview_overrides(metric, rows)
+            for row, bench_results in zip(own_rows, own_results, strict=True):
+                apply_preview_overrides(row, bench_results)
         summary_targets.append(metric)
         benchmark_rows.extend(own_rows)
 
@@ -452,6 +507,11 @@ def build_report(
             "profile": manifest.profile,
             "seed": manifest.seed,
             "runner": dict(runner) if runner is not None else None,
+            "recipes": [
+                recipe_summary(t, (recipes or {}).get(t.id))
+                for t in manifest.targets
+                if t.kind == "mom"
+            ],
             "accounting_correction": correction_summary(correction)
             if correction is not None
             else None,
@@ -461,7 +521,8 @@ def build_report(
         "plan": plan_identity(manifest),
         "repeats": repeat_agreement(manifest, cells),
         "frontier": frontier(
-            frontier_point(run.id, t, benchmark_rows, manifest.benchmark_weights)
+            # a preview has no quality: its targets are listed apart (unplaced)
+            frontier_point(run.id, t, [] if preview else benchmark_rows, manifest.benchmark_weights)
             for t in summary_targets
         ),
         "cells": cells,

@@ -43,6 +43,61 @@ class OutputDiagnostics(_Strict):
     subject_calls: SubjectCalls
 
 
+class Continuity(_Strict):
+    """How a router's model choice moves between the requests of one task (case).
+
+    Subject calls only, in stored order; a switch is a fact, not a penalty. Choices for the
+    points the sr-bench reference leaves open are listed in ``docs/report.md`` (Continuity).
+    """
+
+    session_mode: str = Field(
+        description="The target's session mode; always 'stateless' in a preview report."
+    )
+    multi_request_tasks: int = Field(description="Tasks with >= 2 subject requests.")
+    model_switches: int = Field(
+        description="Adjacent pairs of known selected models that differ, summed over tasks."
+    )
+    model_switches_per_task_mean: float | None = Field(
+        description="model_switches / tasks in the switch statistics; null when none."
+    )
+    model_switches_per_task_max: int | None
+    model_switches_by_phase: dict[str, int] = Field(
+        description="Switches by the phase of the later request of the pair ('unknown' if none)."
+    )
+    unknown_model_requests: int = Field(description="Subject requests without a selected model.")
+    multi_inference_tasks: int = Field(
+        description="Tasks with a multi-inference request; counted here only."
+    )
+    decision_changed_tasks: int
+    switched_tasks: int
+    unswitched_tasks: int = Field(description="Tasks with 0 switches (single requests included).")
+    switched_accuracy: float | None = Field(
+        description="Switched tasks completed correct / switched_tasks; null when 0 or preview."
+    )
+    unswitched_accuracy: float | None = Field(
+        description="Unswitched tasks completed correct / unswitched_tasks; null when 0 or preview."
+    )
+
+
+class DecisionRow(_Strict):
+    """One routing decision of a router target: its cases' accuracy, spend and models."""
+
+    decision: str | None = Field(description="Routing decision; null for cases without one.")
+    label: str = Field(description="The decision, or 'unknown'.")
+    cases: int
+    completed: int
+    correct: int | None = Field(description="Null in a preview run.")
+    accuracy: float | None = Field(
+        description="correct / cases (failures count as incorrect); null in a preview run."
+    )
+    accuracy_ci95: list[float] | None
+    cost_usd: float | None = Field(
+        description="Subject spend of these cases; null if any case lacks a priced receipt."
+    )
+    known_cost_usd: float
+    selected_models: dict[str, int]
+
+
 class TargetMetric(_Strict):
     """Metrics of one target (or one benchmark of one target) over its planned cases."""
 
@@ -54,9 +109,10 @@ class TargetMetric(_Strict):
     )
     pending: int = Field(description="Planned cells without any result row.")
     scored: int
-    correct: int
+    correct: int | None = Field(description="Null in a preview run.")
     accuracy: float | None = Field(
-        description="correct / total; failures and unanswered count as incorrect."
+        description="correct / total; failures and unanswered count as incorrect; null in a "
+        "preview run."
     )
     accuracy_denominator: str
     accuracy_ci95: list[float] | None = Field(
@@ -81,6 +137,12 @@ class TargetMetric(_Strict):
     selected_models: dict[str, int]
     pending_selection_count: int
     decisions: dict[str, int]
+    selection_statuses: dict[str, int] | None = Field(
+        description="Preview only (from the routing responses); null otherwise."
+    )
+    selection_reasons: dict[str, int] | None = Field(
+        description="Preview only (from the routing responses); null otherwise."
+    )
     queue_wait_p50_s: float | None
     queue_wait_p95_s: float | None
     evaluation_call_count: int
@@ -93,6 +155,7 @@ class TargetMetric(_Strict):
     cache_read_tokens: int
     cache_read_prompt_tokens: int
     cache_read_ratio: float | None
+    continuity: Continuity
 
 
 class SummaryTarget(TargetMetric):
@@ -101,6 +164,9 @@ class SummaryTarget(TargetMetric):
     kind: str
     model: str
     simulated: bool
+    decision_breakdown: list[DecisionRow] = Field(
+        description="Per routing decision of a router (mom) target; [] for single targets."
+    )
     macro_accuracy: float | None
     sr_bench_score: float | None = Field(
         description="Only with all nine benchmarks, complete, not a recovery child."

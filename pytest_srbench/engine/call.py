@@ -104,17 +104,21 @@ def build_body(
     return body
 
 
+def auth_header(env_name: str | None) -> dict[str, str]:
+    """``Authorization: Bearer …`` from the named environment variable (never stored)."""
+    if not env_name:
+        return {}
+    secret = os.environ.get(env_name)
+    if not secret:
+        raise CallFailure(f"Target credential environment variable is not set ({env_name})")
+    return {"Authorization": f"Bearer {secret}"}
+
+
 def _headers(
     rt: RunRuntime, target: Target, role: str, cell: CellCalls
 ) -> tuple[dict[str, str], str | None]:
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if target.api_key_env:
-        secret = os.environ.get(target.api_key_env)
-        if not secret:
-            raise CallFailure(
-                f"Target credential environment variable is not set ({target.api_key_env})"
-            )
-        headers["Authorization"] = f"Bearer {secret}"
+    headers.update(auth_header(target.api_key_env))
     if target.config_hash:
         headers["X-SR-Bench-Expected-Config-Hash"] = target.config_hash
     if target.max_inference_calls:

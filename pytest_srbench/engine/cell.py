@@ -16,6 +16,7 @@ from pytest_srbench.core.failures import CallFailure, CellCancelled, safe_id, su
 from pytest_srbench.core.models import Case, Role, Target
 from pytest_srbench.core.usage import add_buckets, is_known_cost
 from pytest_srbench.engine.call import CellCalls, call_model
+from pytest_srbench.engine.preview import preview_call
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, UpsertResult, Write
@@ -155,10 +156,14 @@ async def run_cell(
     status = "completed"
     error: str | None = None
     grade: Grade | None = None
+    details: dict[str, Any] = {}
     context = CellRun(rt, calls)
     try:
         async with asyncio.timeout(max(0.001, deadline - started)):
-            grade = _check_grade(await adapter.evaluate(context))
+            if rt.manifest.mode == "preview":
+                details["routing"] = await preview_call(rt, calls)
+            else:
+                grade = _check_grade(await adapter.evaluate(context))
     except TimeoutError:
         calls.cancelled = True
         status, error = "cancelled", "case deadline exceeded (case_timeout_s)"
@@ -194,7 +199,7 @@ async def run_cell(
         "correct": grade.correct if grade and status == "completed" else None,
         "answer": grade.answer if grade else None,
         "score": (1 if grade.correct else 0) if grade and status == "completed" else None,
-        "details": grade.details if grade else {},
+        "details": grade.details if grade else details,
         "error": error,
         "latency_s": finished - started,
         "subject_latency_s": calls.subject_latency_s,

@@ -61,7 +61,7 @@ class RunRuntime:
         self.deadline = self.started + limits.max_run_seconds
         self.inventory: dict[str, Target] = self.manifest.target_inventory()
         self.cases: dict[str, Case] = {case.id: case for case in self.manifest.cases}
-        self.priced = self.manifest.cost_policy == "require_priced"
+        self.priced = self.manifest.cost_policy == "require_priced" and self.manifest.mode == "live"
         self.guards = StreamGuards(
             max_output_chars=limits.max_output_chars,
             max_output_tokens=limits.max_output_tokens,

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.report import build_report
 from pytest_srbench.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.render.json_report import write_report
+from pytest_srbench.runs import report_from_store
 from pytest_srbench.store.sqlite import SqliteStore
 
 FAILED_LIKE = frozenset({"failed", "cancelled", "sent_unknown"})
@@ -46,7 +46,6 @@ def finalize_run(
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``)."""
     run = store.require_run(run_id)
-    manifest = store.get_manifest(run_id)
     if run.status in ("queued", "running"):
         settle_in_flight(store, run_id)
         stops = [
@@ -54,7 +53,7 @@ def finalize_run(
         ]
         status = final_status(
             store.status_counts(run_id),
-            len(manifest.planned_cells()),
+            len(store.plan_outline(run_id).cells),
             stops,
             interrupted,
             bool(workers_lost),
@@ -75,14 +74,7 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-    report = build_report(
-        manifest,
-        run,
-        store.results(run_id),
-        store.calls(run_id),
-        store.events(run_id, limit=1, kinds=("failure_observed",)),
-        runner=store.get_runner(run_id),
-    )
+    report = report_from_store(store, run_id)
     write_run_report(store, run_id, report, json_path)
     return report
 

@@ -69,6 +69,7 @@ class SrbenchCell(pytest.Item):
             "answer": result.get("answer"),
             "answer_status": details.get("answer_status"),
             "quality_failure": details.get("quality_failure"),
+            "routed_to": (details.get("routing") or {}).get("selected_model"),
         }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -33,6 +34,23 @@ def _limit_override(text: str) -> tuple[str, float]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"limit {key} needs a number, got {value!r}") from None
     return key.strip(), int(number) if number.is_integer() else number
+
+
+def _preview_context(text: str) -> tuple[str, str | int]:
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or key not in ("session_id", "conversation_id", "sampling_seed"):
+        raise argparse.ArgumentTypeError(
+            f"expected session_id=…, conversation_id=… or sampling_seed=N, got {text!r}"
+        )
+    if key == "sampling_seed":
+        try:
+            return key, int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"sampling_seed needs an integer, got {value!r}"
+            ) from None
+    return key, value
 
 
 def _margin(text: str) -> float:
@@ -147,6 +165,20 @@ def add_options(parser: pytest.Parser) -> None:
         help="with a --mode failed recovery plan: attempt cells that already spent money again",
     )
     group.addoption(
+        "--srbench-mode",
+        choices=("live", "preview"),
+        help="live (default): answer and grade; preview: only ask each router target where it "
+        "would route every case (no answers, accuracy null)",
+    )
+    group.addoption(
+        "--srbench-preview-context",
+        action="append",
+        type=_preview_context,
+        metavar="KEY=VALUE",
+        help="preview mode: session_id, conversation_id or sampling_seed sent with every "
+        "preview request (repeatable)",
+    )
+    group.addoption(
         "--srbench-run-key",
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
@@ -177,6 +209,8 @@ class Settings:
     gate_interval: str = "newcombe"
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, Any] | None = None
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -232,6 +266,8 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         gate_interval=config.getoption("srbench_gate_interval") or "newcombe",
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
+        mode=config.getoption("srbench_mode") or "live",
+        preview_context=dict(config.getoption("srbench_preview_context") or []) or None,
     )
 
 

@@ -35,6 +35,7 @@ from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite, run_cell_prot
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
+from pytest_srbench.recipes import capture_recipes
 from pytest_srbench.recovering import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
@@ -208,6 +209,8 @@ class SrbenchPlugin:
             limit=self.settings.limit,
             limits=self.settings.limits,
             repeats=self.settings.repeats,
+            mode=self.settings.mode,
+            preview_context=self.settings.preview_context,
         )
         try:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)
@@ -320,11 +323,28 @@ class SrbenchPlugin:
                 ) from None
         store = self.open()
         try:
-            run, _ = store.create_run(self.run_id, self.manifest, request_key=self.settings.run_key)
+            run, created = store.create_run(
+                self.run_id, self.manifest, request_key=self.settings.run_key
+            )
         except StoreError as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        if created:
+            self._capture_recipes(store, run.id, self.manifest)
         self._adopt(run)
         self._assign(session, selected)
+
+    def _capture_recipes(self, store: SqliteStore, run_id: str, manifest: Manifest) -> None:
+        """Router recipes are read once, by the process that created the run."""
+        base_urls = dict(self.endpoints)
+        if self.sim_url:
+            for target in manifest.targets:
+                if target.simulated and target.base_url is None:
+                    base_urls.setdefault(target.id, self.sim_url)
+        snapshots = capture_recipes(manifest, base_urls)
+        if snapshots:
+            with store.transaction():
+                for snapshot in snapshots:
+                    store.save_recipe(run_id, snapshot)
 
     def _assign(self, session: pytest.Session, selected: list[SrbenchCell]) -> None:
         """The cells this process dispatches (its xdist share; none for a replacement)."""
@@ -516,6 +536,8 @@ class SrbenchPlugin:
             return None
         if info.get("correct"):
             return "correct", ".", ("CORRECT", {"green": True})
+        if info.get("routed_to") is not None or self.settings.mode == "preview":
+            return "routed", "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
         why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
         return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
 

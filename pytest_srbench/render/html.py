@@ -133,6 +133,11 @@ def run_view(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> di
         "tokens": charts.token_bars(targets),
         "histograms": histograms,
         "routers": [t for t in targets if t["decisions"] or t["kind"] == "mom"],
+        "decision_bars": {
+            t["id"]: [charts.interval_bar(d["accuracy"], d["accuracy_ci95"]) for d in t["decision_breakdown"]]
+            for t in targets
+        },
+        "recipes": {r["target_id"]: r for r in report["provenance"].get("recipes") or []},
         "data": case_table_data(report, details),
         "has_details": details is not None,
         "statuses": CASE_STATUSES,

@@ -41,6 +41,54 @@ def _label(target: dict[str, Any]) -> str:
     return f"{target['id']} (sim)" if target.get("simulated") else target["id"]
 
 
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(
+        f"{name} {n}" for name, n in sorted(counter.items(), key=lambda i: (-i[1], i[0]))
+    )
+
+
+def router_lines(target: dict[str, Any], recipe: dict[str, Any] | None) -> list[str]:
+    """A router target's view: selected models, the per-decision breakdown, continuity and
+    its frozen recipe."""
+    c = target["continuity"]
+    lines = [
+        f"router {_label(target)}: {target['request_count']} requests · selected models "
+        f"{_counts(target['selected_models']) or NULL} · inference calls {target['call_count'] if target['call_count'] is not None else NULL}"
+    ]
+    breakdown = target.get("decision_breakdown") or []
+    if breakdown:
+        lines += table(
+            ["decision", "cases", "accuracy", "95% CI", "cost", "selected models"],
+            [
+                [str(d["decision"] or "unknown"), str(d["cases"]), num(d["accuracy"]),
+                 interval(d["accuracy_ci95"]), usd(d["cost_usd"]), _counts(d["selected_models"])]
+                for d in breakdown
+            ],
+        )  # fmt: skip
+    by_phase = _counts(c["model_switches_by_phase"]) or "none"
+    lines.append(
+        f"  continuity ({c['session_mode']}): {c['multi_request_tasks']} multi-request tasks · "
+        f"{c['model_switches']} model switches (mean {num(c['model_switches_per_task_mean'])}, "
+        f"max {c['model_switches_per_task_max'] if c['model_switches_per_task_max'] is not None else NULL}; "
+        f"by phase: {by_phase}) · {c['unknown_model_requests']} unknown-model requests · "
+        f"{c['multi_inference_tasks']} multi-inference tasks · decision changed in "
+        f"{c['decision_changed_tasks']} tasks"
+    )
+    lines.append(
+        f"  switched tasks {c['switched_tasks']} (accuracy {num(c['switched_accuracy'])}) · "
+        f"unswitched {c['unswitched_tasks']} (accuracy {num(c['unswitched_accuracy'])})"
+    )
+    if recipe is not None:
+        if recipe["status"] == "captured":
+            lines.append(
+                f"  recipe: captured {recipe['captured_at'][:19]} · config {recipe['config_hash'][:12]} · "
+                f"projection {recipe['projection_sha256'][:12]}"
+            )
+        else:
+            lines.append(f"  recipe: unavailable ({recipe['reason']})")
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -50,6 +98,10 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         f"plan {report['plan_sha256'][:12]} · {summary['planned_cells']} cells · wall {summary['wall_time_s']:.1f}s · "
         f"spend {usd(summary['total_spend_usd'])}",
     ]
+    if report.get("mode") == "preview":
+        lines.append(
+            "PREVIEW: routing decisions only — no answers were generated, accuracy is null by design"
+        )
     if runner:
         lines.append(
             f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
@@ -62,7 +114,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
          "judge cost", "ttft p50", "latency p50/p95"],
         [
             [
-                _label(t), num(t["accuracy"]), interval(t["accuracy_ci95"]), f"{t['correct']}/{t['total']}",
+                _label(t), num(t["accuracy"]), interval(t["accuracy_ci95"]), f"{t['correct'] if t['correct'] is not None else NULL}/{t['total']}",
                 str(t["failed"]), str(t["pending"]), "yes" if t["complete"] else "no", usd(t["cost_usd"]),
                 usd(t["known_cost_usd"]), usd(t["evaluation_cost_usd"]), seconds(t["ttft_p50_s"]),
                 f"{seconds(t['latency_p50_s'])}/{seconds(t['latency_p95_s'])}",
@@ -93,7 +145,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         ["benchmark", "target", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
         [
             [row["benchmark"], row["target_id"], num(row["accuracy"]), interval(row["accuracy_ci95"]),
-             f"{row['correct']}/{row['total']}", str(row["failed"]), usd(row["cost_usd"])]
+             f"{row['correct'] if row['correct'] is not None else NULL}/{row['total']}", str(row["failed"]),
+             usd(row["cost_usd"])]
             for row in report["benchmarks"]
         ],
     )  # fmt: skip
@@ -107,6 +160,11 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} · sr_bench_score {score} · {t['score_scope']}"
         )
+    recipes = {r["target_id"]: r for r in (report.get("provenance") or {}).get("recipes") or []}
+    for t in targets:
+        if t.get("kind") == "mom":
+            lines.append("")
+            lines += router_lines(t, recipes.get(t["id"]))
     if report.get("failure"):
         failure = report["failure"]
         lines.append(

@@ -12,6 +12,7 @@ from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.models import Case
 from pytest_srbench.simulator.models import SimModel
 from pytest_srbench.simulator.play import script_key
+from pytest_srbench.simulator.router import SimRouter
 
 
 def admin_url_for(base_url: str) -> str:
@@ -67,3 +68,11 @@ def stats(admin_url: str) -> dict[str, Any]:
 
 def reset(admin_url: str) -> None:
     _post(admin_url + "/reset", {})
+
+
+def register_routers(admin_url: str, routers: Iterable[SimRouter]) -> dict[str, Any]:
+    """Add or replace simulated routers (e.g. a new ``config_version``); their config hashes."""
+    result: dict[str, Any] = _post(
+        admin_url + "/routers", {"routers": [router.model_dump(mode="json") for router in routers]}
+    )
+    return result

@@ -1,5 +1,6 @@
-"""The simulator's HTTP server (aiohttp): ``POST /v1/chat/completions`` with SSE streaming,
-plus loopback admin routes under ``/srbench/`` for answer scripts, models and counters."""
+"""The simulator's HTTP server (aiohttp): ``POST /v1/chat/completions`` with SSE streaming
+(for simulated models and simulated routers), plus loopback admin routes under ``/srbench/``
+for answer scripts, models, routers and counters."""
 
 from __future__ import annotations
 
@@ -16,18 +17,28 @@ from typing import Any, ClassVar
 
 from aiohttp import web
 
+from pytest_srbench.simulator import router_http
 from pytest_srbench.simulator.models import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.play import SimPlan, bursts, plan_response, script_key
+from pytest_srbench.simulator.router import DEFAULT_ROUTER, RouteDecision, SimRouter
 
 SIMULATOR_HEADER = "x-srbench-simulator"
 
 
 class SimulatorState:
-    """Models, registered case scripts and request counters of one simulator process."""
+    """Models, routers, registered case scripts, router sessions and request counters of one
+    simulator process."""
 
-    def __init__(self, models: dict[str, SimModel] | None = None) -> None:
+    def __init__(
+        self,
+        models: dict[str, SimModel] | None = None,
+        routers: dict[str, SimRouter] | None = None,
+    ) -> None:
         self.models: dict[str, SimModel] = dict(BUILTIN_MODELS)
         self.models.update(models or {})
+        self.routers: dict[str, SimRouter] = {DEFAULT_ROUTER.name: DEFAULT_ROUTER}
+        self.routers.update(routers or {})
+        self.sessions: dict[str, str] = {}
         self.scripts: dict[str, dict[str, Any]] = {}
         self.attempts: Counter[tuple[str, str]] = Counter()
         self.reset()
@@ -39,6 +50,7 @@ class SimulatorState:
         self.max_in_flight = 0
         self.by_model: Counter[str] = Counter()
         self.attempts.clear()
+        self.sessions.clear()
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -49,6 +61,7 @@ class SimulatorState:
             "by_model": dict(self.by_model),
             "scripts": len(self.scripts),
             "models": sorted(self.models),
+            "routers": sorted(self.routers),
         }
 
 
@@ -105,12 +118,15 @@ def _error(status: int, message: str, retry_after: float | None = None) -> web.R
     )
 
 
-async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
+async def _stream(
+    request: web.Request, plan: SimPlan, headers: dict[str, str]
+) -> web.StreamResponse:
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
             "Cache-Control": "no-cache",
             SIMULATOR_HEADER: "1",
+            **headers,
         }
     )
     await response.prepare(request)
@@ -155,7 +171,7 @@ async def _stream(request: web.Request, plan: SimPlan) -> web.StreamResponse:
     return response
 
 
-async def _json_body(request: web.Request, plan: SimPlan) -> web.Response:
+async def _json_body(request: web.Request, plan: SimPlan, headers: dict[str, str]) -> web.Response:
     delay = plan.first_delay_s + (
         (len(plan.content) + len(plan.reasoning)) / plan.tokens_per_s if plan.tokens_per_s else 0.0
     )
@@ -182,7 +198,7 @@ async def _json_body(request: web.Request, plan: SimPlan) -> web.Response:
     }
     if plan.usage is not None:
         body["usage"] = plan.usage
-    return web.json_response(body, headers={SIMULATOR_HEADER: "1"})
+    return web.json_response(body, headers={SIMULATOR_HEADER: "1", **headers})
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -199,19 +215,31 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             return _error(400, "Expected 'messages' to be an array")
         name = str(body.get("model"))
         model = state.models.get(name)
+        router = state.routers.get(name) if model is None else None
+        decision: RouteDecision | None = None
+        if router is not None:
+            decision = router_http.route_chat(state, router, body, request.headers)
+            model = state.models.get(decision.model)
+            if model is None:
+                return _error(502, f"router {name!r} routed to unknown model {decision.model!r}")
         if model is None:
             return _error(404, f"model {name!r} is not simulated here")
         state.by_model[name] += 1
         key = script_key(body["messages"])
         script = state.scripts.get(key) if key else None
-        state.attempts[(name, key or "")] += 1
-        plan = plan_response(model, body, script, state.attempts[(name, key or "")])
+        state.attempts[(model.name, key or "")] += 1
+        plan = plan_response(model, body, script, state.attempts[(model.name, key or "")])
         if plan.http_status != 200:
             return _error(plan.http_status, plan.error_message or "error", plan.retry_after_s)
+        headers: dict[str, str] = {}
+        if router is not None and decision is not None:
+            headers = router_http.answer_headers(
+                router, decision, plan, state.models, body, request.headers
+            )
         if body.get("stream"):
-            response = await _stream(request, plan)
+            response = await _stream(request, plan, headers)
         else:
-            response = await _json_body(request, plan)
+            response = await _json_body(request, plan, headers)
         state.completed += 1
         return response
     finally:
@@ -222,7 +250,7 @@ async def list_models(request: web.Request) -> web.Response:
     state: SimulatorState = request.app["state"]
     data = [
         {"id": name, "object": "model", "owned_by": "pytest-srbench-simulator"}
-        for name in sorted(state.models)
+        for name in sorted({*state.models, *state.routers})
     ]
     return web.json_response({"object": "list", "data": data})
 
@@ -274,6 +302,9 @@ def make_app(state: SimulatorState | None = None) -> web.Application:
     app.router.add_post("/srbench/reset", reset)
     app.router.add_post("/srbench/scripts", register_scripts)
     app.router.add_post("/srbench/models", register_models)
+    app.router.add_post("/srbench/routers", router_http.register_routers)
+    app.router.add_post("/api/v1/routing/preview", router_http.routing_preview)
+    app.router.add_get("/config/router", router_http.router_config)
     return app
 
 

@@ -124,6 +124,12 @@ CREATE TABLE IF NOT EXISTS call_progress (
     phase TEXT
 );
 CREATE INDEX IF NOT EXISTS call_progress_run ON call_progress(run_id);
+CREATE TABLE IF NOT EXISTS run_recipes (
+    run_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, target_id)
+);
 """
 
 # Columns added after the first stores were written: (table, column, statements that add and
@@ -554,6 +560,22 @@ class SqliteStore:
             " FROM calls WHERE run_id = ? ORDER BY seq",
             (run_id,),
         ).fetchall()
+
+    # -- router recipes -----------------------------------------------------------------
+    def save_recipe(self, run_id: str, snapshot: Row) -> None:
+        """Keep a router target's recipe snapshot (or its unavailability) with the run; the
+        first one written stays (a run never borrows a later recipe)."""
+        self.db.execute(
+            "INSERT OR IGNORE INTO run_recipes(run_id, target_id, data) VALUES (?, ?, ?)",
+            (run_id, snapshot["target_id"], _dumps(snapshot)),
+        )
+
+    def recipes(self, run_id: str) -> dict[str, Row]:
+        """target id -> recipe snapshot of the run."""
+        rows = self.db.execute(
+            "SELECT target_id, data FROM run_recipes WHERE run_id = ? ORDER BY target_id", (run_id,)
+        )
+        return {row["target_id"]: orjson.loads(row["data"]) for row in rows}
 
     # -- recovery claims ---------------------------------------------------------------
     def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:

@@ -59,6 +59,9 @@ class _Chunks:
 
 
 IDLE_KEEPALIVE_S = 4.0
+# Response header fields may be large (a router's model-usage receipt is allowed 12,288 bytes);
+# read them whole so the receipt check, not the HTTP parser, decides.
+HEADER_FIELD_LIMIT = 65_536
 
 
 class AiohttpTransport:
@@ -88,7 +91,12 @@ class AiohttpTransport:
                 else aiohttp.TCPConnector(limit=self.limit, limit_per_host=0, force_close=True)
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=True, trust_env=False, raise_for_status=False
+                connector=connector,
+                auto_decompress=True,
+                trust_env=False,
+                raise_for_status=False,
+                max_field_size=HEADER_FIELD_LIMIT,
+                max_line_size=HEADER_FIELD_LIMIT,
             )
         return self._session
 

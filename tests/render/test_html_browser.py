@@ -23,7 +23,8 @@ HOSTILE = (
 )
 CONFIG = f"""
 [tool.srbench]
-default_targets = ["steady", "hostile"]
+default_targets = ["steady", "hostile", "sim-router"]
+limits = {{ max_cost_usd = 500 }}
 
 [[tool.srbench.targets]]
 id = "steady"
@@ -126,6 +127,24 @@ def test_page_matches_the_json_and_loads_nothing(quick_report, browser):
     reports = REPO / "reports"
     reports.mkdir(exist_ok=True)
     page.screenshot(path=str(reports / "html-summary.png"), full_page=False)
+    page.close()
+
+
+def test_router_view_matches_the_json(quick_report, browser):
+    path, report = quick_report
+    router = next(t for t in report["summary"]["targets"] if t["id"] == "sim-router")
+    assert router["decision_breakdown"], "the simulated router reported no decisions"
+    watched = Watched(browser, path)
+    page = watched.page
+    for decision in router["decision_breakdown"]:
+        row = page.locator(f"tr[data-router='sim-router'][data-decision='{decision['label']}']")
+        assert row.locator("[data-metric=cases]").text_content() == str(decision["cases"])
+        assert row.locator("[data-metric=accuracy]").text_content() == f"{decision['accuracy']:.3f}"
+    continuity = page.locator("dl.continuity").first.text_content() or ""
+    assert f"{router['continuity']['multi_request_tasks']}" in continuity
+    assert "session_aware" in continuity
+    assert "Frozen recipe: captured" in (page.text_content("body") or "")
+    assert watched.console == []
     page.close()
 
 
