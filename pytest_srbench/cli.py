@@ -244,6 +244,18 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return sim_main(argv)
 
 
+def cmd_preview(args: argparse.Namespace) -> int:
+    """``pytest --srbench-mode=preview`` with the given pytest arguments (same store, same
+    options): routing decisions only, no answers."""
+    import subprocess
+
+    extra = [arg for arg in args.pytest_args if arg != "--"]
+    command = [sys.executable, "-m", "pytest", "--srbench-mode=preview", *extra]
+    if args.store != DEFAULT_STORE:
+        command.append(f"--srbench-store={args.store}")
+    return subprocess.call(command)
+
+
 def cmd_real(args: argparse.Namespace) -> int:
     from pytest_srbench.realparts import llama, venvs
     from pytest_srbench.realparts.common import RealPartError
@@ -378,6 +390,18 @@ def parser() -> argparse.ArgumentParser:
     add_reconcile_commands(sub)
     add_offline_commands(sub)
 
+    preview = sub.add_parser(
+        "preview",
+        help="preview run: ask router targets where they would route each case (runs pytest)",
+    )
+    preview.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="pytest / --srbench-* options, e.g. "
+        "--srbench-target sim-router --srbench-profile smoke",
+    )
+    preview.set_defaults(func=cmd_preview)
+
     sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
     sim.add_argument("--host", default="127.0.0.1")
     sim.add_argument("--port", type=int, default=8089)
@@ -386,8 +410,27 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def _split_preview(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``srbench [--store DIR] preview PYTEST-ARGS…``: everything after ``preview`` goes to
+    pytest untouched (argparse would read pytest's options as its own)."""
+    head = (
+        argv[:2]
+        if argv[:1] == ["--store"]
+        else argv[:1]
+        if argv[:1] and argv[0].startswith("--store=")
+        else []
+    )
+    rest = argv[len(head) :]
+    if rest[:1] == ["preview"]:
+        return [*head, "preview"], rest[1:]
+    return argv, []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    own, passed = _split_preview(list(sys.argv[1:] if argv is None else argv))
+    args = parser().parse_args(own)
+    if args.command == "preview":
+        args.pytest_args = passed
     if args.command == "show" and args.active and not args.calls:
         print("srbench: --active requires --calls", file=sys.stderr)
         return 2

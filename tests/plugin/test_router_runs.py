@@ -86,6 +86,18 @@ def test_preview_mode_through_the_plugin(pytester):
     result.stdout.fnmatch_lines(["*14 routed in*"])
 
 
+def test_srbench_preview_command_runs_pytest_in_preview_mode(pytester):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "preview", "-p", "no:cacheprovider",
+         "--srbench-profile=smoke", "--srbench-target=sim-router", "--srbench-benchmark=gpqa-diamond",
+         "--srbench-json=preview.json"],
+        cwd=pytester.path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads((pytester.path / "preview.json").read_text())
+    assert report["mode"] == "preview" and report["summary"]["targets"][0]["accuracy"] is None
+
+
 def test_preview_mode_refuses_single_model_targets(pytester):
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-mode=preview",
