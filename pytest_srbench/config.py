@@ -19,7 +19,11 @@ from pytest_srbench.simulator.models import (
     SimModel,
     simulated_target,
 )
-from pytest_srbench.simulator.targets import BUILTIN_ROUTERS, simulated_router_target
+from pytest_srbench.simulator.targets import (
+    BUILTIN_ROUTERS,
+    simulated_retrieval_targets,
+    simulated_router_target,
+)
 
 
 class ConfigError(ValueError):
@@ -32,7 +36,7 @@ class TargetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    kind: Literal["single", "mom"] = "single"
+    kind: Literal["single", "mom", "retrieval"] = "single"
     base_url: str | None = None
     model: str
     api_key_env: str | None = None
@@ -48,6 +52,7 @@ class TargetConfig(BaseModel):
     preview_api_key_env: str | None = None
     capture_recipe: bool = False
     config_url: str | None = None
+    retrieval: dict[str, Any] = Field(default_factory=dict)
     concurrency: int | None = Field(None, ge=1, le=4096)
     keep_alive: bool | None = Field(
         None,
@@ -97,6 +102,9 @@ class SrbenchConfig(BaseModel):
     sampling: dict[str, Any] = Field(default_factory=dict)
     suites: list[str] = Field(default_factory=lambda: ["suites"])
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+    offline: bool = Field(
+        False, description="Allow agent benchmarks against simulated targets (default: refused)."
+    )
     source: str | None = None
 
     @field_validator("limits")
@@ -125,15 +133,31 @@ class SrbenchConfig(BaseModel):
         for router in BUILTIN_ROUTERS.values():
             builtin = simulated_router_target(router)
             found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for builtin in simulated_retrieval_targets():
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
         for configured in self.targets:
             found[configured.id] = configured
         return found
 
-    def select_targets(self, requested: list[str] | None) -> list[TargetConfig]:
+    def select_targets(
+        self, requested: list[str] | None, kinds: set[str] | None = None
+    ) -> list[TargetConfig]:
         """The targets a run uses: ``--srbench-target`` ids, else ``default_targets``, else the
-        built-in simulated pair."""
+        built-in simulated ones its benchmarks need (the two models for chat benchmarks, the
+        three retrieval modes for RAG benchmarks). Only targets of ``kinds`` are kept from the
+        defaults; an explicitly requested target of no needed kind is an error."""
         known = self.all_targets()
-        ids = requested or self.default_targets or list(DEFAULT_SIM_TARGETS)
+        kinds = kinds or {"single", "mom"}
+        if requested:
+            ids = list(requested)
+        elif self.default_targets:
+            ids = [i for i in self.default_targets if i not in known or known[i].kind in kinds]
+        else:
+            ids = []
+            if kinds & {"single", "mom"}:
+                ids += list(DEFAULT_SIM_TARGETS)
+            if "retrieval" in kinds:
+                ids += [t.id for t in simulated_retrieval_targets()]
         missing = [target_id for target_id in ids if target_id not in known]
         if missing:
             raise ConfigError(
@@ -142,6 +166,12 @@ class SrbenchConfig(BaseModel):
         if len(set(ids)) != len(ids):
             raise ConfigError(f"a target is selected twice: {ids}")
         selected = [known[target_id] for target_id in ids]
+        useless = [t.id for t in selected if t.kind not in kinds]
+        if useless:
+            raise ConfigError(
+                f"target(s) {', '.join(useless)} can run none of the selected benchmarks "
+                f"(they need {' or '.join(sorted(kinds))} targets)"
+            )
         models = self.sim_models()
         for target in selected:
             if (
@@ -149,6 +179,7 @@ class SrbenchConfig(BaseModel):
                 and target.base_url is None
                 and target.model not in models
                 and target.model not in BUILTIN_ROUTERS
+                and target.kind != "retrieval"
             ):
                 raise ConfigError(
                     f"target {target.id!r} is simulated but model {target.model!r} is not a simulated "

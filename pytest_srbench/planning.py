@@ -8,13 +8,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_srbench.benchmarks.agent_bench import AgentAdapter
 from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
+from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.config import ConfigError, SrbenchConfig, TargetConfig
-from pytest_srbench.core.models import Case, Cell, DatasetInfo, Limits, Manifest, Target
+from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.models import (
+    CHAT_TARGET_KINDS,
+    Case,
+    Cell,
+    DatasetInfo,
+    Limits,
+    Manifest,
+    Target,
+    planned_keys,
+)
 from pytest_srbench.core.plan import expand_repeats, freeze_plan
 from pytest_srbench.core.protocol import PROFILES, SR_BENCH_BENCHMARKS
 from pytest_srbench.core.selection import SELECTION_NAME, select_for_profile, stratified_order
+from pytest_srbench.datasets.controlled import DatasetDirectory
 from pytest_srbench.datasets.suites import (
     Suite,
     SuiteError,
@@ -39,6 +52,7 @@ class PlanRequest:
     limits: dict[str, Any] = field(default_factory=dict)
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
+    offline: bool = False
 
 
 @dataclass
@@ -59,6 +73,21 @@ class PlanDraft:
     repeats: int = 1
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
+    target_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def frozen_target_kinds(self) -> dict[str, list[str]]:
+        """The manifest's ``target_kinds``: benchmarks whose targets are not chat models."""
+        return {b: list(k) for b, k in self.target_kinds.items() if tuple(k) != CHAT_TARGET_KINDS}
+
+    def cells(self) -> list[tuple[str, str]]:
+        """Case-major (case, target) pairs whose target kind the case's benchmark runs against
+        (a RAG case only meets retrieval targets, a chat case only models and routers)."""
+        return planned_keys(
+            [(case.id, case.benchmark) for case in self.cases],
+            [(target.id, target.kind) for target in self.targets],
+            [],
+            self.frozen_target_kinds(),
+        )
 
     def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
         """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
@@ -66,10 +95,10 @@ class PlanDraft:
         cases = self.cases
         dataset = self.dataset
         execution_cells: list[Cell] | None = None
+        compatible = set(self.cells())
         if selected is not None:
             chosen = {(cell.case_id, cell.target_id) for cell in selected}
-            full = {(case.id, target.id) for case in cases for target in targets}
-            if chosen != full:
+            if chosen != compatible:
                 case_ids = {case_id for case_id, _ in chosen}
                 target_ids = {target_id for _, target_id in chosen}
                 cases = [case for case in cases if case.id in case_ids]
@@ -101,12 +130,66 @@ class PlanDraft:
             repeats=self.repeats,
             mode=self.mode,
             preview_context=self.preview_context,
+            target_kinds=self.frozen_target_kinds(),
+        )
+
+
+def dataset_suite(
+    config: SrbenchConfig, rootdir: Path, dataset_id: str, registry: AdapterRegistry
+) -> Suite:
+    """A RAG or agent dataset from the controlled directories (the suite search path), as a
+    suite; its kind adapter is registered under the dataset id."""
+    try:
+        loaded = DatasetDirectory(suite_search_path(config, rootdir)).load(dataset_id)
+    except BenchmarkError as error:
+        if error.code == "BENCHMARK_DATASET_NOT_FOUND":
+            raise ConfigError(
+                f"no adapter for benchmark {dataset_id!r} (registered: {', '.join(registry)}) "
+                f"and no RAG or agent dataset of that id — {error}"
+            ) from None
+        raise ConfigError(str(error)) from None
+    dataset = loaded.dataset
+    adapter_class = RagAdapter if dataset.kind == "rag" else AgentAdapter
+    registry.register(adapter_class.for_dataset(dataset_id))
+    rows = [case.model_dump(mode="json") for case in dataset.cases]
+    meta = {
+        "benchmark": dataset_id, "version": dataset.version, "source": f"dataset {dataset_id}",
+        "revision": dataset.version, "sha256": loaded.sha256, "kind": dataset.kind,
+        "count": len(rows), "corpus": dataset.corpus, "description": dataset.description,
+    }  # fmt: skip
+    return Suite(
+        benchmark=dataset_id,
+        path=loaded.path,
+        meta=meta,
+        rows=tuple(enumerate(rows, start=1)),
+    )
+
+
+def check_offline_agents(
+    config: SrbenchConfig,
+    adapters: Sequence[Adapter],
+    targets: Sequence[TargetConfig],
+    offline: bool,
+) -> None:
+    """Agent benchmarks run against real providers by default; simulated subjects only when
+    the run says so explicitly (``--srbench-offline``)."""
+    agents = [a.benchmark for a in adapters if isinstance(a, AgentAdapter)]
+    simulated = [t.id for t in targets if t.simulated and t.kind != "retrieval"]
+    if agents and simulated and not (offline or config.offline):
+        raise ConfigError(
+            f"agent benchmark {agents[0]} runs against real providers by default, and "
+            f"{', '.join(simulated)} {'is' if len(simulated) == 1 else 'are'} simulated: pass "
+            "--srbench-offline (or set offline = true) to evaluate the simulator on purpose"
         )
 
 
 def suite_search_path(config: SrbenchConfig, rootdir: Path) -> list[Path]:
     """Shipped suites first, then the project's suite folders (which may replace them)."""
     return [shipped_suites_dir(), *[(rootdir / folder) for folder in config.suites]]
+
+
+def _rows_file(suite: Suite) -> Path:
+    return suite.path if suite.path.suffix == ".json" else suite.path / "cases.jsonl"
 
 
 def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, str]]:
@@ -117,11 +200,9 @@ def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, 
         try:
             case = adapter.render(row, seed)
         except (SuiteRowError, ValueError) as error:
-            raise SuiteError(f"{suite.path / 'cases.jsonl'} line {number}: {error}") from None
+            raise SuiteError(f"{_rows_file(suite)} line {number}: {error}") from None
         if case.id in seen:
-            raise SuiteError(
-                f"{suite.path / 'cases.jsonl'} line {number}: duplicate case id {case.id!r}"
-            )
+            raise SuiteError(f"{_rows_file(suite)} line {number}: duplicate case id {case.id!r}")
         seen.add(case.id)
         rendered.append((case, adapter.stratum(row)))
     return rendered
@@ -136,11 +217,14 @@ def build_draft(
             f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
         )
     seed = config.seed if request.seed is None else request.seed
-    targets = config.select_targets(request.targets)
     available = discover_suites(suite_search_path(config, rootdir), request.profile)
+    datasets: dict[str, Suite] = {}
     if request.benchmarks:
         benchmarks = list(dict.fromkeys(request.benchmarks))
         for benchmark in benchmarks:
+            if benchmark not in available and benchmark not in registry:
+                datasets[benchmark] = dataset_suite(config, rootdir, benchmark, registry)
+                continue
             if benchmark not in registry:
                 raise ConfigError(
                     f"no adapter for benchmark {benchmark!r}; registered: {', '.join(registry)}"
@@ -160,9 +244,12 @@ def build_draft(
     versions: dict[str, str] = {}
     weights: dict[str, float] = {}
     custom = False
+    kinds = {kind for b in benchmarks for kind in registry.get(b).target_kinds}
+    targets = config.select_targets(request.targets, kinds=kinds)
+    check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
-        suite = load_suite(available[benchmark])
+        suite = datasets.get(benchmark) or load_suite(available[benchmark])
         suite_paths[benchmark] = suite.path
         rendered = render_suite(suite, adapter, seed)
         by_id = {case.id: case for case, _ in rendered}
@@ -211,6 +298,7 @@ def build_draft(
         repeats=request.repeats,
         mode=request.mode,
         preview_context=request.preview_context,
+        target_kinds={b: registry.get(b).target_kinds for b in benchmarks},
     )
 
 

@@ -37,6 +37,7 @@ def report_from_store(store: SqliteStore, run_id: str) -> dict[str, Any]:
         correction=latest_correction(store, run_id),
         child_attempts=child_attempts(store, run_id),
         recipes=store.recipes(run_id),
+        indexes=store.snapshots(run_id, "index"),
     )
 
 

@@ -30,6 +30,12 @@ CORE_MODULES = [
     "pytest_srbench.core.recipes",
     "pytest_srbench.core.continuity",
     "pytest_srbench.core.routing",
+    "pytest_srbench.core.benchmark_errors",
+    "pytest_srbench.core.rag_metrics",
+    "pytest_srbench.core.agent_metrics",
+    "pytest_srbench.core.benchmark_datasets",
+    "pytest_srbench.core.retrieval",
+    "pytest_srbench.core.task_reports",
 ]
 FORBIDDEN = ["pytest", "_pytest", "httpx", "aiohttp", "jinja2", "sqlite3", "xdist"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from pytest_srbench.core.models import Case, Role
+from pytest_srbench.core.models import Case, Role, Target
 from pytest_srbench.core.protocol import PROFILE_COUNTS
 
 
@@ -63,6 +63,9 @@ class CellContext(Protocol):
     @property
     def seed(self) -> int: ...
 
+    @property
+    def target(self) -> Target: ...
+
     async def call(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -71,6 +74,10 @@ class CellContext(Protocol):
         extra_body: Mapping[str, Any] | None = None,
     ) -> ModelReply:
         """Send one journaled model call (subject, or the bound judge / simulator)."""
+        ...
+
+    async def retrieve(self, query: str) -> tuple[dict[str, Any], float]:
+        """Send one journaled search to the cell's retrieval target; its answer and latency (s)."""
         ...
 
     def cancelled(self) -> bool:
@@ -110,6 +117,15 @@ class Adapter(ABC):
     needs_messages: ClassVar[bool] = True
     round_robin: ClassVar[bool] = False
     auxiliary_roles: ClassVar[tuple[str, ...]] = ()
+    target_kinds: ClassVar[tuple[str, ...]] = ("single", "mom")
+    """The kinds of target this benchmark runs against (a RAG benchmark: ``retrieval``)."""
+
+    @classmethod
+    def for_dataset(cls, benchmark: str) -> Adapter:
+        """An instance bound to a dataset id (kind adapters such as RAG serve many datasets)."""
+        bound = type(f"{cls.__name__}[{benchmark}]", (cls,), {"benchmark": benchmark})
+        adapter: Adapter = bound()
+        return adapter
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
         """Cases per profile: sr-bench's fixed counts, or the suite's own ``profiles`` table."""

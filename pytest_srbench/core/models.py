@@ -63,6 +63,34 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
+RETRIEVAL_MODES = ("fts", "vector", "hybrid")
+RETRIEVAL_PARAMS = frozenset(
+    {"mode", "top_k", "rrf_k", "reranker", "embedding_model", "embedding_dimensions"}
+)
+
+
+def check_retrieval_params(params: dict[str, Any], target_id: str) -> None:
+    """A retrieval target's frozen parameters: a mode, and optional top_k (1..50), rrf_k,
+    reranker and the embedding model / dimensions its engine is expected to use."""
+    unknown = sorted(set(params) - RETRIEVAL_PARAMS)
+    if unknown:
+        raise ValueError(
+            f"retrieval target {target_id!r}: unknown retrieval parameter(s) {unknown}"
+        )
+    if params.get("mode") not in RETRIEVAL_MODES:
+        raise ValueError(
+            f"retrieval target {target_id!r}: retrieval.mode must be one of {list(RETRIEVAL_MODES)}"
+        )
+    top_k = params.get("top_k", 5)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
+        raise ValueError(f"retrieval target {target_id!r}: retrieval.top_k must be in 1..50")
+    dims = params.get("embedding_dimensions")
+    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+        raise ValueError(
+            f"retrieval target {target_id!r}: embedding_dimensions must be a positive integer"
+        )
+
+
 ALLOWED_REQUEST_PARAMS = frozenset(
     {
         "n", "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
@@ -112,7 +140,7 @@ class Target(Frozen):
     """One system under test (a ``single`` model or a ``mom`` router), or an auxiliary model."""
 
     id: str
-    kind: Literal["single", "mom"] = "single"
+    kind: Literal["single", "mom", "retrieval"] = "single"
     base_url: str | None = None
     model: str
     api_key_env: str | None = None
@@ -128,6 +156,7 @@ class Target(Frozen):
     preview_api_key_env: str | None = None
     capture_recipe: bool = False
     config_url: str | None = None
+    retrieval: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -173,6 +202,10 @@ class Target(Frozen):
             )
         if self.max_inference_calls is not None and not 1 <= self.max_inference_calls <= 256:
             raise ValueError("max_inference_calls must be in 1..256")
+        if self.kind == "retrieval":
+            check_retrieval_params(self.retrieval, self.id)
+        elif self.retrieval:
+            raise ValueError("retrieval parameters are only for retrieval targets")
         if self.kind != "mom":
             for field in ("preview_url", "config_url", "preview_api_key_env"):
                 if getattr(self, field) is not None:
@@ -290,6 +323,11 @@ class Manifest(Frozen):
     recovery: dict[str, Any] | None = None
     limitations: list[str] = Field(default_factory=list)
     preview_context: dict[str, Any] | None = None
+    target_kinds: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per benchmark, the target kinds it runs against when not chat models and "
+        "routers (a RAG benchmark: retrieval); planned cells pair only compatible ones.",
+    )
     plan_sha256: str = ""
 
     def planned_cells(self) -> list[Cell]:
@@ -303,9 +341,10 @@ class Manifest(Frozen):
     def planned_keys(self) -> list[tuple[str, str]]:
         """``planned_cells`` as (case id, target id) pairs, without building a record per cell."""
         return planned_keys(
-            [case.id for case in self.cases],
-            [target.id for target in self.targets],
+            [(case.id, case.benchmark) for case in self.cases],
+            [(target.id, target.kind) for target in self.targets],
             [(cell.case_id, cell.target_id) for cell in self.execution_cells or ()],
+            self.target_kinds,
         )
 
     def target_inventory(self) -> dict[str, Target]:
@@ -315,13 +354,29 @@ class Manifest(Frozen):
         return inventory
 
 
+CHAT_TARGET_KINDS = ("single", "mom")
+
+
 def planned_keys(
-    case_ids: list[str], target_ids: list[str], execution_cells: list[tuple[str, str]]
+    cases: list[tuple[str, str]],
+    targets: list[tuple[str, str]],
+    execution_cells: list[tuple[str, str]],
+    target_kinds: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, str]]:
-    """The planned (case, target) pairs: explicit execution cells, else case-major cases x targets."""
+    """The planned (case, target) pairs: explicit execution cells, else case-major cases x
+    targets where the target's kind is one the case's benchmark runs against (``target_kinds``
+    per benchmark; chat models and routers when a benchmark is not listed).
+
+    ``cases`` are (id, benchmark) and ``targets`` (id, kind) pairs."""
     if execution_cells:
         return list(execution_cells)
-    return [(case_id, target_id) for case_id in case_ids for target_id in target_ids]
+    kinds = target_kinds or {}
+    return [
+        (case_id, target_id)
+        for case_id, benchmark in cases
+        for target_id, kind in targets
+        if kind in kinds.get(benchmark, CHAT_TARGET_KINDS)
+    ]
 
 
 def outline_document(manifest: Manifest) -> dict[str, Any]:
@@ -331,10 +386,11 @@ def outline_document(manifest: Manifest) -> dict[str, Any]:
         "plan_sha256": manifest.plan_sha256,
         "mode": manifest.mode,
         "profile": manifest.profile,
-        "targets": [{"id": target.id} for target in manifest.targets],
+        "targets": [{"id": target.id, "kind": target.kind} for target in manifest.targets],
         "limits": {"max_cost_usd": manifest.limits.max_cost_usd},
-        "cases": [{"id": case.id} for case in manifest.cases],
+        "cases": [{"id": case.id, "benchmark": case.benchmark} for case in manifest.cases],
         "execution_cells": [cell.model_dump() for cell in manifest.execution_cells or ()],
+        "target_kinds": manifest.target_kinds,
     }
 
 
@@ -371,9 +427,10 @@ class PlanOutline:
             target_ids=[target["id"] for target in doc["targets"]],
             max_cost_usd=doc["limits"]["max_cost_usd"],
             cells=planned_keys(
-                [case["id"] for case in doc["cases"]],
-                [target["id"] for target in doc["targets"]],
+                [(case["id"], case.get("benchmark", "")) for case in doc["cases"]],
+                [(target["id"], target.get("kind", "single")) for target in doc["targets"]],
                 [(c["case_id"], c["target_id"]) for c in doc.get("execution_cells") or ()],
+                doc.get("target_kinds") or {},
             ),
         )
 

@@ -134,7 +134,7 @@ def _check_targets(
         if target.id in seen:
             raise PlanError(f"target id {target.id!r} is used twice")
         seen.add(target.id)
-        if cost_policy == "require_priced" and mode == "live":
+        if cost_policy == "require_priced" and mode == "live" and target.kind != "retrieval":
             if not target.prices:
                 raise PlanError(
                     f"target {target.id!r} has no prices; cost_policy require_priced needs "
@@ -202,6 +202,7 @@ def freeze_plan(
     repeats: int = 1,
     mode: Literal["live", "preview"] = "live",
     preview_context: Mapping[str, Any] | None = None,
+    target_kinds: Mapping[str, Sequence[str]] | None = None,
 ) -> Manifest:
     """Validate every rule and return the frozen manifest with its hashes filled in."""
     limits = limits or Limits()
@@ -266,7 +267,13 @@ def freeze_plan(
         preview_context=check_preview_context(preview_context or {}, dataset.seed)
         if mode == "preview"
         else None,
+        target_kinds={b: list(k) for b, k in sorted((target_kinds or {}).items()) if b in present},
     )
+    if manifest.execution_cells is None:
+        covered = {target_id for _, target_id in manifest.planned_keys()}
+        idle = [target.id for target in targets if target.id not in covered]
+        if idle:
+            raise PlanError(f"target(s) {idle} can run none of the plan's benchmarks")
     return seal(manifest)
 
 

@@ -20,6 +20,7 @@ from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.recipes import recipe_summary
 from pytest_srbench.core.reconcile import correction_summary, effective_calls
 from pytest_srbench.core.routing import decision_breakdown, preview_distributions
+from pytest_srbench.core.task_reports import agent_section, rag_section
 from pytest_srbench.core.usage import cache_neutral_cost, sum_cost
 
 REPORT_VERSION = "pytest-srbench-report-1"
@@ -369,6 +370,7 @@ def build_report(
     child_attempts: Sequence[Mapping[str, Any]] = (),
     correction: Mapping[str, Any] | None = None,
     recipes: Mapping[str, dict[str, Any]] | None = None,
+    indexes: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compute the whole report dict (validated later by ``ReportModel``).
 
@@ -485,6 +487,8 @@ def build_report(
         },
         "benchmarks": benchmark_rows,
         "limitations": limitations,
+        "rag": rag_section(manifest, results, runner, indexes or {}),
+        "agent": agent_section(manifest, results, runner),
         "provenance": {
             "plan_sha256": manifest.plan_sha256,
             "case_sha256": manifest.case_sha256,

@@ -336,6 +336,54 @@ class Gate(_Strict):
     )
 
 
+class RagRow(_Strict):
+    """RAG metrics of one retrieval target (one mode) on one RAG benchmark."""
+
+    benchmark: str
+    target_id: str
+    mode: str
+    top_k: int
+    total_cases: int
+    successful_cases: int
+    failed_cases: int
+    failure_rate: float | None
+    hit_at_1: float | None
+    hit_at_5: float | None
+    recall_at_k: float | None
+    mrr: float | None
+    citation_hit_rate: float | None
+    citation_cases: int
+    p50_latency_ms: float | None
+    p95_latency_ms: float | None
+
+
+class RagSection(_Strict):
+    rows: list[RagRow]
+    config_snapshot: dict[str, Any]
+
+
+class AgentRow(_Strict):
+    """Rule-judged outcomes of one target on one agent benchmark."""
+
+    benchmark: str
+    target_id: str
+    total_cases: int
+    evaluated_cases: int
+    succeeded_cases: int
+    success_rate: float | None
+    tool_selection_accuracy: float | None
+    argument_accuracy: float | None
+    invalid_call_rate: float | None
+    expected_calls: int
+    argument_checked: int
+    calls_made: int
+
+
+class AgentSection(_Strict):
+    rows: list[AgentRow]
+    config_snapshot: dict[str, Any]
+
+
 class ReportModel(_Strict):
     """The pytest-srbench run report (sr-bench 1.0 semantics)."""
 
@@ -365,4 +413,6 @@ class ReportModel(_Strict):
     repeats: Repeats | None
     frontier: Frontier
     gate: Gate | None = None
+    rag: RagSection | None = None
+    agent: AgentSection | None = None
     cells: list[CellOutcome]

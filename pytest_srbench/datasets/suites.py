@@ -47,6 +47,7 @@ class Suite:
             "prepared": self.meta.get("prepared"),
             "assets": self.meta.get("assets"),
             "reveal_answers": self.meta.get("reveal_answers"),
+            "kind": self.meta.get("kind"),
         }
 
 

@@ -17,6 +17,7 @@ from pytest_srbench.core.models import Case, Role, Target
 from pytest_srbench.core.usage import add_buckets, is_known_cost
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.preview import preview_call
+from pytest_srbench.engine.retrieval import retrieval_call
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, UpsertResult, Write
@@ -93,6 +94,9 @@ class CellRun:
         extra_body: Mapping[str, Any] | None = None,
     ) -> ModelReply:
         return await call_model(self._rt, self._calls, messages, role=role, extra_body=extra_body)
+
+    async def retrieve(self, query: str) -> tuple[dict[str, Any], float]:
+        return await retrieval_call(self._rt, self._calls, query)
 
     def cancelled(self) -> bool:
         return (

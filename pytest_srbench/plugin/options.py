@@ -179,6 +179,12 @@ def add_options(parser: pytest.Parser) -> None:
         "preview request (repeatable)",
     )
     group.addoption(
+        "--srbench-offline",
+        action="store_true",
+        help="allow agent benchmarks against simulated targets (they are refused by default: "
+        "an agent benchmark measures real providers)",
+    )
+    group.addoption(
         "--srbench-run-key",
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
@@ -211,6 +217,7 @@ class Settings:
     acknowledge_new_attempt: bool = False
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
+    offline: bool = False
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -268,6 +275,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
         mode=config.getoption("srbench_mode") or "live",
         preview_context=dict(config.getoption("srbench_preview_context") or []) or None,
+        offline=bool(config.getoption("srbench_offline")),
     )
 
 

@@ -19,6 +19,7 @@ import pytest
 from pytest_srbench import __version__
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.config import ConfigError, SrbenchConfig
+from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.budget import Budget
 from pytest_srbench.core.compare import ComparisonError, RunSide, check_plans, plan_side
 from pytest_srbench.core.gate import evaluate_gate
@@ -28,6 +29,7 @@ from pytest_srbench.core.report import plan_identity
 from pytest_srbench.datasets.suites import SuiteError, discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.indexes import check_indexes
 from pytest_srbench.lifecycle import claim_ownership, open_swept_store, this_process
 from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft, suite_search_path
 from pytest_srbench.plugin.finish import finalize_run, write_run_report
@@ -211,15 +213,13 @@ class SrbenchPlugin:
             repeats=self.settings.repeats,
             mode=self.settings.mode,
             preview_context=self.settings.preview_context,
+            offline=self.settings.offline,
         )
         try:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)
         except (ConfigError, SuiteError, ValueError) as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
-        items[:0] = self._cell_items(
-            session,
-            [(case.id, target.id) for case in self.draft.cases for target in self.draft.targets],
-        )
+        items[:0] = self._cell_items(session, self.draft.cells())
 
     def _cell_items(
         self, session: pytest.Session, cells: list[tuple[str, str]]
@@ -321,6 +321,10 @@ class SrbenchPlugin:
                     f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "
                     f"cannot gate this run: {error}"
                 ) from None
+        try:  # before any query: an unusable index is an environment problem, not bad retrieval
+            indexes = check_indexes(self.manifest, self._target_urls(self.manifest))
+        except BenchmarkError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
         store = self.open()
         try:
             run, created = store.create_run(
@@ -330,17 +334,24 @@ class SrbenchPlugin:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
         if created:
             self._capture_recipes(store, run.id, self.manifest)
+            with store.transaction():
+                for target_id, info in indexes.items():
+                    store.save_snapshot(run.id, "index", target_id, info)
         self._adopt(run)
         self._assign(session, selected)
 
-    def _capture_recipes(self, store: SqliteStore, run_id: str, manifest: Manifest) -> None:
-        """Router recipes are read once, by the process that created the run."""
+    def _target_urls(self, manifest: Manifest) -> dict[str, str]:
+        """Where each target is reached: managed endpoints, and the simulator for simulated ones."""
         base_urls = dict(self.endpoints)
         if self.sim_url:
             for target in manifest.targets:
                 if target.simulated and target.base_url is None:
                     base_urls.setdefault(target.id, self.sim_url)
-        snapshots = capture_recipes(manifest, base_urls)
+        return base_urls
+
+    def _capture_recipes(self, store: SqliteStore, run_id: str, manifest: Manifest) -> None:
+        """Router recipes are read once, by the process that created the run."""
+        snapshots = capture_recipes(manifest, self._target_urls(manifest))
         if snapshots:
             with store.transaction():
                 for snapshot in snapshots:

@@ -35,6 +35,7 @@ def environment() -> Environment:
     env.filters["usd"] = usd
     env.filters["num"] = num
     env.filters["secs"] = seconds
+    env.filters["ms"] = lambda value: NULL if value is None else f"{value:.1f} ms"
     env.filters["pct"] = _pct
     env.filters["signed"] = _signed
     env.filters["interval"] = interval

@@ -89,6 +89,51 @@ def router_lines(target: dict[str, Any], recipe: dict[str, Any] | None) -> list[
     return lines
 
 
+def _ms(value: float | None) -> str:
+    return NULL if value is None else f"{value:.1f} ms"
+
+
+def rag_lines(rag: dict[str, Any]) -> list[str]:
+    """RAG metrics per retrieval mode (failed samples count as zero, in the denominator)."""
+    lines = ["RAG retrieval (per mode; failed samples count as 0 and stay in the denominator):"]
+    lines += table(
+        ["benchmark", "target", "mode", "hit@1", "hit@5", "recall@k", "MRR", "citation hit",
+         "p50 / p95 latency", "samples ok/total", "failure rate"],
+        [
+            [r["benchmark"], r["target_id"], r["mode"], num(r["hit_at_1"]), num(r["hit_at_5"]),
+             num(r["recall_at_k"]), num(r["mrr"]),
+             f"{num(r['citation_hit_rate'])} ({r['citation_cases']})",
+             f"{_ms(r['p50_latency_ms'])} / {_ms(r['p95_latency_ms'])}",
+             f"{r['successful_cases']}/{r['total_cases']}", num(r["failure_rate"])]
+            for r in rag["rows"]
+        ],
+    )  # fmt: skip
+    snapshot = rag["config_snapshot"]
+    datasets = ", ".join(
+        f"{d['dataset_id']} v{d['version']} ({str(d['sha256'])[:12]})" for d in snapshot["datasets"]
+    )
+    lines.append(f"  datasets {datasets} · embedding policy {snapshot['embedding']['policy']} "
+                 f"(sources: {_counts(snapshot['embedding']['sources']) or 'none'})")  # fmt: skip
+    return lines
+
+
+def agent_lines(agent: dict[str, Any]) -> list[str]:
+    """Agent outcomes per target, judged by rules (no LLM judge)."""
+    lines = ["Agent tasks (rule-judged; unevaluated tasks count as not succeeded):"]
+    lines += table(
+        ["benchmark", "target", "succeeded", "success rate", "evaluated", "tool selection",
+         "arguments", "invalid calls"],
+        [
+            [r["benchmark"], r["target_id"], f"{r['succeeded_cases']}/{r['total_cases']}",
+             num(r["success_rate"]), f"{r['evaluated_cases']}/{r['total_cases']}",
+             num(r["tool_selection_accuracy"]), num(r["argument_accuracy"]),
+             num(r["invalid_call_rate"])]
+            for r in agent["rows"]
+        ],
+    )  # fmt: skip
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -160,6 +205,12 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} · sr_bench_score {score} · {t['score_scope']}"
         )
+    if report.get("rag"):
+        lines.append("")
+        lines += rag_lines(report["rag"])
+    if report.get("agent"):
+        lines.append("")
+        lines += agent_lines(report["agent"])
     recipes = {r["target_id"]: r for r in (report.get("provenance") or {}).get("recipes") or []}
     for t in targets:
         if t.get("kind") == "mom":

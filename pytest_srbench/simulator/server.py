@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from aiohttp import web
 
-from pytest_srbench.simulator import router_http
+from pytest_srbench.simulator import retrieval_http, router_http
 from pytest_srbench.simulator.models import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.play import SimPlan, bursts, plan_response, script_key
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, RouteDecision, SimRouter
@@ -41,6 +41,7 @@ class SimulatorState:
         self.sessions: dict[str, str] = {}
         self.scripts: dict[str, dict[str, Any]] = {}
         self.attempts: Counter[tuple[str, str]] = Counter()
+        self.retrieval = retrieval_http.RetrievalService()
         self.reset()
 
     def reset(self) -> None:
@@ -305,6 +306,7 @@ def make_app(state: SimulatorState | None = None) -> web.Application:
     app.router.add_post("/srbench/routers", router_http.register_routers)
     app.router.add_post("/api/v1/routing/preview", router_http.routing_preview)
     app.router.add_get("/config/router", router_http.router_config)
+    retrieval_http.add_routes(app)
     return app
 
 

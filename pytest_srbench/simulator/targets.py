@@ -31,3 +31,20 @@ def simulated_router_target(
         session_mode="session_aware",
         capture_recipe=True,
     )
+
+
+RETRIEVAL_INDEX_ID = "srbench-notes-v1"
+
+
+def simulated_retrieval_targets() -> list[Target]:
+    """One built-in retrieval target per search mode, all over the simulator's notes index."""
+    return [
+        Target(
+            id=f"sim-rag-{mode}",
+            kind="retrieval",
+            model=RETRIEVAL_INDEX_ID,
+            simulated=True,
+            retrieval={"mode": mode, "top_k": 5},
+        )
+        for mode in ("fts", "vector", "hybrid")
+    ]

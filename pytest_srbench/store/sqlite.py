@@ -124,11 +124,12 @@ CREATE TABLE IF NOT EXISTS call_progress (
     phase TEXT
 );
 CREATE INDEX IF NOT EXISTS call_progress_run ON call_progress(run_id);
-CREATE TABLE IF NOT EXISTS run_recipes (
+CREATE TABLE IF NOT EXISTS run_snapshots (
     run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
     target_id TEXT NOT NULL,
     data TEXT NOT NULL,
-    PRIMARY KEY (run_id, target_id)
+    PRIMARY KEY (run_id, kind, target_id)
 );
 """
 
@@ -561,21 +562,29 @@ class SqliteStore:
             (run_id,),
         ).fetchall()
 
-    # -- router recipes -----------------------------------------------------------------
-    def save_recipe(self, run_id: str, snapshot: Row) -> None:
-        """Keep a router target's recipe snapshot (or its unavailability) with the run; the
-        first one written stays (a run never borrows a later recipe)."""
+    # -- run snapshots (router recipes, retrieval index descriptions) -------------------
+    def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:
+        """Keep what a target looked like when the run was created (a router recipe, a
+        retrieval index); the first one written stays (a run never borrows a later one)."""
         self.db.execute(
-            "INSERT OR IGNORE INTO run_recipes(run_id, target_id, data) VALUES (?, ?, ?)",
-            (run_id, snapshot["target_id"], _dumps(snapshot)),
+            "INSERT OR IGNORE INTO run_snapshots(run_id, kind, target_id, data) VALUES (?, ?, ?, ?)",
+            (run_id, kind, target_id, _dumps(data)),
         )
 
-    def recipes(self, run_id: str) -> dict[str, Row]:
-        """target id -> recipe snapshot of the run."""
+    def snapshots(self, run_id: str, kind: str) -> dict[str, Row]:
+        """target id -> snapshot of ``kind`` for the run."""
         rows = self.db.execute(
-            "SELECT target_id, data FROM run_recipes WHERE run_id = ? ORDER BY target_id", (run_id,)
+            "SELECT target_id, data FROM run_snapshots WHERE run_id = ? AND kind = ?"
+            " ORDER BY target_id",
+            (run_id, kind),
         )
         return {row["target_id"]: orjson.loads(row["data"]) for row in rows}
+
+    def save_recipe(self, run_id: str, snapshot: Row) -> None:
+        self.save_snapshot(run_id, "recipe", snapshot["target_id"], snapshot)
+
+    def recipes(self, run_id: str) -> dict[str, Row]:
+        return self.snapshots(run_id, "recipe")
 
     # -- recovery claims ---------------------------------------------------------------
     def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:

@@ -1,0 +1,122 @@
+"""Agent (tool-use) benchmarks over the notes corpus: the model gets the case's prompt and the
+notes tools, calls tools until it answers, and the case is judged by rules only (no LLM
+judge, ``core/agent_metrics.py``): run completed, expected tools with their declared
+arguments matched one to one, no extra call, every tool result ok, required substrings and
+citations in the answer, and the expected number of created tasks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from pytest_srbench.benchmarks.agent_tools import assistant_message, parse_arguments, tool_message
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError
+from pytest_srbench.benchmarks.notes_tools import TOOLS, NotesWorkspace
+from pytest_srbench.core.agent_metrics import (
+    AgentCaseSpec,
+    AgentTranscript,
+    ExpectedToolCall,
+    ToolCallRecord,
+    judge_agent_case,
+)
+from pytest_srbench.core.benchmark_datasets import AgentCase
+from pytest_srbench.core.models import Case, Message
+
+GRADER_VERSION = "agent-rules-v1"
+MAX_STEPS = 8
+SYSTEM = (
+    "You are an assistant for a small company's knowledge base. Use the tools to find facts "
+    "in the notes before you answer. Cite every note you rely on as [note:NOTE_ID]. Only "
+    "create tasks when the user asks for one."
+)
+
+
+class AgentAdapter(Adapter):
+    """An agent dataset (``kind: agent``) bound to its dataset id."""
+
+    benchmark = "agent"
+    version = "agent-1"
+
+    def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
+        count = int(suite_meta.get("count", 0))
+        return {"smoke": count, "quick": count, "standard": count}
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:
+        try:
+            spec = AgentCase.model_validate(dict(row))
+        except ValidationError as error:
+            raise SuiteRowError(str(error.errors()[0]["msg"])) from None
+        messages = [Message(role="system", content=spec.system or SYSTEM),
+                    Message(role="user", content=spec.prompt)]  # fmt: skip
+        return Case(
+            id=f"{self.benchmark}/{spec.case_id}",
+            benchmark=self.benchmark,
+            messages=messages,
+            metadata={
+                "case_id": spec.case_id,
+                **spec.model_dump(mode="json", exclude={"case_id", "prompt", "system"}),
+            },
+        )
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        meta = ctx.case.metadata
+        workspace = NotesWorkspace(approved=frozenset(meta.get("approved_tools") or ()))
+        view: list[dict[str, Any]] = [m.model_dump(exclude_none=True) for m in ctx.case.messages]
+        made: list[ToolCallRecord] = []
+        final = ""
+        status = "failed"
+        for _ in range(MAX_STEPS):
+            reply = await ctx.call(view, extra_body={"tools": TOOLS, "tool_choice": "auto"})
+            view.append(assistant_message(reply))
+            if not reply.tool_calls:
+                final, status = reply.final_text, "completed"
+                break
+            for call in view[-1]["tool_calls"]:
+                name = call["function"]["name"]
+                arguments = parse_arguments(call)
+                valid, ok, text = workspace.call(name, arguments)
+                made.append(ToolCallRecord(name=name, arguments=arguments, valid=valid,
+                                           result_ok=ok, error=None if ok else text))  # fmt: skip
+                view.append(tool_message(call, text))
+        spec = AgentCaseSpec(
+            case_id=str(meta["case_id"]),
+            expected_tool_calls=[
+                ExpectedToolCall(name=str(e["name"]), arguments=dict(e.get("arguments") or {}))
+                for e in meta.get("expected_tool_calls") or []
+            ],
+            required_substrings=list(meta.get("required_substrings") or []),
+            required_citations=list(meta.get("required_citations") or []),
+            expected_task_count=meta.get("expected_task_count"),
+        )
+        transcript = AgentTranscript(
+            status=status, tool_calls=made, final_output=final,
+            created_tasks=len(workspace.created_tasks),
+        )  # fmt: skip
+        judged = judge_agent_case(spec, transcript)
+        return Grade(
+            correct=bool(judged["succeeded"]),
+            answer=final[:2000],
+            details={
+                "grader_version": GRADER_VERSION,
+                "answer_status": "answered" if status == "completed" else "max_steps",
+                "agent": {**judged, "status": status, "tool_calls": made,
+                          "created_tasks": workspace.created_tasks},
+            },
+        )  # fmt: skip
+
+    def simulator_scripts(self, case: Case) -> list[tuple[Any, dict[str, Any]]]:
+        """The simulator plays the expected tool calls (with their reference arguments) and
+        then answers with the required substrings and citations."""
+        meta = case.metadata
+        plan: list[dict[str, Any]] = []
+        for expected in meta.get("expected_tool_calls") or []:
+            arguments = {**dict(expected.get("reference_arguments") or {}),
+                         **dict(expected.get("arguments") or {})}  # fmt: skip
+            plan.append({"tool_calls": [{"name": expected["name"], "arguments": arguments}]})
+        words = [*meta.get("required_substrings", []),
+                 *(f"[note:{c}]" for c in meta.get("required_citations", []))]  # fmt: skip
+        plan.append({"say": "Here is what the notes say: " + " ".join(str(w) for w in words)})
+        user = next(m.content for m in case.messages if m.role == "user")
+        return [(user, {"kind": "tau-agent", "plan": plan})]

@@ -1,0 +1,51 @@
+"""The Benchmark Service's error type: one stable code and a safe, bounded message (pure).
+
+Codes:
+
+- ``BENCHMARK_DATASET_NOT_FOUND``: no controlled dataset has that id (or the id is not an id).
+- ``BENCHMARK_DATASET_INVALID``: the requested dataset file is corrupt or breaks the schema.
+- ``BENCHMARK_INDEX_INCOMPATIBLE``: the search index cannot serve the dataset's corpus.
+- ``BENCHMARK_CASE_EVALUATION_FAILED``: one case could not be evaluated.
+
+The message is made safe here: control characters become spaces and it is cut to
+``MAX_MESSAGE_CHARS``, so a hostile file or id cannot flood or forge log lines.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+BenchmarkErrorCode = Literal[
+    "BENCHMARK_DATASET_NOT_FOUND",
+    "BENCHMARK_DATASET_INVALID",
+    "BENCHMARK_INDEX_INCOMPATIBLE",
+    "BENCHMARK_CASE_EVALUATION_FAILED",
+]
+ERROR_CODES: Final[tuple[str, ...]] = get_args(BenchmarkErrorCode)
+MAX_MESSAGE_CHARS: Final = 600
+
+
+def safe_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` on one line (control characters as spaces), cut to ``limit`` characters."""
+    cleaned = "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in text).strip()
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1] + "…"
+    return cleaned
+
+
+class BenchmarkError(ValueError):
+    """A benchmark failure with a stable ``code``; ``str(error)`` is ``"{code}: {message}"``."""
+
+    code: BenchmarkErrorCode
+    message: str
+
+    def __init__(self, code: BenchmarkErrorCode, message: str) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown benchmark error code {code!r}")
+        self.code = code
+        self.message = safe_message(message)
+        super().__init__(f"{code}: {self.message}")
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"code", "message"}``, for JSON answers and problem lists."""
+        return {"code": self.code, "message": self.message}

