@@ -53,6 +53,7 @@ class PlanRequest:
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
     offline: bool = False
+    sampling: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +75,7 @@ class PlanDraft:
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
     target_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sampling: dict[str, Any] = field(default_factory=dict)
 
     def frozen_target_kinds(self) -> dict[str, list[str]]:
         """The manifest's ``target_kinds``: benchmarks whose targets are not chat models."""
@@ -123,7 +125,7 @@ class PlanDraft:
             auxiliary_targets=auxiliary,
             execution_cells=execution_cells,
             limits=self.limits,
-            sampling=self.config.sampling,
+            sampling={**self.config.sampling, **self.sampling},
             benchmark_options=options,
             name=self.name,
             cost_policy=self.config.cost_policy,
@@ -299,6 +301,7 @@ def build_draft(
         mode=request.mode,
         preview_context=request.preview_context,
         target_kinds={b: registry.get(b).target_kinds for b in benchmarks},
+        sampling=dict(request.sampling),
     )
 
 

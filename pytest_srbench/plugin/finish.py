@@ -67,6 +67,7 @@ def finalize_run(
         engines = [p for p in processes if p.get("role") != "controller"]
         peaks = [p["peak_rss_mb"] for p in processes if p.get("peak_rss_mb") is not None]
         runner = {
+            **(store.get_runner(run_id) or {}),
             **runner,
             "processes": len(engines),
             "peak_rss_mb": max(peaks) if peaks else None,

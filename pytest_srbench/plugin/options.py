@@ -178,6 +178,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="preview mode: session_id, conversation_id or sampling_seed sent with every "
         "preview request (repeatable)",
     )
+    group.addoption("--srbench-name", metavar="NAME", help="a name for the run (default sr-bench)")
+    group.addoption(
+        "--srbench-sampling",
+        action="append",
+        type=_limit_override,
+        metavar="KEY=VALUE",
+        help="override a sampling parameter for every target, e.g. temperature=0 (repeatable)",
+    )
     group.addoption(
         "--srbench-offline",
         action="store_true",
@@ -218,6 +226,8 @@ class Settings:
     mode: Literal["live", "preview"] = "live"
     preview_context: dict[str, Any] | None = None
     offline: bool = False
+    name: str = "sr-bench"
+    sampling: dict[str, float] | None = None
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -276,6 +286,8 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         mode=config.getoption("srbench_mode") or "live",
         preview_context=dict(config.getoption("srbench_preview_context") or []) or None,
         offline=bool(config.getoption("srbench_offline")),
+        name=config.getoption("srbench_name") or "sr-bench",
+        sampling=dict(config.getoption("srbench_sampling") or []) or None,
     )
 
 

@@ -216,6 +216,8 @@ class SrbenchPlugin:
             mode=self.settings.mode,
             preview_context=self.settings.preview_context,
             offline=self.settings.offline,
+            name=self.settings.name,
+            sampling=dict(self.settings.sampling or {}),
         )
         try:
             self.draft = build_draft(self.project, request, self.registry, self.rootdir)

@@ -1,0 +1,268 @@
+"""Runs the service creates: review a request as a frozen plan (zero model requests), create
+the run ``queued`` under an idempotency key, and execute it with the very same engine — a
+``pytest`` worker process that adopts the queued run by its key — while a bounded in-memory
+registry tracks the runs this service started.
+
+When the registry is full, the oldest terminal run is evicted from memory (never from the
+store); when every slot holds an active run, creation is refused with
+``BENCHMARK_CAPACITY_EXCEEDED``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_srbench.benchmarks.registry import default_registry
+from pytest_srbench.config import ConfigError, load_config
+from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.models import Manifest, Run
+from pytest_srbench.core.plan import request_params_for
+from pytest_srbench.datasets.suites import SuiteError
+from pytest_srbench.lifecycle import open_swept_store, request_cancel
+from pytest_srbench.planning import PlanRequest, build_draft
+from pytest_srbench.store.sqlite import SqliteStore
+
+Profile = Literal["smoke", "quick", "standard"]
+
+
+class ServiceError(Exception):
+    """A refusal with a public error code, an HTTP status and a safe message."""
+
+    def __init__(self, code: str, status: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.message = message
+
+
+class RunRequest(BaseModel):
+    """What a client asks to run (the same choices as the pytest options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("sr-bench", min_length=1, max_length=200)
+    profile: Profile = "smoke"
+    benchmarks: list[str] | None = None
+    targets: list[str] | None = None
+    limit: int | None = Field(None, ge=1, le=100_000)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    repeats: int = Field(1, ge=1, le=100)
+    limits: dict[str, float] = Field(default_factory=dict)
+    sampling: dict[str, float] = Field(default_factory=dict)
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, str] | None = None
+    offline: bool = False
+    concurrency: int | None = Field(None, ge=1, le=1024)
+
+    def plan_request(self) -> PlanRequest:
+        return PlanRequest(
+            profile=self.profile, seed=self.seed, benchmarks=self.benchmarks,
+            targets=self.targets, limit=self.limit, repeats=self.repeats, name=self.name,
+            limits=dict(self.limits), mode=self.mode,
+            preview_context=dict(self.preview_context) if self.preview_context else None,
+            offline=self.offline, sampling=dict(self.sampling),
+        )  # fmt: skip
+
+    def pytest_args(self, store: Path, key: str) -> list[str]:
+        """The pytest command line that freezes the very same plan and adopts the run."""
+        args = ["-p", "no:cacheprovider", "-q", f"--srbench-profile={self.profile}",
+                f"--srbench-store={store}", f"--srbench-run-key={key}", f"--srbench-name={self.name}",
+                f"--srbench-mode={self.mode}", f"--srbench-repeats={self.repeats}"]  # fmt: skip
+        args += [f"--srbench-benchmark={b}" for b in self.benchmarks or ()]
+        args += [f"--srbench-target={t}" for t in self.targets or ()]
+        if self.limit is not None:
+            args.append(f"--srbench-limit={self.limit}")
+        if self.seed is not None:
+            args.append(f"--srbench-seed={self.seed}")
+        args += [f"--srbench-limits={k}={v}" for k, v in self.limits.items()]
+        args += [f"--srbench-sampling={k}={v}" for k, v in self.sampling.items()]
+        args += [
+            f"--srbench-preview-context={k}={v}" for k, v in (self.preview_context or {}).items()
+        ]
+        if self.offline:
+            args.append("--srbench-offline")
+        if self.concurrency is not None:
+            args.append(f"--srbench-concurrency={self.concurrency}")
+        return args
+
+
+@dataclass
+class Handle:
+    """A run this service started: its worker process and log."""
+
+    run_id: str
+    process: subprocess.Popen[bytes] | None
+    log: Path
+
+    def active(self) -> bool:
+        """Its worker is still running (a run whose worker died is swept ``interrupted``)."""
+        return self.process is not None and self.process.poll() is None
+
+
+def review(manifest: Manifest) -> dict[str, Any]:
+    """The frozen plan as a person reviews it before starting (no model request)."""
+    counts: dict[str, int] = {}
+    for case in manifest.cases:
+        counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
+    return {
+        "plan_sha256": manifest.plan_sha256,
+        "case_sha256": manifest.case_sha256,
+        "profile": manifest.profile,
+        "mode": manifest.mode,
+        "seed": manifest.seed,
+        "cells": len(manifest.planned_keys()),
+        "targets": [
+            {
+                "id": t.id,
+                "kind": t.kind,
+                "model": t.model,
+                "simulated": t.simulated,
+                "request_params": request_params_for(manifest, t) if t.kind != "retrieval" else {},
+            }
+            for t in manifest.targets
+        ],
+        "benchmarks": [{"benchmark": b, "cases": n} for b, n in sorted(counts.items())],
+        "limits": manifest.limits.model_dump(mode="json"),
+        "sampling": manifest.sampling,
+        "max_cost_usd": manifest.limits.max_cost_usd,
+        "custom_subset": manifest.dataset.custom_subset,
+    }
+
+
+class RunService:
+    """Plans, starts, tracks and cancels the runs created through the service."""
+
+    def __init__(self, project_root: Path, store_path: Path, max_runs: int = 100) -> None:
+        self.project_root = project_root.resolve()
+        self.store_path = store_path.resolve()
+        self.max_runs = max_runs
+        self._lock = threading.Lock()
+        self._registry: OrderedDict[str, Handle] = OrderedDict()
+        store, _ = open_swept_store(self.store_path)
+        store.close()
+
+    def store(self) -> SqliteStore:
+        """This thread's connection to the store (swept of dead owners when first opened)."""
+        store, _ = open_swept_store(self.store_path)
+        return store
+
+    def freeze(self, request: RunRequest) -> Manifest:
+        """The plan a request freezes to, exactly as pytest will freeze it."""
+        try:
+            config = load_config(self.project_root)
+            registry = default_registry()
+            draft = build_draft(config, request.plan_request(), registry, self.project_root)
+            return draft.freeze(None)
+        except BenchmarkError as error:
+            raise ServiceError(error.code, _status(error.code), error.message) from None
+        except (ConfigError, SuiteError, ValueError) as error:
+            text = str(error).split("\n")[0][:400]
+            for code in ("BENCHMARK_DATASET_NOT_FOUND", "BENCHMARK_DATASET_INVALID"):
+                if code in text:
+                    raise ServiceError(code, _status(code), text) from None
+            raise ServiceError("BENCHMARK_PLAN_INVALID", 422, text) from None
+
+    def review(self, request: RunRequest) -> dict[str, Any]:
+        return review(self.freeze(request))
+
+    def active_runs(self) -> list[str]:
+        with self._lock:
+            return [run_id for run_id, handle in self._registry.items() if handle.active()]
+
+    def _make_room(self) -> None:
+        while len(self._registry) >= self.max_runs:
+            idle = next((rid for rid, h in self._registry.items() if not h.active()), None)
+            if idle is None:
+                raise ServiceError(
+                    "BENCHMARK_CAPACITY_EXCEEDED",
+                    429,
+                    f"all {self.max_runs} run slots hold active runs; try again when one ends",
+                )
+            del self._registry[idle]
+
+    def submit(self, request: RunRequest, idempotency_key: str | None = None) -> tuple[Run, bool]:
+        """Create the run ``queued`` and start its worker; the same key and plan return the
+        existing run (created = False) without starting anything."""
+        manifest = self.freeze(request)
+        key = idempotency_key or "service-" + uuid.uuid4().hex
+        store = self.store()
+        with self._lock:
+            existing = store.find_run_by_key(key)
+            if existing is not None:
+                if existing.plan_sha256 != manifest.plan_sha256:
+                    raise ServiceError(
+                        "BENCHMARK_PLAN_INVALID", 409,
+                        "this idempotency key is already bound to a different plan",
+                    )  # fmt: skip
+                return existing, False
+            self._make_room()
+            run_id = "run-" + uuid.uuid4().hex[:20]
+            run, _ = store.create_run(run_id, manifest, request_key=key, status="queued",
+                                      runner={"source": "service"})  # fmt: skip
+            log = store.run_dir(run.id) / "worker.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            process = self._start(request.pytest_args(self.store_path, key), log)
+            self._registry[run.id] = Handle(run.id, process, log)
+            return run, True
+
+    def track(self, run_id: str, process: subprocess.Popen[bytes] | None, log: Path) -> None:
+        """Register a run started elsewhere by this service (a recovery child)."""
+        with self._lock:
+            self._make_room()
+            self._registry[run_id] = Handle(run_id, process, log)
+
+    def _start(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with log.open("ab") as sink:
+            return subprocess.Popen(
+                [sys.executable, "-m", "pytest", *args],
+                cwd=self.project_root,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True,  # closing the service or a page never stops a run
+            )
+
+    def start_recovery(
+        self, store: SqliteStore, plan_path: Path, key: str, acknowledge: bool
+    ) -> subprocess.Popen[bytes]:
+        args = ["-p", "no:cacheprovider", "-q", f"--srbench-store={self.store_path}",
+                f"--srbench-recover={plan_path}", f"--srbench-run-key={key}"]  # fmt: skip
+        if acknowledge:
+            args.append("--srbench-acknowledge-new-attempt")
+        return self._start(args, plan_path.with_suffix(".log"))
+
+    def cancel(self, run_id: str) -> Run:
+        store = self.store()
+        if store.get_run(run_id) is None:
+            raise ServiceError("BENCHMARK_RUN_NOT_FOUND", 404, f"no run {run_id!r}")
+        return request_cancel(store, run_id)
+
+    def wait(self, run_id: str, timeout: float | None = None) -> int | None:
+        """Wait for a started worker (tests and shutdown); its exit code."""
+        handle = self._registry.get(run_id)
+        if handle is None or handle.process is None:
+            return None
+        return handle.process.wait(timeout)
+
+
+def _status(code: str) -> int:
+    return {
+        "BENCHMARK_DATASET_NOT_FOUND": 404,
+        "BENCHMARK_DATASET_INVALID": 422,
+        "BENCHMARK_INDEX_INCOMPATIBLE": 409,
+        "BENCHMARK_CAPACITY_EXCEEDED": 429,
+        "BENCHMARK_RUN_NOT_FOUND": 404,
+        "BENCHMARK_RUN_FAILED": 409,
+        "BENCHMARK_CASE_EVALUATION_FAILED": 422,
+    }.get(code, 422)
