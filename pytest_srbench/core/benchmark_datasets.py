@@ -33,6 +33,7 @@ from pydantic_core import PydanticCustomError
 
 from pytest_srbench.core.agent_metrics import AgentCaseSpec, ExpectedToolCall
 from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.canonical import StrictJsonError, strict_json_loads
 
 DATASET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
@@ -170,23 +171,6 @@ class BenchmarkDataset(_Strict):
         return parsed
 
 
-class _JsonFault(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _JsonFault(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise _JsonFault(f"{name} is not a JSON number")
-
-
 def _invalid(dataset_id: str, detail: str) -> BenchmarkError:
     return BenchmarkError("BENCHMARK_DATASET_INVALID", f"dataset {dataset_id!r:.140}: {detail}")
 
@@ -200,11 +184,11 @@ def parse_dataset(raw: bytes, expected_id: str) -> BenchmarkDataset:
         raise _invalid(expected_id, f"not valid UTF-8 (byte {error.start})") from None
     text = text.removeprefix("\ufeff")
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        data = strict_json_loads(text)
     except json.JSONDecodeError as error:
         detail = f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         raise _invalid(expected_id, detail) from None
-    except _JsonFault as error:
+    except StrictJsonError as error:
         raise _invalid(expected_id, f"not valid JSON ({error})") from None
     if not isinstance(data, dict):
         kind = "an array" if isinstance(data, list) else type(data).__name__

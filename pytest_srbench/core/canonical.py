@@ -15,6 +15,29 @@ def canonical_json(value: Any) -> str:
     )
 
 
+class StrictJsonError(ValueError):
+    """A JSON document that parses but breaks the strict rules (duplicate keys, NaN)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise StrictJsonError(f"duplicate key {key!r}")
+        found[key] = value
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise StrictJsonError(f"{name} is not a JSON number")
+
+
+def strict_json_loads(text: str) -> Any:
+    """Parse JSON refusing duplicate keys and NaN / Infinity (``json.JSONDecodeError`` for
+    syntax, ``StrictJsonError`` for the strict rules; both are ``ValueError``)."""
+    return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+
+
 def digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()

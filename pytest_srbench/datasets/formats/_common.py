@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.canonical import strict_json_loads
+
 Row = dict[str, Any]
 
 
@@ -79,21 +81,7 @@ def read_text(path: Path) -> str:
     return decode(path, read_bytes(path))
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
+_loads = strict_json_loads
 
 
 def parse_json(text: str, where: str) -> Any:
