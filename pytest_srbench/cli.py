@@ -30,6 +30,7 @@ from pytest_srbench.render.html import render_compare_html, write_html
 from pytest_srbench.render.json_report import report_json, write_report
 from pytest_srbench.render.terminal import render_summary, table
 from pytest_srbench.runs import RunNotFound, load_side, report_from_store, write_html_report
+from pytest_srbench.service.serve_cli import add_serve_command
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore, open_store
 
@@ -389,6 +390,7 @@ def parser() -> argparse.ArgumentParser:
     add_datasets_commands(sub)
     add_reconcile_commands(sub)
     add_offline_commands(sub)
+    add_serve_command(sub)
 
     preview = sub.add_parser(
         "preview",

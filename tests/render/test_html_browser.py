@@ -24,8 +24,7 @@ HOSTILE = (
 )
 CONFIG = f"""
 [tool.srbench]
-default_targets = ["steady", "hostile", "sim-router"]
-limits = {{ max_cost_usd = 500 }}
+default_targets = ["steady", "hostile"]
 
 [[tool.srbench.targets]]
 id = "steady"
@@ -131,8 +130,17 @@ def test_page_matches_the_json_and_loads_nothing(quick_report, browser):
     page.close()
 
 
-def test_router_view_matches_the_json(quick_report, browser):
-    path, report = quick_report
+def test_router_view_matches_the_json(tmp_path, browser):
+    (tmp_path / "pyproject.toml").write_text("[tool.srbench]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--srbench-profile=smoke",
+         "--srbench-target=sim-small", "--srbench-target=sim-router",
+         "--srbench-limits", "max_cost_usd=200", "--srbench-json=report.json",
+         "--srbench-html=report.html"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    path, report = tmp_path / "report.html", json.loads((tmp_path / "report.json").read_text())
     router = next(t for t in report["summary"]["targets"] if t["id"] == "sim-router")
     assert router["decision_breakdown"], "the simulated router reported no decisions"
     watched = Watched(browser, path)

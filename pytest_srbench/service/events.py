@@ -1,0 +1,140 @@
+"""A run's events as Server-Sent Events: the store's journal polled oldest first, each event
+sent as ``id: <sequence>``, ``event: <Name>``, ``data: <json>``; the stream ends right after
+the terminal event (or at once when a terminal run has nothing left to deliver).
+
+Each poll is a short read on its own connection, closed before the next wait, so a stream
+never holds a SQLite transaction open. A run adopted by its worker turns ``running`` without a
+journal event; the stream then sends one ``RunStarted`` without an id (the resume cursor
+stays the store's sequence, so ids are never repeated or skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
+from pytest_srbench.store.base import Row
+from pytest_srbench.store.sqlite import SqliteStore
+
+POLL_S = 0.2
+KEEP_ALIVE_S = 15.0
+BATCH = 200
+NAMES = {
+    "created": "RunCreated",
+    "running": "RunStarted",
+    "case_running": "CaseStarted",
+    "case_completed": "CaseCompleted",
+    "case_failed": "CaseFailed",
+    "case_cancelled": "CaseFailed",
+    "case_sent_unknown": "CaseFailed",
+    "call_sent": "CallSent",
+    "failure_observed": "FailureObserved",
+    "dispatch_stopped": "DispatchStopped",
+    "completed": "RunCompleted",
+    "failed": "RunFailed",
+    "interrupted": "RunFailed",
+    "cancelled": "RunCancelled",
+}
+TERMINAL = frozenset({"completed", "failed", "interrupted", "cancelled"})
+ACTIVITY = (
+    "running", "case_running", "call_sent", "case_completed", "case_failed", "case_cancelled",
+    "case_sent_unknown", "failure_observed", "dispatch_stopped", "completed", "failed",
+    "interrupted",
+)  # fmt: skip
+STATUS = {
+    "case_failed": "failed",
+    "case_cancelled": "cancelled",
+    "case_sent_unknown": "sent_unknown",
+    "completed": "completed",
+    "failed": "failed",
+    "interrupted": "interrupted",
+    "cancelled": "cancelled",
+}
+
+
+def event_name(kind: str) -> str:
+    """The SSE name of a store event kind (PascalCase of the kind when not listed)."""
+    return NAMES.get(kind) or "".join(part.capitalize() for part in kind.split("_") if part)
+
+
+def event_data(run_id: str, event: Row) -> dict[str, Any]:
+    data = event["data"] if isinstance(event.get("data"), dict) else {}
+    body = {**data, "run_id": run_id, "sequence": event["seq"], "at": event["at"],
+            "kind": event["kind"]}  # fmt: skip
+    if event["kind"] in STATUS:
+        body["status"] = STATUS[event["kind"]]
+    return body
+
+
+def frame(name: str, data: dict[str, Any], event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _poll(store: SqliteStore, run_id: str, after: int) -> tuple[Run | None, list[Row]]:
+    """The run (read first, so a terminal status implies its event is visible) and the next
+    events; the connection is closed before returning."""
+    try:
+        return store.get_run(run_id), store.events(run_id, after=after, limit=BATCH)
+    finally:
+        store.close()
+
+
+def _started_before(store: SqliteStore, run_id: str, after: int) -> bool:
+    """Whether the client already saw the run active (it resumes past its first activity)."""
+    try:
+        first = store.events(run_id, after=0, limit=1, kinds=ACTIVITY)
+        return bool(first) and int(first[0]["seq"]) <= after
+    finally:
+        store.close()
+
+
+async def run_events(
+    store: SqliteStore,
+    run_id: str,
+    after: int,
+    disconnected: Callable[[], Awaitable[bool]],
+    *,
+    poll_s: float = POLL_S,
+    keep_alive_s: float = KEEP_ALIVE_S,
+) -> AsyncIterator[str]:
+    """The SSE frames of ``run_id`` after sequence ``after``."""
+    started = after > 0 and await anyio.to_thread.run_sync(_started_before, store, run_id, after)
+    last_write = time.monotonic()
+    while not await disconnected():
+        run, events = await anyio.to_thread.run_sync(_poll, store, run_id, after)
+        if run is None:
+            return
+        for event in events:
+            kind = event["kind"]
+            if kind == "running":
+                started = True
+            elif not started and kind in ACTIVITY and kind not in TERMINAL:
+                started = True
+                yield frame("RunStarted", _synthetic(run_id))
+            after = int(event["seq"])
+            yield frame(event_name(kind), event_data(run_id, event), after)
+            last_write = time.monotonic()
+            if kind in TERMINAL:
+                return
+        if len(events) == BATCH:
+            continue
+        if not events and run.status in TERMINAL_RUN_STATUSES:
+            return  # terminal and everything delivered
+        if not started and run.status == "running":
+            started = True
+            yield frame("RunStarted", _synthetic(run_id))
+            last_write = time.monotonic()
+        if time.monotonic() - last_write >= keep_alive_s:
+            yield ": keep-alive\n\n"
+            last_write = time.monotonic()
+        await anyio.sleep(poll_s)
+
+
+def _synthetic(run_id: str) -> dict[str, Any]:
+    return {"run_id": run_id, "kind": "running", "status": "running", "synthetic": True}

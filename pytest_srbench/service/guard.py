@@ -1,0 +1,139 @@
+"""The API's error answers and its guard: every failure leaves as ``{"error": {"code",
+"message"}}`` with a short, safe message (tracebacks go to the ``pytest_srbench.service``
+log only), and with a token every ``/api/`` route but health needs ``Authorization: Bearer``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pytest_srbench.core.benchmark_errors import safe_message
+from pytest_srbench.service.worker import ServiceError
+
+logger = logging.getLogger("pytest_srbench.service")
+OPEN_PATHS = frozenset({"/api/health"})
+INTERNAL = "internal error; the service log has the details"
+
+
+class BindError(ValueError):
+    """Serving on a non-loopback address without a token."""
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse a non-loopback ``host`` unless a token protects the API."""
+    if token:
+        return
+    if host.strip().lower() == "localhost":
+        return
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return
+    except ValueError:
+        pass
+    raise BindError(
+        f"refusing to serve on {host!r} without a token: anything but loopback (127.0.0.1, ::1, "
+        "localhost) needs SRBENCH_SERVICE_TOKEN in the environment"
+    )
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": safe_message(message, 400)}}
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse(error_body(code, message), status_code=status)
+
+
+def _validation_message(error: RequestValidationError) -> str:
+    problems = error.errors()
+    if not problems:
+        return "invalid request"
+    first = problems[0]
+    where = ".".join(str(part)[:60] for part in first.get("loc", ()))
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{where}: {str(first.get('msg', 'invalid'))[:200]}{more}"
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return error_response(exc.status, exc.code, exc.message)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(422, "BENCHMARK_INVALID_REQUEST", _validation_message(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if not request.url.path.startswith("/api/"):
+        return await http_exception_handler(request, exc)
+    code = "BENCHMARK_UNAUTHORIZED" if exc.status_code == 401 else "BENCHMARK_INVALID_REQUEST"
+    return error_response(exc.status_code, code, str(exc.detail)[:200])
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+
+
+class ApiGuard:
+    """ASGI middleware: the bearer token check, and a generic 500 for anything unexpected."""
+
+    def __init__(self, app: ASGIApp, token: str | None = None) -> None:
+        self.app = app
+        self.token = token.encode("utf-8") if token else None
+
+    def _authorized(self, scope: Scope) -> bool:
+        path = str(scope.get("path", ""))
+        if self.token is None or not path.startswith("/api/") or path in OPEN_PATHS:
+            return True
+        headers = dict(scope.get("headers") or ())
+        scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if not self._authorized(scope):
+            await _send_json(send, 401, error_body("BENCHMARK_UNAUTHORIZED", "a valid bearer token is required"),
+                             {b"www-authenticate": b"Bearer"})  # fmt: skip
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception:
+            logger.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            if not started:
+                await _send_json(send, 500, error_body("BENCHMARK_INTERNAL", INTERNAL))
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], extra: dict[bytes, bytes] | None = None
+) -> None:
+    payload = json.dumps(body).encode("utf-8")
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(payload)).encode())]  # fmt: skip
+    headers += list((extra or {}).items())
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})

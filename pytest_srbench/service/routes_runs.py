@@ -1,0 +1,241 @@
+"""Run routes: create, list, read, cancel, and page through a run's results, calls and
+events (also as Server-Sent Events), its evidence, report and router recipes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+import anyio
+import orjson
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import StreamingResponse
+
+from pytest_srbench.core.models import RunStatus
+from pytest_srbench.core.recipes import recipe_summary
+from pytest_srbench.render.json_report import report_json
+from pytest_srbench.runs import report_from_store
+from pytest_srbench.service.events import run_events
+from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
+from pytest_srbench.service.schemas import (
+    CallEnvelope,
+    CallsPage,
+    CreateRun,
+    ErrorResponse,
+    EventsPage,
+    RecipeList,
+    ResultsPage,
+    RunEnvelope,
+    RunList,
+)
+from pytest_srbench.service.worker import RunService, ServiceError
+from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.run_listing import call_run_id
+from pytest_srbench.store.sqlite import SqliteStore
+
+Limit = Annotated[int, Query(ge=1, le=500)]
+After = Annotated[int, Query(ge=0, le=2**62)]
+HEAVY_CALL_FIELDS = ("request", "final", "reasoning", "raw_usage", "tool_calls")
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorResponse, "description": "BENCHMARK_RUN_NOT_FOUND"},
+    422: {"model": ErrorResponse, "description": "BENCHMARK_INVALID_REQUEST"},
+}
+
+
+class JsonText(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return content if isinstance(content, bytes) else orjson.dumps(content)
+
+
+@contextmanager
+def opened(service: RunService) -> Iterator[SqliteStore]:
+    """This request's store connection, closed when the request is done."""
+    store = service.store()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict[str, Any]], Any]:
+    """A page of ``limit`` rows (``limit + 1`` were read) and the cursor of the next one."""
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1][cursor]
+    return rows, None
+
+
+def elapsed(started: Any) -> float | None:
+    if not isinstance(started, str):
+        return None
+    try:
+        began = datetime.fromisoformat(started)
+    except ValueError:
+        return None
+    return round((datetime.now(UTC) - began).total_seconds(), 3)
+
+
+def last_event_id(header: str | None, query: int | None) -> int:
+    if header is None:
+        return query or 0
+    try:
+        value = int(header.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ServiceError("BENCHMARK_INVALID_REQUEST", 422, "Last-Event-ID must be a sequence")
+    return value
+
+
+def runs_router(service: RunService, views: RunViews) -> APIRouter:
+    router = APIRouter(prefix="/api", tags=["runs"], responses=ERRORS)
+
+    @router.post("/runs", status_code=202, response_model=RunEnvelope)
+    def create_run(body: CreateRun, response: Response) -> dict[str, Any]:
+        """Create the run ``queued`` and start its worker; the same key and plan answer 200."""
+        run, created = service.submit(body.request(), body.idempotency_key)
+        if not created:
+            response.status_code = 200
+        with opened(service) as store:
+            return {"run": views.one(store, run.id)}
+
+    @router.get("/runs", response_model=RunList)
+    def list_runs(
+        name: Annotated[str | None, Query(max_length=200)] = None,
+        model: Annotated[str | None, Query(max_length=200)] = None,
+        status: RunStatus | None = None,
+        mode: Literal["live", "preview"] | None = None,
+        limit: Limit = 100,
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    ) -> dict[str, Any]:
+        """Runs newest first (``name``: plan name substring, ``model``: any target's model or id)."""
+        with opened(service) as store:
+            runs, total = views.page(store, name=name, model=model, status=status, mode=mode,
+                                     limit=limit, offset=offset)  # fmt: skip
+        return {"runs": runs, "total": total}
+
+    @router.get("/runs/{run_id}", response_model=RunEnvelope)
+    def get_run(run_id: str) -> dict[str, Any]:
+        with opened(service) as store:
+            return {"run": views.one(store, run_id)}
+
+    @router.post("/runs/{run_id}/cancel", response_model=RunEnvelope)
+    def cancel_run(run_id: str) -> dict[str, Any]:
+        """Ask the run's processes to stop; it ends ``cancelled`` (a terminal run is unchanged)."""
+        service.cancel(run_id)
+        with opened(service) as store:
+            return {"run": views.one(store, run_id)}
+
+    @router.get(
+        "/runs/{run_id}/report",
+        response_class=JsonText,
+        responses={200: {"description": "the full report (as --srbench-json writes it)"}},
+    )
+    def get_report(run_id: str) -> JsonText:
+        with opened(service) as store:
+            require_run(store, run_id)
+            return JsonText(report_json(report_from_store(store, run_id)).encode("utf-8"))
+
+    @router.get("/runs/{run_id}/results", response_model=ResultsPage)
+    def get_results(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
+        with opened(service) as store:
+            require_run(store, run_id)
+            rows, cursor = page(store.results(run_id, after=after, limit=limit + 1), limit, "_row")
+        return {"results": rows, "next_cursor": cursor}
+
+    @router.get("/runs/{run_id}/calls", response_model=CallsPage)
+    def get_calls(
+        run_id: str, after: After = 0, limit: Limit = 100, active: bool = False
+    ) -> dict[str, Any]:
+        """Calls in journal order without their bodies; ``active``: those in flight."""
+        with opened(service) as store:
+            require_run(store, run_id)
+            found = store.calls(run_id, active=active, after=after, limit=limit + 1)
+        rows, cursor = page(found, limit, "_seq")
+        for row in rows:
+            for key in HEAVY_CALL_FIELDS:
+                row.pop(key, None)
+            if active:
+                row["elapsed_s"] = elapsed(row.get("started_at"))
+        return {"calls": rows, "next_cursor": cursor}
+
+    def one_call(store: SqliteStore, run_id: str, call_id: str) -> dict[str, Any]:
+        require_run(store, run_id)
+        call = store.get_call(call_id) if call_run_id(store, call_id) == run_id else None
+        if call is None:
+            raise ServiceError("BENCHMARK_CALL_NOT_FOUND", 404, f"no call {call_id[:200]!r} in run {run_id}")  # fmt: skip
+        return call
+
+    @router.get("/runs/{run_id}/calls/{call_id}", response_model=CallEnvelope)
+    def get_call(run_id: str, call_id: str) -> dict[str, Any]:
+        """One whole receipt."""
+        with opened(service) as store:
+            return {"call": one_call(store, run_id, call_id)}
+
+    @router.get(
+        "/runs/{run_id}/calls/{call_id}/evidence",
+        response_class=Response,
+        responses={200: {"content": {"text/plain": {}}, "description": "the raw response bytes"}},
+    )
+    def get_evidence(run_id: str, call_id: str) -> Response:
+        with opened(service) as store:
+            call = one_call(store, run_id, call_id)
+            try:
+                data = store.read_evidence(call.get("evidence"))
+            except (OSError, StoreError, KeyError, TypeError, ValueError):
+                raise ServiceError(
+                    "BENCHMARK_CALL_NOT_FOUND", 404, f"call {call_id} has no readable evidence"
+                ) from None
+        return Response(data, media_type="text/plain; charset=utf-8")
+
+    @router.get("/runs/{run_id}/events/page", response_model=EventsPage)
+    def get_events_page(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
+        """Events oldest first; ``next_cursor`` is the last one's ``seq`` when more follow."""
+        with opened(service) as store:
+            require_run(store, run_id)
+            rows, cursor = page(store.events(run_id, after=after, limit=limit + 1), limit, "seq")
+        return {"events": rows, "next_cursor": cursor}
+
+    @router.get(
+        "/runs/{run_id}/events",
+        response_class=StreamingResponse,
+        responses={
+            200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}
+        },
+    )
+    async def stream_events(
+        run_id: str,
+        request: Request,
+        after_sequence: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+        last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    ) -> StreamingResponse:
+        """The run's events as SSE, resumable with ``Last-Event-ID`` or ``after_sequence``."""
+        after = last_event_id(last_event_id_header, after_sequence)
+        store = await anyio.to_thread.run_sync(service.store)
+        try:
+            run = await anyio.to_thread.run_sync(store.get_run, run_id)
+        finally:
+            await anyio.to_thread.run_sync(store.close)
+        if run is None:
+            raise run_not_found(run_id)
+        return StreamingResponse(
+            run_events(store, run_id, after, request.is_disconnected),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @router.get("/runs/{run_id}/recipes", response_model=RecipeList)
+    def get_recipes(run_id: str) -> dict[str, Any]:
+        """The frozen router recipes (redacted) of the run's router targets."""
+        with opened(service) as store:
+            require_run(store, run_id)
+            manifest = store.get_manifest(run_id)
+            snapshots = store.recipes(run_id)
+        recipes = [snapshots.get(t.id) or recipe_summary(t, None) for t in manifest.targets
+                   if t.kind == "mom"]  # fmt: skip
+        return {"recipes": recipes}
+
+    return router

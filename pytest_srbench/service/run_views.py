@@ -1,0 +1,142 @@
+"""The service's RUN object: a run row, its frozen plan facts and its live progress.
+
+A plan never changes once frozen, so its facts (name, mode, profile, targets, planned cells)
+are cached per run id; progress is counted from the result rows on every request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from pytest_srbench.core.models import Run
+from pytest_srbench.service.worker import ServiceError
+from pytest_srbench.store.run_listing import (
+    PlanFacts,
+    count_runs,
+    plan_facts,
+    run_ids,
+    runner_sources,
+    runs_by_id,
+)
+from pytest_srbench.store.sqlite import SqliteStore
+
+CACHED_RUNS = 50_000
+ENDED = ("failed", "cancelled", "sent_unknown")
+
+
+def run_not_found(run_id: str) -> ServiceError:
+    return ServiceError("BENCHMARK_RUN_NOT_FOUND", 404, f"no run {run_id[:200]!r}")
+
+
+def require_run(store: SqliteStore, run_id: str) -> Run:
+    run = store.get_run(run_id)
+    if run is None:
+        raise run_not_found(run_id)
+    return run
+
+
+def progress(counts: dict[str, int], planned: int) -> dict[str, int]:
+    """Cells completed, ended otherwise (failed, cancelled, sent_unknown), running, pending."""
+    failed = sum(counts.get(status, 0) for status in ENDED)
+    return {
+        "completed": counts.get("completed", 0),
+        "failed": failed,
+        "running": counts.get("running", 0),
+        "pending": max(0, planned - sum(counts.values())),
+    }
+
+
+class RunViews:
+    """Builds RUN objects; thread-safe (requests run in a thread pool)."""
+
+    def __init__(self, cached: int = CACHED_RUNS) -> None:
+        self._cached = cached
+        self._lock = threading.Lock()
+        self._facts: OrderedDict[str, PlanFacts] = OrderedDict()
+        self._planned: OrderedDict[str, int] = OrderedDict()
+
+    def _remember(self, cache: OrderedDict[str, Any], key: str, value: Any) -> None:
+        cache[key] = value
+        while len(cache) > self._cached:
+            cache.popitem(last=False)
+
+    def facts(self, store: SqliteStore, ids: list[str]) -> dict[str, PlanFacts]:
+        with self._lock:
+            known = {i: self._facts[i] for i in ids if i in self._facts}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            fresh = plan_facts(store, missing)
+            with self._lock:
+                for run_id, facts in fresh.items():
+                    self._remember(self._facts, run_id, facts)
+            known.update(fresh)
+        return known
+
+    def planned_cells(self, store: SqliteStore, run_id: str) -> int:
+        with self._lock:
+            cached = self._planned.get(run_id)
+        if cached is None:
+            cached = len(store.plan_outline(run_id).cells)
+            with self._lock:
+                self._remember(self._planned, run_id, cached)
+        return cached
+
+    def views(self, store: SqliteStore, runs: list[Run]) -> list[dict[str, Any]]:
+        ids = [run.id for run in runs]
+        facts = self.facts(store, ids)
+        sources = runner_sources(store, ids)
+        found = []
+        for run in runs:
+            plan = facts[run.id]
+            planned = self.planned_cells(store, run.id)
+            found.append({
+                "id": run.id, "name": plan.name, "status": run.status, "mode": plan.mode,
+                "profile": plan.profile, "created_at": run.created_at,
+                "updated_at": run.updated_at, "error": run.error,
+                "parent_run_id": run.parent_run_id, "targets": list(plan.targets),
+                "planned_cells": planned,
+                "progress": progress(store.status_counts(run.id), planned),
+                "source": sources.get(run.id) or "pytest",
+            })  # fmt: skip
+        return found
+
+    def one(self, store: SqliteStore, run_id: str) -> dict[str, Any]:
+        return self.views(store, [require_run(store, run_id)])[0]
+
+    def page(
+        self,
+        store: SqliteStore,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        mode: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """A page of RUN objects newest first, and how many runs match."""
+        if not (name or model or mode):
+            runs = store.list_runs(limit=limit, offset=offset, status=status)
+            return self.views(store, runs), count_runs(store, status)
+        ids = run_ids(store, status)
+        facts = self.facts(store, ids)
+        wanted_name, wanted_model = (name or "").casefold(), (model or "").casefold()
+        matching = [
+            run_id
+            for run_id in ids
+            if run_id in facts
+            and wanted_name in facts[run_id].name.casefold()
+            and (not mode or facts[run_id].mode == mode)
+            and (
+                not wanted_model
+                or any(
+                    wanted_model in t["model"].casefold() or wanted_model in t["id"].casefold()
+                    for t in facts[run_id].targets
+                )
+            )
+        ]
+        chosen = matching[offset : offset + limit]
+        found = runs_by_id(store, chosen)
+        return self.views(store, [found[i] for i in chosen if i in found]), len(matching)

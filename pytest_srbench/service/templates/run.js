@@ -1,0 +1,467 @@
+// Run detail: the header follows the run (SSE stream when available, polling always), tabs
+// read results, cases, calls (with the live active view), evidence, recipes, events and the
+// read-only recovery review. Model output is shown with textContent only.
+(function () {
+  "use strict";
+  var id = document.getElementById("main").getAttribute("data-run-id");
+  var base = "/api/runs/" + encodeURIComponent(id);
+  var error = document.getElementById("error");
+  var run = null;
+  var current = "results";
+  var stream = null;
+  var reportAt = 0;
+  var PAGE = 50;
+
+  function active() { return run !== null && SR.TERMINAL.indexOf(run.status) < 0; }
+  function text(id_, value) { document.getElementById(id_).textContent = value === null || value === undefined ? "—" : String(value); }
+  function fail(e) { SR.showError(error, e); }
+  function correct(value) { return value === true ? "✓ yes" : value === false ? "✗ no" : "—"; }
+  function answerText(value) {
+    if (value === null || value === undefined) { return "—"; }
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+
+  // -- header --------------------------------------------------------------------------
+  function drawRun(data) {
+    var previous = run;
+    run = data.run;
+    var status = document.getElementById("run-status");
+    SR.clear(status).appendChild(SR.badge(run.status));
+    var p = run.progress || {};
+    var planned = run.planned_cells || 0;
+    var done = (p.completed || 0) + (p.failed || 0);
+    var bar = document.getElementById("run-progress");
+    bar.max = Math.max(planned, 1);
+    bar.value = done;
+    text("run-progress-text", done + " of " + planned + " cells" + (planned ? " (" + Math.floor(100 * done / planned) + "%)" : ""));
+    text("run-planned", planned);
+    text("run-counts", (p.completed || 0) + " · " + (p.failed || 0) + " · " + (p.running || 0) + " · " + (p.pending || 0));
+    text("run-name", run.name);
+    text("run-mode", run.mode + " · " + run.profile);
+    text("run-targets", (run.targets || []).map(function (t) { return t.id + " (" + t.kind + " · " + t.model + ")"; }).join(", "));
+    text("run-source", run.source);
+    text("run-created", SR.time(run.created_at));
+    text("run-updated", SR.time(run.updated_at));
+    var parent = SR.clear(document.getElementById("run-parent"));
+    if (run.parent_run_id) { parent.appendChild(SR.link("/runs/" + encodeURIComponent(run.parent_run_id), run.parent_run_id)); } else { parent.textContent = "—"; }
+    var runError = document.getElementById("run-error");
+    if (run.error) { runError.textContent = run.error; runError.hidden = false; } else { runError.hidden = true; }
+    if (run.spend_usd !== undefined) { text("run-spend", SR.usd(run.spend_usd)); }
+    if (run.wall_time_s !== undefined) { text("run-wall", SR.secs(run.wall_time_s)); }
+    document.getElementById("cancel").hidden = !active();
+    if (!active()) { document.getElementById("cancel-confirm").hidden = true; }
+    document.title = "Run " + run.id + " · " + run.status + " · srbench";
+    var finished = previous !== null && SR.TERMINAL.indexOf(previous.status) < 0 && !active();
+    return summary(finished).then(function () {
+      if (finished || (active() && current === "results" && !resultsCursor)) { refreshTab(); }
+    });
+  }
+  // Spend and wall time come from the report model (every number does): while the run is
+  // active it is rebuilt at most every 10 s, and once more when it ends.
+  function summary(force) {
+    if (run.spend_usd !== undefined && run.wall_time_s !== undefined) { return Promise.resolve(); }
+    var now = Date.now();
+    if (!force && reportAt && (!active() || now - reportAt < 10000)) { return Promise.resolve(); }
+    reportAt = now;
+    return SR.api(base + "/report").then(function (report) {
+      var s = report.summary || {};
+      text("run-spend", SR.usd(s.total_spend_usd));
+      text("run-wall", SR.secs(s.wall_time_s));
+    }, function () { /* a report that cannot be built yet: keep the last values */ });
+  }
+  function loadRun() {
+    return SR.api(base).then(drawRun).then(function () {
+      if (!active() && poller) { poller.stop(); SR.connection(true); }
+      return null;
+    }, function (e) {
+      if (e.status === 404) { fail(e); if (poller) { poller.stop(); } }
+      throw e;
+    });
+  }
+  var poller = null;
+  var pending = null;
+  function soon() {
+    if (pending !== null) { return; }
+    pending = window.setTimeout(function () { pending = null; if (poller) { poller.now(); } }, 300);
+  }
+  // The event stream makes the header follow the run at once; EventSource resumes by itself
+  // with Last-Event-ID. With a bearer token (no header on EventSource) polling alone is used.
+  var NAMES = ["RunCreated", "RunStarted", "CaseStarted", "CaseCompleted", "CaseFailed", "CallSent",
+    "FailureObserved", "DispatchStopped", "RunCompleted", "RunFailed", "RunCancelled", "message"];
+  function openStream() {
+    if (stream !== null || SR.token() || !window.EventSource || !active()) { return; }
+    stream = new window.EventSource(base + "/events");
+    NAMES.forEach(function (name) {
+      stream.addEventListener(name, function () {
+        if (name === "RunCompleted" || name === "RunFailed" || name === "RunCancelled") { closeStream(); }
+        soon();
+      });
+    });
+  }
+  function closeStream() {
+    if (stream !== null) { stream.close(); stream = null; }
+  }
+  window.addEventListener("pagehide", closeStream);
+
+  // -- cancel (two clicks; closing the page never cancels) ------------------------------
+  document.getElementById("cancel").addEventListener("click", function () {
+    document.getElementById("cancel-confirm").hidden = false;
+    document.getElementById("cancel-confirm").focus();
+  });
+  document.getElementById("cancel-confirm").addEventListener("click", function () {
+    var button = document.getElementById("cancel-confirm");
+    button.disabled = true;
+    SR.api(base + "/cancel", { method: "POST" }).then(function (data) {
+      SR.hideError(error);
+      button.hidden = true;
+      return drawRun(data);
+    }, fail).then(function () { button.disabled = false; if (poller) { poller.now(); } });
+  });
+
+  // -- results (cursor pages) ------------------------------------------------------------
+  var resultsCursor = null;
+  var resultsNext = null;
+  function loadResults(after) {
+    return SR.api(base + "/results?" + SR.query({ after: after, limit: PAGE })).then(function (data) {
+      resultsCursor = after;
+      resultsNext = data.next_cursor;
+      var tbody = SR.clear(document.querySelector("#results tbody"));
+      (data.results || []).forEach(function (r) {
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-case", r.case_id);
+        tr.setAttribute("data-target", r.target_id);
+        SR.cell(tr, r.case_id, null, "case");
+        SR.cell(tr, r.target_id, null, "target");
+        SR.cell(tr, r.benchmark, null, "benchmark");
+        SR.cell(tr, r.status, null, "status");
+        SR.cell(tr, correct(r.correct), null, "correct");
+        SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
+        SR.cell(tr, SR.secs(r.latency_s), "num", "latency");
+        SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
+        SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
+        tbody.appendChild(tr);
+      });
+      text("results-info", (data.results || []).length + " rows" + (after ? " after #" + after : ""));
+      document.getElementById("results-next").disabled = !resultsNext;
+      document.getElementById("results-first").disabled = !after;
+    });
+  }
+  document.getElementById("results-first").addEventListener("click", function () { loadResults(null).catch(fail); });
+  document.getElementById("results-next").addEventListener("click", function () { if (resultsNext) { loadResults(resultsNext).catch(fail); } });
+
+  // -- everything of a kind, page by page (bounded) ---------------------------------------
+  function collect(path, key, keep, maxPages) {
+    var out = [];
+    function page(after, left) {
+      return SR.api(path + (path.indexOf("?") < 0 ? "?" : "&") + SR.query({ after: after, limit: 500 })).then(function (data) {
+        (data[key] || []).forEach(function (row) { if (!keep || keep(row)) { out.push(row); } });
+        if (data.next_cursor && left > 1) { return page(data.next_cursor, left - 1); }
+        return out;
+      });
+    }
+    return page(null, maxPages || 20);
+  }
+
+  // -- questions: one row per case and target; a case opens its calls ---------------------
+  var questions = [];
+  var qPage = 0;
+  function drawQuestions() {
+    var filter = document.getElementById("q-filter").value.trim().toLowerCase();
+    var rows = questions.filter(function (r) {
+      return !filter || (r.case_id + " " + r.target_id).toLowerCase().indexOf(filter) >= 0;
+    });
+    var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    qPage = Math.min(qPage, pages - 1);
+    var tbody = SR.clear(document.querySelector("#questions tbody"));
+    rows.slice(qPage * PAGE, (qPage + 1) * PAGE).forEach(function (r) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-case", r.case_id);
+      tr.setAttribute("data-target", r.target_id);
+      var first = SR.cell(tr, null, null, "case");
+      var button = SR.el("button", r.case_id, "link open-case");
+      button.type = "button";
+      button.addEventListener("click", function () { openCase(r.case_id); });
+      first.appendChild(button);
+      SR.cell(tr, r.benchmark, null, "benchmark");
+      SR.cell(tr, r.target_id, null, "target");
+      SR.cell(tr, r.status, null, "status");
+      SR.cell(tr, correct(r.correct), null, "correct");
+      SR.cell(tr, SR.short(answerText(r.answer), 100), "clip", "answer");
+      tbody.appendChild(tr);
+    });
+    text("q-info", rows.length + " of " + questions.length + " rows");
+    text("q-page", "page " + (qPage + 1) + " of " + pages);
+    document.getElementById("q-prev").disabled = qPage === 0;
+    document.getElementById("q-next").disabled = qPage >= pages - 1;
+  }
+  function loadQuestions() {
+    return collect(base + "/results", "results").then(function (rows) {
+      questions = rows.sort(function (a, b) {
+        return a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : a.target_id < b.target_id ? -1 : 1;
+      });
+      drawQuestions();
+    });
+  }
+  function messageText(content) {
+    if (typeof content === "string") { return content; }
+    if (Array.isArray(content)) {
+      return content.map(function (part) { return part && typeof part.text === "string" ? part.text : JSON.stringify(part); }).join("\n");
+    }
+    return JSON.stringify(content);
+  }
+  function fact(dl, label, value) {
+    var div = document.createElement("div");
+    div.appendChild(SR.el("dt", label));
+    div.appendChild(SR.el("dd", value === null || value === undefined || value === "" ? "—" : value));
+    dl.appendChild(div);
+  }
+  function callBox(call) {
+    var box = SR.el("div", null, "call-box");
+    box.setAttribute("data-call", call.id);
+    box.appendChild(SR.el("h4", call.id + " · " + call.target_id + " · " + call.role));
+    var dl = SR.el("dl", null, "identity");
+    fact(dl, "status", call.status);
+    fact(dl, "model", call.model || call.requested_model);
+    fact(dl, "decision", call.decision);
+    fact(dl, "latency", SR.secs(call.latency_s));
+    fact(dl, "cost", SR.usd(call.cost_usd));
+    fact(dl, "finish reason", call.finish_reason);
+    fact(dl, "error", call.error);
+    box.appendChild(dl);
+    var messages = call.request && call.request.messages ? call.request.messages : [];
+    if (messages.length) {
+      box.appendChild(SR.el("h5", "Prompt sent"));
+      var prompt = SR.el("pre", messages.map(function (m) { return "[" + m.role + "]\n" + messageText(m.content); }).join("\n\n"), "text prompt");
+      box.appendChild(prompt);
+    }
+    box.appendChild(SR.el("h5", "Answer received"));
+    box.appendChild(SR.el("pre", call.final === null || call.final === undefined ? "(none)" : messageText(call.final), "text answer"));
+    if (call.reasoning) {
+      box.appendChild(SR.el("h5", "Reasoning"));
+      box.appendChild(SR.el("pre", messageText(call.reasoning), "text"));
+    }
+    var evidence = SR.el("button", "Show evidence", "link");
+    evidence.type = "button";
+    evidence.addEventListener("click", function () { showEvidence(call.id); });
+    box.appendChild(evidence);
+    return box;
+  }
+  function openCase(caseId) {
+    var box = document.getElementById("case");
+    var list = SR.clear(document.getElementById("case-calls"));
+    text("case-id", caseId);
+    box.hidden = false;
+    box.setAttribute("data-case", caseId);
+    list.appendChild(SR.el("p", "loading calls…", "note"));
+    return collect(base + "/calls", "calls", function (c) { return c.case_id === caseId; }).then(function (calls) {
+      return Promise.all(calls.map(function (c) {
+        return SR.api(base + "/calls/" + encodeURIComponent(c.id)).then(function (whole) { return whole.call || whole; });
+      }));
+    }).then(function (calls) {
+      SR.clear(list);
+      if (!calls.length) { list.appendChild(SR.el("p", "No call was made for this case yet.", "note")); }
+      calls.forEach(function (call) { list.appendChild(callBox(call)); });
+      box.scrollIntoView({ block: "nearest" });
+    }).catch(fail);
+  }
+  document.getElementById("q-filter").addEventListener("input", function () { qPage = 0; drawQuestions(); });
+  document.getElementById("q-reload").addEventListener("click", function () { loadQuestions().catch(fail); });
+  document.getElementById("q-prev").addEventListener("click", function () { qPage = Math.max(0, qPage - 1); drawQuestions(); });
+  document.getElementById("q-next").addEventListener("click", function () { qPage += 1; drawQuestions(); });
+  document.getElementById("case-close").addEventListener("click", function () { document.getElementById("case").hidden = true; });
+
+  // -- calls: the live active view (every second while the run runs) and all calls -------
+  var callsNext = null;
+  var activeTimer = null;
+  function loadActive() {
+    return SR.api(base + "/calls?" + SR.query({ active: "true", limit: 100 })).then(function (data) {
+      var tbody = SR.clear(document.querySelector("#active tbody"));
+      var calls = data.calls || [];
+      calls.forEach(function (c) {
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-call", c.id);
+        SR.cell(tr, c.id, null, "call");
+        SR.cell(tr, c.case_id, null, "case");
+        SR.cell(tr, c.target_id, null, "target");
+        SR.cell(tr, c.phase, null, "phase");
+        SR.cell(tr, SR.secs(c.elapsed_s), "num", "elapsed");
+        SR.cell(tr, SR.time(c.last_activity_at), null, "activity");
+        SR.cell(tr, c.bytes_received === undefined ? "—" : c.bytes_received, "num", "bytes");
+        tbody.appendChild(tr);
+      });
+      text("active-info", calls.length ? calls.length + " call(s) in flight · refreshed " + new Date().toLocaleTimeString()
+        : active() ? "No call in flight right now." : "The run is " + (run ? run.status : "not running") + ": no call in flight.");
+    });
+  }
+  function activeLoop() {
+    if (activeTimer !== null) { return; }
+    function tick() {
+      loadActive().catch(function () { SR.connection(false); }).then(function () {
+        activeTimer = current === "calls" && active() ? window.setTimeout(tick, 1000) : null;
+      });
+    }
+    activeTimer = 0;
+    tick();
+  }
+  function loadCalls(after) {
+    return SR.api(base + "/calls?" + SR.query({ after: after, limit: PAGE })).then(function (data) {
+      callsNext = data.next_cursor;
+      var tbody = SR.clear(document.querySelector("#calls tbody"));
+      var datalist = document.getElementById("call-ids");
+      (data.calls || []).forEach(function (c) {
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-call", c.id);
+        SR.cell(tr, c._seq, "num", "seq");
+        SR.cell(tr, c.id, null, "call");
+        SR.cell(tr, c.case_id, null, "case");
+        SR.cell(tr, c.target_id, null, "target");
+        SR.cell(tr, c.role, null, "role");
+        SR.cell(tr, c.status, null, "status");
+        SR.cell(tr, c.model || c.requested_model, null, "model");
+        SR.cell(tr, c.decision, null, "decision");
+        SR.cell(tr, SR.secs(c.latency_s), "num", "latency");
+        SR.cell(tr, SR.usd(c.cost_usd), "num", "cost");
+        SR.cell(tr, c.finish_reason, null, "finish");
+        var button = SR.el("button", "evidence", "link");
+        button.type = "button";
+        button.addEventListener("click", function () { showEvidence(c.id); });
+        SR.cell(tr, null, null, "evidence").appendChild(button);
+        tbody.appendChild(tr);
+        var option = document.createElement("option");
+        option.value = c.id;
+        datalist.appendChild(option);
+      });
+      text("calls-info", (data.calls || []).length + " calls" + (after ? " after #" + after : ""));
+      document.getElementById("calls-next").disabled = !callsNext;
+      document.getElementById("calls-first").disabled = !after;
+    });
+  }
+  document.getElementById("calls-first").addEventListener("click", function () { loadCalls(null).catch(fail); });
+  document.getElementById("calls-next").addEventListener("click", function () { if (callsNext) { loadCalls(callsNext).catch(fail); } });
+
+  // -- evidence --------------------------------------------------------------------------
+  function showEvidence(callId) {
+    document.getElementById("evidence-call").value = callId;
+    select("evidence");
+  }
+  function loadEvidence() {
+    var callId = document.getElementById("evidence-call").value.trim();
+    var pre = document.getElementById("evidence-text");
+    if (!callId) { return Promise.resolve(); }
+    text("evidence-info", "loading the evidence of " + callId + "…");
+    return SR.api(base + "/calls/" + encodeURIComponent(callId) + "/evidence", { as: "text" }).then(function (body) {
+      text("evidence-info", callId + ": " + body.length + " characters of raw response, shown as text.");
+      pre.textContent = body;
+      pre.hidden = false;
+    }, function (e) {
+      pre.hidden = true;
+      text("evidence-info", SR.errorText(e));
+    });
+  }
+  document.getElementById("evidence-form").addEventListener("submit", function (event) { event.preventDefault(); loadEvidence(); });
+
+  // -- recipes ---------------------------------------------------------------------------
+  function loadRecipes() {
+    return SR.api(base + "/recipes").then(function (data) {
+      var box = SR.clear(document.getElementById("recipes"));
+      var recipes = data.recipes || [];
+      if (!recipes.length) { box.appendChild(SR.el("p", "Recipe unavailable: no target of this run captured a frozen recipe.", "note unavailable")); }
+      recipes.forEach(function (r) {
+        box.appendChild(SR.el("h3", (r.target_id || "target") + (r.status ? " · " + r.status : "")));
+        box.appendChild(SR.el("pre", JSON.stringify(r, null, 2), "text"));
+      });
+    });
+  }
+
+  // -- events (oldest first, 25 per page, load more) --------------------------------------
+  var eventsCursor = null;
+  var eventsLoaded = false;
+  function seqOf(e) { return e._seq !== undefined ? e._seq : e.seq !== undefined ? e.seq : e.sequence; }
+  function loadEvents() {
+    return SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
+      var tbody = document.querySelector("#events tbody");
+      var events = data.events || [];
+      events.forEach(function (e) {
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-seq", seqOf(e));
+        SR.cell(tr, seqOf(e), "num", "seq");
+        SR.cell(tr, SR.time(e.at), null, "at");
+        SR.cell(tr, e.kind || e.name || e.event, null, "kind");
+        SR.cell(tr, SR.short(e.data === undefined ? "" : e.data, 160), "clip", "data");
+        tbody.appendChild(tr);
+      });
+      if (data.next_cursor) {
+        eventsCursor = data.next_cursor;
+      } else if (events.length) {
+        eventsCursor = seqOf(events[events.length - 1]);
+      }
+      document.getElementById("events-more").disabled = !data.next_cursor && !active();
+      text("events-info", tbody.rows.length + " events shown" + (data.next_cursor ? "" : active() ? " · more may come" : " · all"));
+    });
+  }
+  document.getElementById("events-more").addEventListener("click", function () { loadEvents().catch(fail); });
+
+  // -- recovery review (read-only) --------------------------------------------------------
+  function loadRecovery() {
+    var mode = document.getElementById("recovery-mode").value;
+    return SR.api(base + "/recovery-plan?" + SR.query({ mode: mode })).then(function (plan) {
+      var dl = SR.clear(document.getElementById("recovery-counts"));
+      var counts = plan.counts || {};
+      fact(dl, "mode", plan.mode || mode);
+      fact(dl, "eligible", counts.eligible !== undefined ? counts.eligible : (plan.eligible || []).length);
+      fact(dl, "excluded", counts.excluded !== undefined ? counts.excluded : (plan.excluded || []).length);
+      fact(dl, "plan sha256", plan.plan_sha256);
+      var reasons = {};
+      (plan.excluded || []).forEach(function (e) { reasons[e.reason] = (reasons[e.reason] || 0) + 1; });
+      var tbody = SR.clear(document.querySelector("#recovery-reasons tbody"));
+      Object.keys(reasons).sort().forEach(function (reason) {
+        var tr = document.createElement("tr");
+        SR.cell(tr, reason);
+        SR.cell(tr, reasons[reason], "num");
+        tbody.appendChild(tr);
+      });
+      SR.hideError(error);
+    });
+  }
+  document.getElementById("recovery-load").addEventListener("click", function () { loadRecovery().catch(fail); });
+
+  // -- report ----------------------------------------------------------------------------
+  function loadReport() {
+    return SR.frame(document.getElementById("report-frame"), "/runs/" + encodeURIComponent(id) + "/report.html",
+      document.getElementById("report-error"));
+  }
+
+  // -- tabs ------------------------------------------------------------------------------
+  function refreshTab() {
+    var work = {
+      results: function () { return loadResults(resultsCursor); },
+      questions: loadQuestions,
+      calls: function () { activeLoop(); return loadCalls(null); },
+      evidence: loadEvidence,
+      recipe: loadRecipes,
+      events: function () { if (eventsLoaded) { return Promise.resolve(); } eventsLoaded = true; return loadEvents(); },
+      recovery: function () { return active() ? Promise.resolve() : loadRecovery(); },
+      report: loadReport
+    }[current];
+    return work ? work().catch(fail) : Promise.resolve();
+  }
+  var select = SR.tabs(document.getElementById("tabs"), function (name) {
+    current = name;
+    refreshTab();
+  });
+
+  var first = true;
+  poller = SR.poll(function () {
+    return loadRun().then(function () {
+      if (first) {
+        first = false;
+        openStream();
+        return refreshTab().then(SR.ready);
+      }
+      return null;
+    }, function (e) {
+      if (first) { first = false; SR.ready(); }
+      throw e;
+    });
+  }, 2000);
+})();

@@ -1,0 +1,107 @@
+"""Store queries of the service: run rows newest first, the static facts of their frozen
+plans (name, mode, profile, targets with models) read by SQLite's JSON functions, so a page of
+runs never validates a manifest in Python, and the run a call belongs to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from pytest_srbench.core.models import Run
+from pytest_srbench.store.sqlite import SqliteStore
+
+COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
+NEWEST_FIRST = " ORDER BY created_at DESC, id DESC"
+CHUNK = 500
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What never changes about a run once it is created (its plan is frozen)."""
+
+    name: str
+    mode: str
+    profile: str
+    targets: tuple[dict[str, str], ...]
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start : start + CHUNK]
+
+
+def _where(status: str | None) -> tuple[str, list[Any]]:
+    return (" WHERE status = ?", [status]) if status else ("", [])
+
+
+def count_runs(store: SqliteStore, status: str | None = None) -> int:
+    where, args = _where(status)
+    row = store.db.execute("SELECT COUNT(*) AS n FROM runs" + where, args).fetchone()
+    return int(row["n"])
+
+
+def run_ids(store: SqliteStore, status: str | None = None) -> list[str]:
+    """Every run id (of ``status`` when given), newest first."""
+    where, args = _where(status)
+    rows = store.db.execute("SELECT id FROM runs" + where + NEWEST_FIRST, args).fetchall()
+    return [row["id"] for row in rows]
+
+
+def runs_by_id(store: SqliteStore, ids: Sequence[str]) -> dict[str, Run]:
+    found: dict[str, Run] = {}
+    for chunk in _chunks(ids):
+        marks = ", ".join("?" for _ in chunk)
+        query = f"SELECT {COLUMNS} FROM runs WHERE id IN ({marks})"
+        for row in store.db.execute(query, list(chunk)):
+            found[row["id"]] = Run.model_validate(dict(row))
+    return found
+
+
+def plan_facts(store: SqliteStore, ids: Sequence[str]) -> dict[str, PlanFacts]:
+    """The frozen plan facts of each run in ``ids`` (unknown ids are left out)."""
+    found: dict[str, PlanFacts] = {}
+    for chunk in _chunks(ids):
+        marks = ", ".join("?" for _ in chunk)
+        query = (
+            "SELECT id, json_extract(manifest, '$.name') AS name,"
+            " json_extract(coalesce(outline, manifest), '$.mode') AS mode,"
+            " json_extract(coalesce(outline, manifest), '$.profile') AS profile,"
+            " json_extract(manifest, '$.targets') AS targets"
+            f" FROM runs WHERE id IN ({marks})"
+        )
+        for row in store.db.execute(query, list(chunk)):
+            targets = orjson.loads(row["targets"]) if row["targets"] else []
+            found[row["id"]] = PlanFacts(
+                name=str(row["name"] or ""),
+                mode=str(row["mode"] or "live"),
+                profile=str(row["profile"] or ""),
+                targets=tuple(
+                    {"id": str(t.get("id")), "kind": str(t.get("kind", "single")),
+                     "model": str(t.get("model", ""))}
+                    for t in targets
+                ),
+            )  # fmt: skip
+    return found
+
+
+def runner_sources(store: SqliteStore, ids: Sequence[str]) -> dict[str, str | None]:
+    """``runner.source`` of each run (who created it), None when not recorded."""
+    found: dict[str, str | None] = {}
+    for chunk in _chunks(ids):
+        marks = ", ".join("?" for _ in chunk)
+        query = (
+            "SELECT id, CASE WHEN json_valid(runner) THEN json_extract(runner, '$.source') END"
+            f" AS source FROM runs WHERE id IN ({marks})"
+        )
+        for row in store.db.execute(query, list(chunk)):
+            found[row["id"]] = row["source"] if isinstance(row["source"], str) else None
+    return found
+
+
+def call_run_id(store: SqliteStore, call_id: str) -> str | None:
+    """The run a call belongs to (None for an unknown call)."""
+    row = store.db.execute("SELECT run_id FROM calls WHERE id = ?", (call_id,)).fetchone()
+    return str(row["run_id"]) if row else None

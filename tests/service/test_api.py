@@ -1,0 +1,367 @@
+"""The HTTP API of ``srbench serve`` over real HTTP: catalog, plan review, runs created through
+the API and executed by their pytest worker, paging, SSE resume, errors, auth, capacity,
+comparison and recovery."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from pytest_srbench.service.guard import BindError, check_bind
+
+pytestmark = pytest.mark.slow
+
+TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
+SLOW = {"benchmarks": ["mmlu-pro"], "targets": ["sim-slow"], "concurrency": 1}
+
+
+@pytest.fixture(scope="module")
+def client(api) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api.base_url, timeout=30) as http:
+        yield http
+
+
+def create(client: httpx.Client, **request: Any) -> dict[str, Any]:
+    response = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 2, **request})
+    assert response.status_code == 202, response.text
+    run: dict[str, Any] = response.json()["run"]
+    assert run["status"] == "queued" and run["source"] == "service"
+    return run
+
+
+def wait_for(client: httpx.Client, run_id: str, statuses: set[str], timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        run = client.get(f"/api/runs/{run_id}").json()["run"]
+        if run["status"] in statuses or time.monotonic() > deadline:
+            assert run["status"] in statuses, run
+            return run
+        time.sleep(0.1)
+
+
+def assert_error(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert "Traceback" not in response.text and 'File "' not in response.text
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Parsed SSE events (comments skipped) as {"id", "event", "data"}."""
+    event: dict[str, Any] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            event[field] = value.removeprefix(" ")
+
+
+@pytest.fixture(scope="module")
+def two_runs(client) -> list[dict[str, Any]]:
+    """Two completed runs of the same cases (baseline and candidate)."""
+    runs = [create(client, name=name, idempotency_key=f"pair-{name}") for name in ("base", "cand")]
+    return [wait_for(client, run["id"], TERMINAL) for run in runs]
+
+
+def test_health(client, api):
+    body = client.get("/api/health").json()
+    assert body["status"] == "ok" and body["max_runs"] == 100
+    assert body["store"] == str(api.service.store_path) and body["active_runs"] >= 0
+
+
+def test_datasets_list_filter_and_paging(client):
+    everything = client.get("/api/datasets").json()
+    ids = {d["id"]: d for d in everything["datasets"]}
+    assert everything["total"] == len(ids) >= 11
+    assert ids["mmlu-pro"]["kind"] == "suite" and ids["mmlu-pro"]["location"] == "shipped"
+    assert ids["mmlu-pro"]["profiles"] == {"smoke": 14, "quick": 0, "standard": 0}
+    assert ids["rag-smoke"]["kind"] == "rag" and ids["agent-smoke"]["kind"] == "agent"
+    rag = client.get("/api/datasets", params={"kind": "rag"}).json()
+    assert [d["id"] for d in rag["datasets"]] == ["rag-smoke"]
+    assert [d["id"] for d in client.get("/api/datasets?q=MMLU").json()["datasets"]] == ["mmlu-pro"]
+    quick = client.get("/api/datasets", params={"profile": "quick"}).json()["datasets"]
+    assert {d["kind"] for d in quick} == {"rag", "agent"}  # shipped suites hold smoke items only
+    assert client.get("/api/datasets?benchmark=hle").json()["total"] == 1
+    page = client.get("/api/datasets", params={"limit": 2, "offset": 2}).json()
+    assert [d["id"] for d in page["datasets"]] == list(ids)[2:4]
+    assert page["total"] == everything["total"]
+
+
+def test_dataset_detail_and_cases_without_references(client):
+    detail = client.get("/api/datasets/mmlu-pro").json()
+    assert detail["coverage"]["smoke"] == {"needed": 14, "available": 14}
+    assert detail["coverage"]["quick"] == {"needed": 500, "available": 14}
+    assert sum(g["cases"] for g in detail["groups"]) == 14
+    assert {"group": "biology", "cases": 1} in detail["groups"]
+    response = client.get("/api/datasets/mmlu-pro/cases")
+    body = response.json()
+    assert body["total"] == 14 and body["pages"] == 1 and body["page"] == 1
+    first = body["cases"][0]
+    assert set(first) == {"id", "benchmark", "prompt", "group", "tags"}
+    assert first["prompt"].startswith("Which organelle") and first["group"] == "biology"
+    assert '"answer' not in response.text and "answer_index" not in response.text
+    found = client.get("/api/datasets/mmlu-pro/cases", params={"q": "oxidative"}).json()
+    assert [c["id"] for c in found["cases"]] == ["mmlu-pro/smoke-biology-001"]
+    assert client.get("/api/datasets/mmlu-pro/cases?page=2").json()["cases"] == []
+    rag = client.get("/api/datasets/rag-smoke/cases")
+    cases = rag.json()["cases"]
+    assert len(cases) == 25 and rag.json()["pages"] == 2
+    assert cases[0]["prompt"] == "Which command promotes the Frankfurt replica of ledger-db?"
+    assert cases[0]["tags"] == ["lexical", "runbook"]
+    assert "expected_note_ids" not in rag.text and "n01-b3" not in rag.text
+    agent = client.get("/api/datasets/agent-smoke/cases").text
+    assert "expected_tool_calls" not in agent and "required_substrings" not in agent
+
+
+def test_targets_carry_no_credentials(client):
+    response = client.get("/api/targets")
+    targets = {t["id"]: t for t in response.json()["targets"]}
+    assert targets["sim-large"] == {"id": "sim-large", "kind": "single", "model": "sim-large",
+                                    "simulated": True, "session_mode": "stateless", "priced": True}  # fmt: skip
+    assert targets["remote"]["priced"] is False and targets["remote"]["simulated"] is False
+    assert (
+        "models.example.invalid" not in response.text and "REMOTE_SECRET_KEY" not in response.text
+    )
+    assert "base_url" not in response.text
+
+
+def test_plan_review_creates_nothing(client, api):
+    before = client.get("/api/runs").json()["total"]
+    response = client.post("/api/plans", json={"benchmarks": ["mmlu-pro"], "limit": 2})
+    assert response.status_code == 200, response.text
+    review = response.json()
+    assert review["cells"] == 4 and review["benchmarks"] == [{"benchmark": "mmlu-pro", "cases": 2}]
+    assert [t["id"] for t in review["targets"]] == ["sim-large", "sim-small"]
+    assert len(review["plan_sha256"]) == 64 and review["profile"] == "smoke"
+    assert client.get("/api/runs").json()["total"] == before
+    assert all(r.plan_sha256 != review["plan_sha256"] for r in api.service.store().list_runs())
+
+
+def test_run_created_through_the_api_completes_and_pages(client, two_runs):
+    run = two_runs[0]
+    assert run["status"] == "completed" and run["planned_cells"] == 4
+    assert run["progress"] == {"completed": 4, "failed": 0, "running": 0, "pending": 0}
+    assert run["name"] == "base" and run["mode"] == "live" and run["profile"] == "smoke"
+    assert [t["model"] for t in run["targets"]] == ["sim-large", "sim-small"]
+    run_id = run["id"]
+    report = client.get(f"/api/runs/{run_id}/report").json()
+    assert report["run_id"] == run_id and report["status"] == "completed"
+    first = client.get(f"/api/runs/{run_id}/results", params={"limit": 3}).json()
+    assert len(first["results"]) == 3 and first["next_cursor"] is not None
+    rest = client.get(f"/api/runs/{run_id}/results", params={"after": first["next_cursor"]}).json()
+    assert len(rest["results"]) == 1 and rest["next_cursor"] is None
+    calls = client.get(f"/api/runs/{run_id}/calls").json()
+    assert len(calls["calls"]) == 4 and "request" not in calls["calls"][0]
+    call_id = calls["calls"][0]["id"]
+    receipt = client.get(f"/api/runs/{run_id}/calls/{call_id}").json()["call"]
+    assert receipt["id"] == call_id and "request" in receipt
+    evidence = client.get(f"/api/runs/{run_id}/calls/{call_id}/evidence")
+    assert evidence.headers["content-type"].startswith("text/plain")
+    assert evidence.text.startswith("data: ") and "[DONE]" in evidence.text
+    assert client.get(f"/api/runs/{run_id}/calls?active=true").json()["calls"] == []
+    events = client.get(f"/api/runs/{run_id}/events/page", params={"limit": 2}).json()
+    assert [e["kind"] for e in events["events"]][:1] == ["created"]
+    assert events["next_cursor"] == events["events"][1]["seq"]
+    assert client.get(f"/api/runs/{run_id}/recipes").json() == {"recipes": []}
+    other = two_runs[1]["id"]
+    assert_error(client.get(f"/api/runs/{other}/calls/{call_id}"), 404, "BENCHMARK_CALL_NOT_FOUND")
+
+
+def test_runs_list_filters_and_paging(client, two_runs):
+    listed = client.get("/api/runs", params={"name": "cand"}).json()
+    assert [r["id"] for r in listed["runs"]] == [two_runs[1]["id"]] and listed["total"] == 1
+    by_model = client.get("/api/runs", params={"model": "SIM-SMALL", "status": "completed"}).json()
+    assert {two_runs[0]["id"], two_runs[1]["id"]} <= {r["id"] for r in by_model["runs"]}
+    assert client.get("/api/runs", params={"mode": "preview"}).json() == {"runs": [], "total": 0}
+    page = client.get("/api/runs", params={"limit": 1}).json()
+    assert len(page["runs"]) == 1 and page["total"] >= 2
+
+
+def test_idempotency_key_returns_the_same_run(client, two_runs):
+    again = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 2, "name": "base",
+                                           "idempotency_key": "pair-base"})  # fmt: skip
+    assert again.status_code == 200 and again.json()["run"]["id"] == two_runs[0]["id"]
+    other = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 3,
+                                           "idempotency_key": "pair-base"})  # fmt: skip
+    assert_error(other, 409, "BENCHMARK_PLAN_INVALID")
+
+
+def test_events_stream_resumes_without_gaps_or_repeats(client, api):
+    run = create(client, **SLOW, limit=3, idempotency_key="sse")
+    url = f"/api/runs/{run['id']}/events"
+    received = []
+    with client.stream("GET", url) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for event in sse_events(stream.iter_lines()):
+            received.append(event)
+            if sum("id" in e for e in received) == 3:
+                break  # the client disconnects mid-run
+    last = [e["id"] for e in received if "id" in e][-1]
+    with client.stream("GET", url, headers={"Last-Event-ID": last}) as stream:
+        received += list(sse_events(stream.iter_lines()))
+    ids = [int(e["id"]) for e in received if "id" in e]
+    assert ids == sorted(set(ids))
+    store = api.service.store()
+    assert ids == [e["seq"] for e in store.events(run["id"], limit=10_000)]
+    assert received[-1]["event"] == "RunCompleted"
+    assert json.loads(received[-1]["data"])["status"] == "completed"
+    names = [e["event"] for e in received]
+    assert names[0] == "RunCreated" and names.count("RunStarted") == 1
+    assert names.count("CaseCompleted") == 3 and names.count("CallSent") == 3
+    with client.stream("GET", url, params={"after_sequence": ids[-1]}) as stream:
+        assert list(sse_events(stream.iter_lines())) == []  # terminal and all delivered
+    with client.stream("GET", url, params={"after_sequence": ids[-2]}) as stream:
+        assert [e["id"] for e in sse_events(stream.iter_lines())] == [str(ids[-1])]
+
+
+def test_cancel_then_recover_the_undispatched_cells(client):
+    run = create(client, **SLOW, limit=10, idempotency_key="to-cancel")
+    wait_for(client, run["id"], {"running"} | TERMINAL)
+    assert client.get(f"/api/runs/{run['id']}/report").json()["run_id"] == run["id"]
+    response = client.post(f"/api/runs/{run['id']}/cancel")
+    assert response.status_code == 200 and response.json()["run"]["id"] == run["id"]
+    ended = wait_for(client, run["id"], TERMINAL)
+    assert ended["status"] == "cancelled" and ended["progress"]["completed"] < 10
+    plan = client.get(f"/api/runs/{run['id']}/recovery-plan").json()
+    assert len(plan["eligible_cells"]) >= 2
+    plan["selected_cells"] = plan["eligible_cells"][:2]
+    body = {"plan": plan, "idempotency_key": "recover-cancelled"}
+    malformed = {**body, "plan": {**plan, "selected_cells": ["not-a-cell"]}}
+    assert_error(client.post(f"/api/runs/{run['id']}/recover", json=malformed), 409,
+                 "BENCHMARK_RECOVERY_REJECTED")  # fmt: skip
+    started = client.post(f"/api/runs/{run['id']}/recover", json=body)
+    assert started.status_code == 202, started.text
+    child = started.json()["run"]
+    assert child["parent_run_id"] == run["id"] and child["planned_cells"] == 2
+    assert child["source"] == "service"
+    finished = wait_for(client, child["id"], TERMINAL)
+    assert finished["status"] == "completed" and finished["progress"]["completed"] == 2
+    again = client.post(f"/api/runs/{run['id']}/recover", json=body)
+    assert again.status_code == 200 and again.json()["run"]["id"] == child["id"]
+
+
+def test_capacity_refuses_when_every_slot_is_active(start_api):
+    live = start_api(max_runs=1)
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        busy = create(http, **SLOW, limit=10, idempotency_key="busy")
+        assert_error(http.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 1}), 429,
+                     "BENCHMARK_CAPACITY_EXCEEDED")  # fmt: skip
+        assert http.get("/api/health").json()["active_runs"] == 1
+        http.post(f"/api/runs/{busy['id']}/cancel")
+        live.service.wait(busy["id"], 60)
+        fresh = create(http, limit=1, idempotency_key="after")
+        assert list(live.service._registry) == [fresh["id"]]  # the ended run left memory …
+        listed = {r["id"] for r in http.get("/api/runs").json()["runs"]}
+        assert {busy["id"], fresh["id"]} <= listed  # … never the store
+        wait_for(http, fresh["id"], TERMINAL)
+
+
+def test_error_codes_and_no_tracebacks(client, api):
+    assert_error(client.get("/api/runs/run-nope"), 404, "BENCHMARK_RUN_NOT_FOUND")
+    assert_error(client.get("/api/runs/run-nope/events"), 404, "BENCHMARK_RUN_NOT_FOUND")
+    assert_error(client.post("/api/runs/run-nope/cancel"), 404, "BENCHMARK_RUN_NOT_FOUND")
+    assert_error(client.get("/api/datasets/no-such-set"), 404, "BENCHMARK_DATASET_NOT_FOUND")
+    assert_error(client.get("/api/datasets/.hidden"), 404, "BENCHMARK_DATASET_NOT_FOUND")
+    assert_error(client.post("/api/plans", json={"benchmarks": ["no-such-set"]}), 404,
+                 "BENCHMARK_DATASET_NOT_FOUND")  # fmt: skip
+    assert_error(client.post("/api/plans", json={"targets": ["nobody"]}), 422,
+                 "BENCHMARK_PLAN_INVALID")  # fmt: skip
+    assert_error(client.get("/api/runs", params={"limit": 501}), 422, "BENCHMARK_INVALID_REQUEST")
+    assert_error(client.get("/api/runs/x/results?limit=0"), 422, "BENCHMARK_INVALID_REQUEST")
+    huge = client.post("/api/plans", json={"name": "x" * 100_000})
+    assert_error(huge, 422, "BENCHMARK_INVALID_REQUEST")
+    assert len(huge.text) < 1000
+    assert_error(client.post("/api/plans", content=b"{not json"), 422, "BENCHMARK_INVALID_REQUEST")
+    assert_error(client.post("/api/plans", json={"surprise": 1}), 422, "BENCHMARK_INVALID_REQUEST")
+    assert_error(client.get("/api/runs/x/events", headers={"Last-Event-ID": "abc"}), 422,
+                 "BENCHMARK_INVALID_REQUEST")  # fmt: skip
+    (api.project / "suites" / "broken-set.json").write_text('{"dataset_id": "broken-set", ')
+    assert_error(client.get("/api/datasets/broken-set"), 422, "BENCHMARK_DATASET_INVALID")
+    assert_error(client.post("/api/plans", json={"benchmarks": ["broken-set"]}), 422,
+                 "BENCHMARK_DATASET_INVALID")  # fmt: skip
+    assert "broken-set" not in {d["id"] for d in client.get("/api/datasets").json()["datasets"]}
+
+
+def test_unexpected_failure_is_a_generic_500(start_api, caplog):
+    live = start_api()
+
+    def broken() -> None:
+        raise RuntimeError("secret detail")
+
+    live.service.store = broken  # type: ignore[method-assign]
+    with caplog.at_level("ERROR", logger="pytest_srbench.service"):
+        response = httpx.get(f"{live.base_url}/api/runs", timeout=10)
+    assert_error(response, 500, "BENCHMARK_INTERNAL")
+    assert "secret detail" not in response.text
+    assert any(r.exc_info and "secret detail" in str(r.exc_info[1]) for r in caplog.records)
+
+
+def test_token_guards_the_api(start_api):
+    live = start_api(token="s3cret-token")
+    url = f"{live.base_url}/api/runs"
+    assert_error(httpx.get(url), 401, "BENCHMARK_UNAUTHORIZED")
+    wrong = httpx.get(url, headers={"Authorization": "Bearer nope"})
+    assert_error(wrong, 401, "BENCHMARK_UNAUTHORIZED")
+    assert httpx.get(url, headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+    assert httpx.get(f"{live.base_url}/api/health").status_code == 200
+    assert httpx.get(f"{live.base_url}/openapi.json").status_code == 200
+    for host in ("0.0.0.0", "192.168.1.4", "::", "example.org"):
+        with pytest.raises(BindError, match="SRBENCH_SERVICE_TOKEN"):
+            check_bind(host, None)
+    for host in ("127.0.0.1", "127.8.9.1", "::1", "localhost"):
+        check_bind(host, None)
+    check_bind("0.0.0.0", "a-token")
+
+
+def test_compare_two_runs_as_json_and_csv(client, two_runs):
+    base, cand = (run["id"] for run in two_runs)
+    response = client.get("/api/compare", params={"baseline": base, "candidate": cand})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["baseline_run_id"] == base
+    assert [c["candidate_run_id"] for c in result["candidates"]] == [cand]
+    csv = client.get("/api/compare", params={"baseline": base, "candidate": cand, "format": "csv"})
+    assert csv.headers["content-type"].startswith("text/csv")
+    assert csv.headers["content-disposition"] == f'attachment; filename="compare-{base}.csv"'
+    header, *rows = csv.text.splitlines()
+    assert header.startswith("baseline_run_id,candidate_run_id,") and len(rows) == 2
+    assert_error(client.get("/api/compare", params={"baseline": base, "candidate": "/etc/passwd"}),
+                 404, "BENCHMARK_RUN_NOT_FOUND")  # fmt: skip
+    assert_error(client.get("/api/compare", params={"baseline": base, "candidate": base}), 422,
+                 "BENCHMARK_COMPARISON_INVALID")  # fmt: skip
+    assert_error(client.get("/api/compare", params={"baseline": base}), 422,
+                 "BENCHMARK_INVALID_REQUEST")  # fmt: skip
+
+
+def test_recovery_plan_of_a_completed_run(client, two_runs):
+    run_id = two_runs[0]["id"]
+    plan = client.get(f"/api/runs/{run_id}/recovery-plan").json()
+    assert plan["parent_run_id"] == run_id and plan["eligible_cells"] == []
+    assert len(plan["excluded"]) == 4
+    assert {e["reason"] for e in plan["excluded"]} == {"completed_evidence_is_preserved"}
+    assert client.get(f"/api/runs/{run_id}/recovery-plan?mode=failed").status_code == 200
+    assert_error(client.get(f"/api/runs/{run_id}/recovery-plan?mode=all"), 422,
+                 "BENCHMARK_INVALID_REQUEST")  # fmt: skip
+    refused = client.post(f"/api/runs/{run_id}/recover",
+                          json={"plan": plan, "idempotency_key": "recover-1"})  # fmt: skip
+    assert_error(refused, 409, "BENCHMARK_RECOVERY_REJECTED")
+    elsewhere = client.post(f"/api/runs/{two_runs[1]['id']}/recover",
+                            json={"plan": plan, "idempotency_key": "recover-2"})  # fmt: skip
+    assert_error(elsewhere, 409, "BENCHMARK_RECOVERY_REJECTED")
+
+
+def test_reconcile_usage_returns_the_artifact(client, two_runs):
+    run_id = two_runs[1]["id"]
+    response = client.post(f"/api/runs/{run_id}/reconcile-usage")
+    assert response.status_code == 200, response.text
+    artifact = response.json()
+    assert artifact["run_id"] == run_id and artifact["qualified"] is True
+    again = client.post(f"/api/runs/{run_id}/reconcile-usage").json()
+    assert again["id"] == artifact["id"]

@@ -1,0 +1,427 @@
+"""The dashboard of ``srbench serve`` in a real headless Chromium against a real server: create
+an evaluation through the form and watch it complete, open a case and its calls, compare two
+runs and export CSV, see a run started by ``pytest`` appear while it runs, browse datasets.
+No console error, no request leaves the server's origin, model output (a simulated target
+that answers with hostile markup) stays text. Screenshots land in reports/ for review."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+REPO = Path(__file__).resolve().parents[2]
+REPORTS = REPO / "reports"
+HOSTILE = (
+    "<script>window.__pwned = 1; document.title = 'pwned'</script>"
+    '<img src="https://example.invalid/x.png" onerror="window.__pwned = 2">'
+)
+CONFIG = f"""
+[tool.srbench]
+
+[[tool.srbench.targets]]
+id = "hostile"
+model = "hostile-model"
+simulated = true
+prices = {{ hostile-model = {{ input = 0.2, cached_input = 0.1, cache_write = 0.2, output = 0.4 }} }}
+
+[tool.srbench.simulator.models.hostile-model]
+accuracy = 0.6
+latency_s = 0.0
+inject_markup = {json.dumps(HOSTILE)}
+prices = {{ input = 0.2, cached_input = 0.1, cache_write = 0.2, output = 0.4 }}
+"""
+# The plan the form creates (test 1) and the API repeats (test 2): 2 benchmarks x 2 cases x 2
+# targets.
+PLAN: dict[str, Any] = {
+    "name": "dashboard-e2e", "profile": "smoke", "benchmarks": ["gpqa-diamond", "mmlu-pro"],
+    "targets": ["hostile", "sim-small"], "limit": 2, "sampling": {"temperature": 0.0},
+}  # fmt: skip
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium; .ci/run does)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
+    pytest.importorskip("uvicorn", reason="uvicorn is a service dependency")
+    return path
+
+
+class Server:
+    """The API and the dashboard on a free loopback port, served by uvicorn in a thread."""
+
+    def __init__(self, project: Path, token: str | None = None) -> None:
+        import uvicorn
+
+        from pytest_srbench.service.api import create_app
+        from pytest_srbench.service.worker import RunService
+
+        self.project = project
+        self.store = project / ".srbench"
+        self.service = RunService(project, self.store)
+        app = create_app(self.service, token=token, dashboard=True)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+
+    def api(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def wait_run(self, run_id: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            run: dict[str, Any] = self.api(f"/api/runs/{run_id}")["run"]
+            if run["status"] not in ("queued", "running"):
+                return run
+            assert time.monotonic() < deadline, f"run {run_id} still {run['status']}"
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        for run_id in self.service.active_runs():
+            self.service.wait(run_id, 30)
+        self.server.should_exit = True
+        self.thread.join(15)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    chromium_path()
+    project = tmp_path_factory.mktemp("dashboard")
+    (project / "pyproject.toml").write_text(CONFIG)
+    running = Server(project)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, str]:
+    """Run ids the tests share (the first test creates one through the form)."""
+    return {}
+
+
+class Watched:
+    """A page with every console message, page error and request recorded."""
+
+    def __init__(
+        self, browser: Any, server: Server, path: str, width: int = 1280, ready: bool = True
+    ) -> None:
+        self.server = server
+        self.context = browser.new_context(viewport={"width": width, "height": 900},
+                                           accept_downloads=True)  # fmt: skip
+        self.page = self.context.new_page()
+        self.console: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.goto(path, ready)
+
+    def goto(self, path: str, ready: bool = True) -> None:
+        self.page.goto(self.server.url + path)
+        if ready:
+            self.page.wait_for_selector("html[data-ready='1']")
+
+    def errors(self) -> list[str]:
+        return [m for m in self.console if m.startswith(("error", "pageerror"))]
+
+    def remote_requests(self) -> list[str]:
+        local = (self.server.url + "/", "about:", "data:", "blob:")
+        return [url for url in self.requests if not url.startswith(local)]
+
+    def check(self) -> None:
+        assert self.errors() == []
+        assert self.remote_requests() == []
+        assert self.page.evaluate("window.__pwned") is None
+
+    def shot(self, name: str, full_page: bool = False) -> None:
+        REPORTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(REPORTS / name), full_page=full_page)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
+    watched = Watched(browser, server, "/new")
+    page = watched.page
+    assert page.input_value("#profile") == "smoke"
+    page.locator("#all-benchmarks").check()
+    page.locator("#all-benchmarks").uncheck()
+    for benchmark in PLAN["benchmarks"]:
+        page.check(f"input[name=benchmark][value='{benchmark}']")
+    for target in PLAN["targets"]:
+        page.check(f"input[name=target][value='{target}']")
+    page.fill("input[name=name]", PLAN["name"])
+    page.fill("input[name=limit]", "2")
+    page.fill("input[name=temperature]", "0")
+    assert page.is_disabled("#start")
+    page.check("input[name=mode][value=preview]")  # preview needs router targets
+    assert page.is_visible("#preview-fields")
+    page.click("#review")
+    page.wait_for_selector("#error:not([hidden])")
+    assert (page.text_content("#error") or "").startswith("BENCHMARK_PLAN_INVALID: preview mode")
+    assert page.is_disabled("#start")
+    assert [m for m in watched.errors() if "status of 422" not in m] == []
+    watched.console.clear()
+    page.check("input[name=mode][value=live]")
+    page.click("#review")
+    page.wait_for_selector("#plan:not([hidden])")
+    assert page.text_content("#plan-cells") == "8"
+    assert (
+        page.text_content("#plan-benchmarks tr[data-benchmark='mmlu-pro'] td[data-col=cases]")
+        == "2"
+    )
+    assert page.locator("#plan-targets tbody tr").count() == 2
+    assert server.api("/api/runs")["total"] == len(runs)  # reviewing started nothing
+    watched.shot("service-new.png", full_page=True)
+
+    page.click("#start")
+    page.wait_for_url("**/runs/run-*")
+    page.wait_for_selector("html[data-ready='1']")
+    run_id = page.text_content("#run-id") or ""
+    runs["first"] = run_id
+    page.wait_for_selector("#run-status [data-status=completed]", timeout=60_000)
+    assert page.text_content("#run-planned") == "8"
+    page.wait_for_function("() => document.getElementById('run-spend').textContent.startsWith('$')")
+    assert page.text_content("#run-progress-text") == "8 of 8 cells (100%)"
+    page.wait_for_selector("#results tbody tr[data-case]")
+    assert page.locator("#results tbody tr").count() == 8
+
+    page.click("#tab-questions")
+    hostile = page.locator("#questions tbody tr[data-target=hostile]").first
+    hostile.wait_for()
+    hostile.locator("button.open-case").click()
+    box = page.locator("#case-calls .call-box").first
+    box.wait_for()
+    assert page.locator("#case-calls .call-box").count() == 2  # both targets' calls
+    assert len(box.locator("pre.prompt").text_content() or "") > 20
+    hostile_answer = page.locator("#case-calls .call-box", has_text="hostile").locator("pre.answer")
+    assert "<script>" in (hostile_answer.text_content() or "")  # shown as text, not run
+    page.locator("#case-calls .call-box").first.get_by_text("Show evidence").click()
+    page.wait_for_selector("#evidence-text:not([hidden])")
+    assert "data:" in (page.text_content("#evidence-text") or "")
+
+    page.click("#tab-calls")
+    page.wait_for_selector("#calls tbody tr[data-call]")
+    assert page.locator("#calls tbody tr").count() == 8
+    assert "completed: no call in flight" in (page.text_content("#active-info") or "")
+
+    page.click("#tab-events")
+    page.wait_for_selector("#events tbody tr")
+    assert page.locator("#events tbody tr").count() == 25
+    first_seqs = [int(s) for s in page.locator("#events td[data-col=seq]").all_text_contents()]
+    assert first_seqs == sorted(first_seqs)
+    page.click("#events-more")
+    page.wait_for_function("() => document.querySelectorAll('#events tbody tr').length > 25")
+    assert page.locator("#events tbody tr").first.locator("td[data-col=kind]").text_content()
+
+    page.click("#tab-recipe")
+    page.wait_for_selector("#recipes .unavailable")
+    page.click("#tab-recovery")
+    page.wait_for_selector("#recovery-counts dd")
+    page.click("#tab-report")
+    frame = page.frame_locator("#report-frame")
+    frame.locator("html[data-ready='1']").wait_for()
+    assert frame.locator("#run-id").text_content() == run_id
+
+    page.click("#tab-results")
+    watched.shot("service-run.png")
+    watched.check()
+    watched.close()
+
+
+def _second_run(server: Server, runs: dict[str, str]) -> tuple[str, str]:
+    for name in ("first", "second"):
+        if name not in runs:
+            run = server.api("/api/runs", {**PLAN, "idempotency_key": f"dashboard-{name}"})["run"]
+            runs[name] = run["id"]
+    for name in ("first", "second"):
+        assert server.wait_run(runs[name])["status"] == "completed"
+    return runs["first"], runs["second"]
+
+
+def test_compare_two_runs_and_export_csv(server, browser, runs):
+    baseline, candidate = _second_run(server, runs)
+    other = server.api("/api/runs", {**PLAN, "limit": 1, "targets": ["sim-small"],
+                                     "benchmarks": ["mmlu-pro"], "name": "other-plan"})["run"]  # fmt: skip
+    server.wait_run(other["id"])
+    watched = Watched(browser, server, "/compare")
+    page = watched.page
+    page.select_option("#baseline", baseline)
+    page.check(f"input[name=candidate][value='{other['id']}']")
+    page.wait_for_selector("#error:not([hidden])")
+    assert (page.text_content("#error") or "").startswith("BENCHMARK_COMPARISON_INVALID")
+    # Chromium logs the refused request itself; that one line is the expected 422.
+    assert [m for m in watched.errors() if "status of 422" not in m] == []
+    watched.console.clear()
+    page.uncheck(f"input[name=candidate][value='{other['id']}']")
+    page.check(f"input[name=candidate][value='{candidate}']")
+    row = page.locator(f"#comparison tr[data-candidate='{candidate}']").first
+    row.wait_for()
+    assert page.url.endswith(f"/compare?baseline={baseline}&candidate={candidate}")
+    result = server.api(f"/api/compare?baseline={baseline}&candidate={candidate}&format=json")
+    expected = result["candidates"][0]["comparisons"][0]
+    assert row.locator("td[data-col=wlt]").text_content() == (
+        f"{expected['wins']} / {expected['losses']} / {expected['ties']}"
+    )
+    frame = page.frame_locator("#report-frame")
+    assert frame.locator("#baseline-id").text_content() == baseline
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    assert download.value.suggested_filename == f"compare-{baseline}.csv"
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    from pytest_srbench.render.compare import comparison_csv
+
+    assert text.splitlines()[0] == comparison_csv(result).splitlines()[0]
+    assert text.splitlines()[0].startswith("baseline_run_id,candidate_run_id,")
+    page.reload()  # the selection survives in the address
+    page.wait_for_selector("html[data-ready='1']")
+    page.locator(f"#comparison tr[data-candidate='{candidate}']").first.wait_for()
+    page.locator("#report-frame").scroll_into_view_if_needed()
+    page.evaluate("window.scrollTo(0, 0)")
+    watched.shot("service-compare.png")
+    watched.check()
+    watched.close()
+
+
+def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
+    watched = Watched(browser, server, "/")
+    page = watched.page
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro", "--srbench-repeats=3",
+               "--srbench-concurrency=1", "--srbench-name=from-pytest",
+               f"--srbench-store={server.store}"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=server.project, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        row = page.locator("#runs-body tr[data-status=running]", has_text="from-pytest")
+        row.wait_for(timeout=30_000)  # the page polls: nothing is reloaded here
+        assert row.locator("td[data-col=source]").text_content() == "pytest"
+        assert row.locator("td[data-col=planned]").text_content() == "84"
+        watched.shot("service-runs.png")
+
+        # A failed poll shows "reconnecting…", and the page recovers by itself.
+        page.route("**/api/runs?*", lambda route: route.abort())
+        page.wait_for_selector("#conn.bad")
+        assert page.text_content("#conn") == "reconnecting…"
+        page.unroute("**/api/runs?*")
+        page.wait_for_selector("#conn:not(.bad)")
+        watched.console = [m for m in watched.console if "ERR_FAILED" not in m]
+
+        row.locator("td[data-col=id] a").click()
+        page.wait_for_selector("html[data-ready='1']")
+        page.wait_for_selector("#run-status [data-status=running]")
+        page.click("#tab-calls")
+        page.wait_for_function(
+            "() => /in flight|No call in flight/.test(document.getElementById('active-info').textContent)"
+        )
+        run_id = page.text_content("#run-id")
+        second = Watched(browser, server, f"/runs/{run_id}")  # closing a page never cancels
+        second.page.wait_for_selector("#run-status [data-status=running]")
+        second.close()
+        time.sleep(0.5)
+        assert server.api(f"/api/runs/{run_id}")["run"]["status"] == "running"
+        page.click("#cancel")
+        page.click("#cancel-confirm")
+        page.wait_for_selector("#run-status [data-status=cancelled]", timeout=30_000)
+        assert process.wait(30) != 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    watched.check()
+    watched.close()
+
+
+def test_datasets_search_and_a_case_prompt(server, browser):
+    watched = Watched(browser, server, "/datasets")
+    page = watched.page
+    page.wait_for_selector("#datasets-body tr[data-dataset]")
+    page.fill("#filters input[name=q]", "mmlu")
+    page.press("#filters input[name=q]", "Enter")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#datasets-body tr')].every(r => /mmlu/i.test(r.textContent))"
+    )
+    page.fill("#filters input[name=q]", "")
+    page.select_option("#filters select[name=profile]", "smoke")
+    page.wait_for_function("() => document.querySelectorAll('#datasets-body tr').length > 5")
+    assert "profile=smoke" in page.url
+    watched.shot("service-datasets.png")
+    page.locator("#datasets-body tr[data-dataset]", has_text="mmlu-pro").first.locator("a").click()
+    page.wait_for_selector("html[data-ready='1']")
+    page.wait_for_selector("#cases tbody tr[data-case]")
+    assert page.locator("#cases tbody tr").count() <= 25
+    assert page.locator("#coverage tbody tr[data-profile=smoke]").count() == 1
+    page.locator("#cases tbody tr[data-case] button").first.click()
+    page.wait_for_selector("#case:not([hidden])")
+    assert len(page.text_content("#case-prompt") or "") > 20
+    watched.check()
+    watched.close()
+
+
+def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
+    baseline, _ = _second_run(server, runs)
+    guarded = Server(server.project, token="s3cret")  # the same store behind a token
+    try:
+        watched = Watched(browser, guarded, "/", ready=False)
+        page = watched.page
+        page.wait_for_selector("#token-box:not([hidden])")
+        page.fill("#token-input", "s3cret")
+        page.click("#token-form button[type=submit]")
+        page.wait_for_selector("html[data-ready='1']")
+        page.wait_for_selector(f"#runs-body tr[data-run-id='{baseline}']")
+        assert page.is_hidden("#token-box")
+        page.locator(f"#runs-body tr[data-run-id='{baseline}'] a").click()
+        page.wait_for_selector("html[data-ready='1']")
+        page.wait_for_selector("#run-status [data-status=completed]")
+        page.click("#tab-report")  # fetched with the token into the frame
+        frame = page.frame_locator("#report-frame")
+        assert frame.locator("#run-id").text_content() == baseline
+        assert page.is_hidden("#token-box")  # asked once: the tab kept the token
+        assert [m for m in watched.errors() if "status of 401" not in m] == []
+        assert watched.remote_requests() == []
+        watched.close()
+    finally:
+        guarded.stop()
