@@ -11,13 +11,15 @@ import hashlib
 import os
 from collections.abc import Mapping
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 
 from pytest_srbench.core.report_model import ReportModel
 from pytest_srbench.render import charts
+from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import NULL, interval, num, seconds, usd
 
 CASE_STATUSES = ("correct", "wrong", "failed", "cancelled", "sent_unknown", "pending", "running")
@@ -25,13 +27,7 @@ CASE_STATUSES = ("correct", "wrong", "failed", "cancelled", "sent_unknown", "pen
 
 @cache
 def environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("pytest_srbench.render", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = make_environment("pytest_srbench.render")
     env.filters["usd"] = usd
     env.filters["num"] = num
     env.filters["secs"] = seconds
@@ -39,8 +35,8 @@ def environment() -> Environment:
     env.filters["pct"] = _pct
     env.filters["signed"] = _signed
     env.filters["interval"] = interval
-    env.globals["asset"] = _asset
-    env.globals["script_hash"] = _script_hash()
+    env.globals["asset"] = template_asset
+    env.globals["script_hash"] = report_script_hash()
     return env
 
 
@@ -53,20 +49,20 @@ def _signed(value: float | None) -> str:
 
 
 @cache
-def _asset(name: str) -> str:
+def template_asset(name: str) -> str:
     """An inline asset (CSS or script) from the templates folder."""
-    source = environment().loader
-    assert source is not None
-    text, _, _ = source.get_source(environment(), name)
-    return text
+    return (files("pytest_srbench.render") / "templates" / name).read_text(encoding="utf-8")
 
 
-def _script_hash() -> str:
-    """The page's only executable script, pinned by hash in its Content-Security-Policy: a
-    script that got into the page any other way would not run."""
-    loader = PackageLoader("pytest_srbench.render", "templates")
-    text = loader.get_source(Environment(loader=loader), "report.js")[0]
+def script_hash(text: str) -> str:
+    """The CSP source (``sha256-…``) that lets exactly this inline script run."""
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+def report_script_hash() -> str:
+    """The report page's only executable script, pinned by hash in its Content-Security-Policy:
+    a script that got into the page any other way would not run."""
+    return script_hash(template_asset("report.js"))
 
 
 def cell_outcome(cell: Mapping[str, Any]) -> str:

@@ -9,21 +9,24 @@ The full run report and the comparison page are the very pages ``srbench report 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 from functools import cache
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 
 from pytest_srbench.core.compare import ComparisonError, compare_many
 from pytest_srbench.core.drilldown import case_details
-from pytest_srbench.render.html import _asset as report_asset
-from pytest_srbench.render.html import _script_hash as report_script_hash
-from pytest_srbench.render.html import render_compare_html, render_run_html
+from pytest_srbench.render.html import (
+    render_compare_html,
+    render_run_html,
+    report_script_hash,
+    script_hash,
+)
+from pytest_srbench.render.html import template_asset as report_asset
+from pytest_srbench.render.templating import make_environment
 from pytest_srbench.runs import report_from_store
 from pytest_srbench.service.routes_ops import store_side
 from pytest_srbench.service.worker import RunService, ServiceError
@@ -43,13 +46,7 @@ NAV = [("/", "runs", "Runs"), ("/new", "new", "Create evaluation"),
 
 @cache
 def environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("pytest_srbench.service", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = make_environment("pytest_srbench.service")
     env.globals["nav"] = NAV
     return env
 
@@ -60,8 +57,7 @@ def _source(name: str) -> str:
     return env.loader.get_source(env, name)[0]
 
 
-def _sha256(text: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+_sha256 = script_hash
 
 
 @cache

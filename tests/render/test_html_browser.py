@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +14,11 @@ from typing import Any
 
 import pytest
 
+from tests.browser import CHROMIUM_ARGS, HOSTILE, chromium_path
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[2]
-HOSTILE = (
-    "<script>window.__pwned = 1; document.title = 'pwned'</script>"
-    '<img src="https://example.invalid/x.png" onerror="window.__pwned = 2">'
-)
 CONFIG = f"""
 [tool.srbench]
 default_targets = ["steady", "hostile"]
@@ -51,14 +48,6 @@ prices = {{ input = 0.2, cached_input = 0.1, cache_write = 0.2, output = 0.4 }}
 """
 
 
-def chromium_path() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium; .ci/run does)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
-    return path
-
-
 @pytest.fixture(scope="module")
 def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     root = tmp_path_factory.mktemp("html")
@@ -79,9 +68,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 

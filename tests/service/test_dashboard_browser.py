@@ -7,7 +7,6 @@ that answers with hostile markup) stays text. Screenshots land in reports/ for r
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,14 +19,12 @@ from typing import Any
 
 import pytest
 
+from tests.browser import CHROMIUM_ARGS, HOSTILE, chromium_path
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "reports"
-HOSTILE = (
-    "<script>window.__pwned = 1; document.title = 'pwned'</script>"
-    '<img src="https://example.invalid/x.png" onerror="window.__pwned = 2">'
-)
 CONFIG = f"""
 [tool.srbench]
 
@@ -49,15 +46,6 @@ PLAN: dict[str, Any] = {
     "name": "dashboard-e2e", "profile": "smoke", "benchmarks": ["gpqa-diamond", "mmlu-pro"],
     "targets": ["hostile", "sim-small"], "limit": 2, "sampling": {"temperature": 0.0},
 }  # fmt: skip
-
-
-def chromium_path() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium; .ci/run does)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
-    pytest.importorskip("uvicorn", reason="uvicorn is a service dependency")
-    return path
 
 
 class Server:
@@ -128,9 +116,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
 
