@@ -53,7 +53,7 @@ def drive(
         cases,
         targets,
         sampling=sampling or {"max_tokens": 24},
-        limits=Limits(),
+        limits=Limits(idle_timeout_s=120.0),  # queued streams wait silently for a slot
         cost_policy=cost_policy,
     )
     store = open_store(tmp_path / "store")
@@ -109,7 +109,9 @@ def test_more_streams_than_slots_queue_in_ttft(tmp_path, llama_server):
         concurrency=8,
         sampling={"max_tokens": 64, "ignore_eos": True},
     )
-    ttfts = sorted(call["ttft_s"] for call in store.calls("run-r"))
+    calls = store.calls("run-r")
+    assert [c["status"] for c in calls] == ["completed"] * 8, [c.get("error") for c in calls]
+    ttfts = sorted(call["ttft_s"] for call in calls)
     assert len(ttfts) == 8
     assert min(ttfts[4:]) > max(ttfts[:4])  # four slots: the other four wait for one
 
