@@ -225,6 +225,21 @@ var SR = (function () {
       });
     });
   }
+  // A filter form kept in the address: fills the fields from the query string and reads them.
+  function filterForm(form, fields) {
+    var params = new URLSearchParams(window.location.search);
+    fields.forEach(function (key) {
+      if (params.get(key)) { form.elements.namedItem(key).value = params.get(key); }
+    });
+    return {
+      offset: Math.max(0, parseInt(params.get("offset") || "0", 10) || 0),
+      values: function () {
+        var out = {};
+        fields.forEach(function (key) { out[key] = form.elements.namedItem(key).value.trim(); });
+        return out;
+      }
+    };
+  }
   function tabs(root, onShow) {
     var buttons = Array.prototype.slice.call(root.querySelectorAll("[role=tab]"));
     function show(button) {
@@ -257,6 +272,7 @@ var SR = (function () {
     num: num, interval: interval, short: short, badge: badge, errorText: errorText,
     showError: showError, hideError: hideError, poll: poll, query: query, ready: ready,
     connection: connection, frame: frame, download: download, tabs: tabs, token: token,
+    filterForm: filterForm,
     TERMINAL: TERMINAL
   };
 })();

@@ -6,20 +6,11 @@
   var body = document.getElementById("datasets-body");
   var info = document.getElementById("datasets-info");
   var error = document.getElementById("error");
-  var fields = ["q", "kind", "profile"];
-  var params = new URLSearchParams(window.location.search);
-  var offset = Math.max(0, parseInt(params.get("offset") || "0", 10) || 0);
+  var chosen = SR.filterForm(form, ["q", "kind", "profile"]);
+  var filters = chosen.values;
+  var offset = chosen.offset;
   var total = 0;
   var generation = 0;
-  fields.forEach(function (key) {
-    if (params.get(key)) { form.elements.namedItem(key).value = params.get(key); }
-  });
-
-  function filters() {
-    var out = {};
-    fields.forEach(function (key) { out[key] = form.elements.namedItem(key).value.trim(); });
-    return out;
-  }
   function profiles(map) {
     return Object.keys(map || {}).map(function (p) { return p + " " + map[p]; }).join(" · ") || "—";
   }

@@ -6,19 +6,10 @@
   var body = document.getElementById("runs-body");
   var info = document.getElementById("runs-info");
   var error = document.getElementById("error");
-  var fields = ["name", "model", "status", "mode"];
-  var params = new URLSearchParams(window.location.search);
-  var offset = Math.max(0, parseInt(params.get("offset") || "0", 10) || 0);
+  var chosen = SR.filterForm(form, ["name", "model", "status", "mode"]);
+  var filters = chosen.values;
+  var offset = chosen.offset;
   var total = 0;
-  fields.forEach(function (key) {
-    if (params.get(key)) { form.elements.namedItem(key).value = params.get(key); }
-  });
-
-  function filters() {
-    var out = {};
-    fields.forEach(function (key) { out[key] = form.elements.namedItem(key).value.trim(); });
-    return out;
-  }
   function remember() {
     var state = filters();
     state.offset = offset || "";
