@@ -13,32 +13,11 @@ from pydantic import ValidationError
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError
 from pytest_srbench.core.benchmark_datasets import RagCase
 from pytest_srbench.core.models import Case
-from pytest_srbench.core.rag_metrics import RagSample, sample_metrics
+from pytest_srbench.core.rag_metrics import sample_metrics
 from pytest_srbench.core.retrieval import cited_block_ids
+from pytest_srbench.core.task_reports import rag_sample
 
 GRADER_VERSION = "rag-metrics-v1"
-
-
-def rag_sample(case: Case, mode: str, top_k: int, answer: Mapping[str, Any] | None,
-               latency_ms: float | None) -> RagSample:  # fmt: skip
-    """The metric sample of one cell: its search answer, or a failed sample (None)."""
-    meta = case.metadata
-    results = list((answer or {}).get("results") or [])[:top_k]
-    repeat = meta.get("repeat")
-    return RagSample(
-        mode=mode,
-        case_id=str(meta.get("case_id", case.id)),
-        repeat=int(repeat) if isinstance(repeat, int) else 1,
-        ok=answer is not None,
-        ranked_note_ids=[str(r["note_id"]) for r in results],
-        ranked_block_ids=[str(r["block_id"]) for r in results],
-        cited_block_ids=[block for r in results for block in cited_block_ids(r)],
-        expected_note_ids=list(meta["expected_note_ids"]),
-        expected_block_ids=list(meta.get("expected_block_ids") or []),
-        citation_required=bool(meta.get("citation_required")),
-        top_k=top_k,
-        latency_ms=latency_ms,
-    )
 
 
 class RagAdapter(Adapter):
@@ -72,23 +51,21 @@ class RagAdapter(Adapter):
         params = ctx.target.retrieval
         mode, top_k = str(params["mode"]), int(params.get("top_k", 5))
         answer, latency_s = await ctx.retrieve(str(ctx.case.metadata["query"]))
-        sample = rag_sample(ctx.case, mode, top_k, answer, latency_s * 1000)
-        metrics = sample_metrics(sample)
+        results = list(answer.get("results") or [])[:top_k]
+        rag: dict[str, Any] = {
+            "mode": mode,
+            "top_k": top_k,
+            "ranked_note_ids": [str(r["note_id"]) for r in results],
+            "ranked_block_ids": [str(r["block_id"]) for r in results],
+            "cited_block_ids": [block for r in results for block in cited_block_ids(r)],
+            "latency_ms": latency_s * 1000,
+            "embedding": answer.get("embedding"),
+        }
+        # the same sample the report aggregates, built by the core from these details
+        sample = rag_sample(ctx.case, ctx.target, {"status": "completed", "details": {"rag": rag}})
+        rag["metrics"] = sample_metrics(sample)
         return Grade(
-            correct=metrics["hit_at_5"] == 1.0,
-            answer=sample.ranked_note_ids,
-            details={
-                "grader_version": GRADER_VERSION,
-                "answer_status": "answered",
-                "rag": {
-                    "mode": mode,
-                    "top_k": top_k,
-                    "metrics": metrics,
-                    "ranked_note_ids": sample.ranked_note_ids,
-                    "ranked_block_ids": sample.ranked_block_ids,
-                    "cited_block_ids": sample.cited_block_ids,
-                    "latency_ms": sample.latency_ms,
-                    "embedding": answer.get("embedding"),
-                },
-            },
+            correct=rag["metrics"]["hit_at_5"] == 1.0,
+            answer=rag["ranked_note_ids"],
+            details={"grader_version": GRADER_VERSION, "answer_status": "answered", "rag": rag},
         )

@@ -57,9 +57,6 @@ def _source(name: str) -> str:
     return env.loader.get_source(env, name)[0]
 
 
-_sha256 = script_hash
-
-
 @cache
 def page_script(page: str) -> str:
     """The page's only script: the shared helpers, then the page's own code."""
@@ -76,7 +73,7 @@ def page_csp(page: str) -> str:
     requests to this origin only; no remote source of any kind."""
     return (
         "default-src 'none'; "
-        f"script-src '{_sha256(page_script(page))}' '{report_script_hash()}'; "
+        f"script-src '{script_hash(page_script(page))}' '{report_script_hash()}'; "
         "style-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-src 'self'; "
         "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     )
