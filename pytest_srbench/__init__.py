@@ -1,13 +1,33 @@
 """pytest-srbench: benchmark LLMs and LLM routers from pytest with sr-bench 1.0 semantics.
 
-The package root stays light: it never imports pytest, httpx or sqlite, so the pure
-core can be used from any program. The pytest plugin lives in ``pytest_srbench.plugin``.
+The package root stays light: importing it loads nothing but this module (the public names
+below are resolved on first use), so the ``pytest11`` entry point costs a project that does
+not use srbench almost nothing. It never imports pytest, httpx or sqlite3, so the pure core
+can be used from any program. The pytest plugin lives in ``pytest_srbench.plugin``.
 """
 
-from pytest_srbench.core.canonical import canonical_json, digest
-from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target
-from pytest_srbench.core.stats import percentile, wilson_interval
-from pytest_srbench.core.usage import UsageBuckets, cost_for, normalize_usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> the module that defines it (imported on first access, PEP 562)
+_LAZY: dict[str, str] = {
+    "Case": "pytest_srbench.core.models",
+    "Limits": "pytest_srbench.core.models",
+    "Manifest": "pytest_srbench.core.models",
+    "Prices": "pytest_srbench.core.models",
+    "Target": "pytest_srbench.core.models",
+    "UsageBuckets": "pytest_srbench.core.usage",
+    "canonical_json": "pytest_srbench.core.canonical",
+    "cost_for": "pytest_srbench.core.usage",
+    "digest": "pytest_srbench.core.canonical",
+    "normalize_usage": "pytest_srbench.core.usage",
+    "percentile": "pytest_srbench.core.stats",
+    "wilson_interval": "pytest_srbench.core.stats",
+}
 
 __all__ = [
     "Case",
@@ -25,4 +45,21 @@ __all__ = [
     "wilson_interval",
 ]
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from pytest_srbench.core.canonical import canonical_json, digest
+    from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target
+    from pytest_srbench.core.stats import percentile, wilson_interval
+    from pytest_srbench.core.usage import UsageBuckets, cost_for, normalize_usage
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_srbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

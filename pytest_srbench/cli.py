@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from pytest_srbench.core.recovery import MODES, RecoveryError
 from pytest_srbench.datasets.cli import add_datasets_commands
 from pytest_srbench.lifecycle import request_cancel
 from pytest_srbench.offline_cli import add_offline_commands
+from pytest_srbench.outputs import OutputError, write_output
 from pytest_srbench.reconcile_cli import add_reconcile_commands
 from pytest_srbench.recovering import create_child, plan_for, read_plan_file
 from pytest_srbench.render.compare import comparison_csv, render_comparison
@@ -146,7 +148,7 @@ def cmd_recover_plan(args: argparse.Namespace) -> int:
         print(f"srbench recover-plan: {error}", file=sys.stderr)
         return 2
     if args.output:
-        Path(args.output).write_bytes(orjson.dumps(plan, option=orjson.OPT_INDENT_2) + b"\n")
+        write_output(args.output, orjson.dumps(plan, option=orjson.OPT_INDENT_2) + b"\n")
     reasons: dict[str, int] = {}
     for entry in plan["excluded"]:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
@@ -211,9 +213,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 2
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if args.json:
-        Path(args.json).write_text(text, encoding="utf-8")
+        write_output(args.json, text)
     if args.csv:
-        Path(args.csv).write_text(comparison_csv(result), encoding="utf-8")
+        write_output(args.csv, comparison_csv(result))
     if args.html:
         write_html(render_compare_html(result), Path(args.html))
     if args.format == "json":
@@ -438,7 +440,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.func(args)
-    except StoreError as error:
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except (StoreError, OutputError) as error:
         print(f"srbench: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `srbench runs | head`: the reader has all it wanted
+        _discard_stdout()
+        return BROKEN_PIPE_EXIT
     return code
+
+
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for `yes | head`
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of what is still
+    buffered does not raise a second BrokenPipeError at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

@@ -10,8 +10,16 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from pytest_srbench.core.choices import TRANSPORTS
 from pytest_srbench.core.models import DEFAULT_SEED, Limits, Prices, Target
 from pytest_srbench.simulator.models import (
     BUILTIN_MODELS,
@@ -33,7 +41,7 @@ class ConfigError(ValueError):
 class TargetConfig(BaseModel):
     """A target as configured: the frozen target fields plus execution-only settings."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     id: str
     kind: Literal["single", "mom", "retrieval"] = "single"
@@ -59,6 +67,16 @@ class TargetConfig(BaseModel):
         description="Reuse connections (default true; false for managed llama-server targets).",
     )
 
+    @model_validator(mode="after")
+    def _frozen_target_is_valid(self) -> TargetConfig:
+        """Every rule of the frozen target is checked when the file is read, so a bad URL or a
+        target without one is a configuration error, not a failure later in the run."""
+        try:
+            self.to_target()
+        except ValidationError as error:
+            raise ValueError(_target_problems(self.id, error)) from None
+        return self
+
     def to_target(self) -> Target:
         return Target.model_validate(self.model_dump(exclude={"concurrency", "keep_alive"}))
 
@@ -75,6 +93,17 @@ class SimulatorConfig(BaseModel):
 
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+    @field_validator("models")
+    @classmethod
+    def _models(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each simulated model is checked when the file is read, not when a run starts."""
+        for name, spec in value.items():
+            try:
+                SimModel.model_validate({"name": name, **spec})
+            except ValidationError as error:
+                raise ValueError(f"model {name!r}: {_format_validation(error)}") from None
+        return value
+
     def sim_models(self) -> dict[str, SimModel]:
         return {
             name: SimModel.model_validate({"name": name, **spec})
@@ -85,7 +114,7 @@ class SimulatorConfig(BaseModel):
 class SrbenchConfig(BaseModel):
     """Everything ``[tool.srbench]`` may say."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     store: str = ".srbench"
     reports: str = "reports"
@@ -106,6 +135,23 @@ class SrbenchConfig(BaseModel):
         False, description="Allow agent benchmarks against simulated targets (default: refused)."
     )
     source: str | None = None
+
+    @field_validator("transport")
+    @classmethod
+    def _transport(cls, value: str) -> str:
+        if value not in TRANSPORTS:
+            raise ValueError(f"unknown transport {value!r}; choose one of {', '.join(TRANSPORTS)}")
+        return value
+
+    @field_validator("targets", "judges")
+    @classmethod
+    def _unique_ids(cls, value: list[TargetConfig]) -> list[TargetConfig]:
+        seen: set[str] = set()
+        for target in value:
+            if target.id in seen:
+                raise ValueError(f"target id {target.id!r} is defined more than once")
+            seen.add(target.id)
+        return value
 
     @field_validator("limits")
     @classmethod
@@ -145,13 +191,18 @@ class SrbenchConfig(BaseModel):
         """The targets a run uses: ``--srbench-target`` ids, else ``default_targets``, else the
         built-in simulated ones its benchmarks need (the two models for chat benchmarks, the
         three retrieval modes for RAG benchmarks). Only targets of ``kinds`` are kept from the
-        defaults; an explicitly requested target of no needed kind is an error."""
+        defaults; when RAG benchmarks need a retrieval target and ``default_targets`` lists
+        none, the three built-in retrieval modes stand in (``default_targets`` usually names
+        chat models). An explicitly requested target of no needed kind is an error."""
         known = self.all_targets()
         kinds = kinds or {"single", "mom"}
         if requested:
             ids = list(requested)
         elif self.default_targets:
             ids = [i for i in self.default_targets if i not in known or known[i].kind in kinds]
+            listed = [known[i].kind for i in self.default_targets if i in known]
+            if "retrieval" in kinds and "retrieval" not in listed:
+                ids += [t.id for t in simulated_retrieval_targets() if t.id not in ids]
         else:
             ids = []
             if kinds & {"single", "mom"}:
@@ -190,11 +241,26 @@ class SrbenchConfig(BaseModel):
 
 
 def _format_validation(error: ValidationError) -> str:
+    """Where and what, for every error; never the input value (it may be a secret URL)."""
     parts = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"])
-        parts.append(f"{where}: {item['msg']}")
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+def _target_problems(target_id: str, error: ValidationError) -> str:
+    """``target 'x': <field> …`` for the frozen target's errors, without repeating a field or
+    the id a message already names (and never the input value)."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where and not message.startswith(where) else message)
+    text = "; ".join(parts)
+    prefix = f"target {target_id!r}"
+    return text if text.startswith(prefix) else f"{prefix}: {text}"
 
 
 def parse_config(data: dict[str, Any], source: str) -> SrbenchConfig:

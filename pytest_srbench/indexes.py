@@ -1,16 +1,21 @@
 """Before any query: read each retrieval target's index description and refuse the run with
 ``BENCHMARK_INDEX_INCOMPATIBLE`` when the index cannot serve the target (rules in
-``core/retrieval.py``). The descriptions are kept with the run (its config snapshot)."""
+``core/retrieval.py``). The descriptions are kept with the run (its config snapshot), with
+any echoed API key redacted. A target whose key variable is unset is a ``ConfigError``."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from pytest_srbench.config import ConfigError
 from pytest_srbench.core.benchmark_errors import BenchmarkError
-from pytest_srbench.core.models import Manifest
+from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.models import Manifest, Target
+from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.core.retrieval import INDEX_PATH, check_index
 from pytest_srbench.engine.call import auth_header
 
@@ -22,18 +27,18 @@ def check_indexes(
     wanted = [t for t in manifest.targets if t.kind == "retrieval"]
     if not wanted:
         return {}
+    headers = {target.id: _credentials(target) for target in wanted}  # before any request
+    redactor = Redactor.for_env(target_secret_envs(manifest.targets), os.environ)
     described: dict[str, dict[str, Any]] = {}
     with httpx.Client(timeout=timeout_s, follow_redirects=False, trust_env=False) as client:
         for target in wanted:
             base = base_urls.get(target.id) or target.base_url
             try:
-                response = client.get(
-                    f"{base}{INDEX_PATH}", headers=auth_header(target.api_key_env)
-                )
+                response = client.get(f"{base}{INDEX_PATH}", headers=headers[target.id])
                 response.raise_for_status()
-                info = response.json()
+                info = redactor.value(response.json())
             except (httpx.HTTPError, ValueError) as error:
-                detail = str(error).split("\n")[0][:200]
+                detail = redactor.text(str(error).split("\n")[0][:200])
                 raise BenchmarkError(
                     "BENCHMARK_INDEX_INCOMPATIBLE",
                     f"target {target.id}: the index description could not be read ({detail})",
@@ -41,3 +46,14 @@ def check_indexes(
             check_index(info, target)
             described[target.id] = info
     return described
+
+
+def _credentials(target: Target) -> dict[str, str]:
+    """The target's auth header; an unset key variable is the user's mistake, said once."""
+    try:
+        return auth_header(target.api_key_env)
+    except CallFailure:
+        raise ConfigError(
+            f"target {target.id!r}: the environment variable {target.api_key_env} named by "
+            "api_key_env is not set"
+        ) from None

@@ -76,7 +76,8 @@ def settle_in_flight(store: SqliteStore, run_id: str) -> int:
 
 def sweep_orphans(store: SqliteStore) -> list[Run]:
     """Mark every queued or running run whose owning process on this host is gone
-    ``interrupted`` (after settling what it left in flight); returns those runs.
+    ``interrupted`` (after settling what it left in flight); returns those runs. The run's
+    wall time ends at its last recorded activity, not when the sweep found it.
 
     A queued run that no process ever took (created by ``srbench recover``) is left waiting;
     a run owned on another host is left alone (its liveness cannot be checked here).
@@ -92,16 +93,22 @@ def sweep_orphans(store: SqliteStore) -> list[Run]:
             continue
         else:
             where = f"pid {owner['pid']} on {owner['host']}"
+        ran_until = store.last_activity_at(run.id)  # before settling adds its own stamps
         settle_in_flight(store, run.id)
         interrupted.append(
-            store.set_run_status(run.id, "interrupted", OWNER_STOPPED.format(where=where))
+            store.set_run_status(
+                run.id, "interrupted", OWNER_STOPPED.format(where=where), ended_at=ran_until
+            )
         )
     return interrupted
 
 
 def open_swept_store(location: str | os.PathLike[str]) -> tuple[SqliteStore, list[Run]]:
-    """Open a store and sweep it (what every controller, CLI command and service does)."""
+    """Open a store and sweep it (what every controller, CLI command and service does); a
+    store this process cannot write is opened read-only and not swept."""
     store = open_store(location)
+    if store.read_only:
+        return store, []
     return store, sweep_orphans(store)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_srbench.cli_store import command_store
 from pytest_srbench.core.offline import OfflineError
 from pytest_srbench.offline_ops import export_run, regrade_run
+from pytest_srbench.outputs import OutputError
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.sqlite import SqliteStore
 
@@ -31,7 +32,7 @@ def _run_offline(
         return 2, None
     try:
         return 0, operation(store, args.run, Path(args.output))
-    except (OfflineError, StoreError) as error:
+    except (OfflineError, StoreError, OutputError) as error:
         print(f"srbench {command}: {error}", file=sys.stderr)
         return 2, None
     finally:

@@ -31,6 +31,7 @@ from pytest_srbench.core.offline import (
     regrade,
     training_matrix,
 )
+from pytest_srbench.outputs import OutputError, check_output_file, output_reason
 from pytest_srbench.store.base import Row, Store
 from pytest_srbench.store.corrections import latest_correction
 from pytest_srbench.store.sqlite import SqliteStore
@@ -71,9 +72,18 @@ def _check_outside_store(store: Store, output: Path) -> None:
 
 
 def write_artifact(artifact: Mapping[str, Any], output: Path) -> None:
-    """Write ``artifact`` as indented JSON to ``output`` atomically."""
-    output.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``artifact`` as indented JSON to ``output`` atomically; an unwritable path raises
+    ``OutputError`` (one line)."""
+    check_output_file(output)
     text = json.dumps(artifact, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        _write_atomic(text, output)
+    except OSError as error:
+        raise OutputError(output, output_reason(output, error)) from None
+
+
+def _write_atomic(text: str, output: Path) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

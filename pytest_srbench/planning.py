@@ -14,6 +14,7 @@ from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.config import ConfigError, SrbenchConfig, TargetConfig
 from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.choices import PROFILES
 from pytest_srbench.core.models import (
     CHAT_TARGET_KINDS,
     Case,
@@ -25,7 +26,7 @@ from pytest_srbench.core.models import (
     planned_keys,
 )
 from pytest_srbench.core.plan import expand_repeats, freeze_plan
-from pytest_srbench.core.protocol import PROFILES, SR_BENCH_BENCHMARKS
+from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.selection import SELECTION_NAME, select_for_profile, stratified_order
 from pytest_srbench.datasets.controlled import DatasetDirectory
 from pytest_srbench.datasets.suites import (

@@ -4,6 +4,7 @@ router's configuration endpoint twice and keep the redacted recipe only when not
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from pytest_srbench.core.failures import CallFailure
 from pytest_srbench.core.models import Manifest, Target
 from pytest_srbench.core.preview import config_url
 from pytest_srbench.core.recipes import ConfigRead, recipe_snapshot, unavailable
+from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.engine.call import auth_header
 from pytest_srbench.store.base import now_iso
 
@@ -49,12 +51,16 @@ def capture_target(client: httpx.Client, target: Target, base_url: str | None) -
 def capture_recipes(
     manifest: Manifest, base_urls: dict[str, str], timeout_s: float = 10.0
 ) -> list[dict[str, Any]]:
-    """Snapshots for every router target of the plan that asks for one."""
+    """Snapshots for every router target of the plan that asks for one (an API key the
+    configuration echoes is redacted like everything else the run records)."""
     wanted = [t for t in manifest.targets if t.kind == "mom" and t.capture_recipe]
     if not wanted:
         return []
+    redactor = Redactor.for_env(target_secret_envs(manifest.targets), os.environ)
     with httpx.Client(timeout=timeout_s, follow_redirects=False) as client:
         return [
-            capture_target(client, target, base_urls.get(target.id) or target.base_url)
+            redactor.value(
+                capture_target(client, target, base_urls.get(target.id) or target.base_url)
+            )
             for target in wanted
         ]

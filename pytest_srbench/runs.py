@@ -13,7 +13,6 @@ from pytest_srbench.core.compare import RunSide
 from pytest_srbench.core.drilldown import case_details
 from pytest_srbench.core.report import build_report
 from pytest_srbench.core.report_model import ReportModel
-from pytest_srbench.render.html import render_run_html, write_html
 from pytest_srbench.store.base import StoreError
 from pytest_srbench.store.corrections import latest_correction
 from pytest_srbench.store.sqlite import SqliteStore
@@ -94,6 +93,8 @@ def load_side(reference: str, store: SqliteStore | None) -> RunSide:
 
 def write_html_report(store: SqliteStore, run_id: str, report: dict[str, Any], path: Path) -> None:
     """The self-contained HTML page of a run, with its bounded case drill-down."""
+    from pytest_srbench.render.html import render_run_html, write_html  # jinja2: only here
+
     manifest = store.get_manifest(run_id)
     details = case_details(manifest, store.results(run_id), store.calls(run_id))
     write_html(render_run_html(report, details), path)

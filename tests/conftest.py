@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -87,6 +88,20 @@ TEST_MODELS = [
 ]
 
 
+# The pytest plugins of the development tools (schemathesis, hypothesis, anyio, pytest-asyncio)
+# are not installed for a user of pytest-srbench, and loading them costs about 3.5 s per pytest
+# start here: the sessions the tests start (pytester subprocesses, the service's pytest
+# workers, documented commands) run without them, as a user's would.
+DEV_ONLY_PLUGINS = "-p no:schemathesis -p no:hypothesispytest -p no:anyio -p no:asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_like_subprocesses() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_ADDOPTS", DEV_ONLY_PLUGINS)
+        yield
+
+
 @pytest.fixture(scope="session")
 def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
     """One simulator process for the whole test session (its counters are reset per use)."""
@@ -99,5 +114,13 @@ def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorPro
 
 @pytest.fixture
 def sim(simulator: SimulatorProcess) -> SimulatorProcess:
+    """The shared simulator with fresh counters. A request an earlier test gave up on (a
+    staller's 5 s silence, a killed run's answer) still runs in the simulator until it ends;
+    counters reset under it would be decremented later and skew ``in_flight``, so the reset
+    waits until nothing is in flight (a generous deadline, never a speed bound)."""
+    deadline = time.monotonic() + 60
+    while (busy := sim_client.stats(simulator.admin_url)["in_flight"]) > 0:
+        assert time.monotonic() < deadline, f"{busy} simulator request(s) still in flight"
+        time.sleep(0.05)
     sim_client.reset(simulator.admin_url)
     return simulator

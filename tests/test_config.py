@@ -74,3 +74,77 @@ def test_simulated_target_needs_a_known_simulated_model(tmp_path):
     )
     with pytest.raises(ConfigError, match="not a simulated model"):
         load_config(tmp_path).select_targets(["x"])
+
+
+TARGET = '[[targets]]\nid = "t"\nmodel = "m"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (TARGET, "targets.0: target 't' needs a base_url (or simulated = true"),
+        (
+            TARGET + 'base_url = "ftp://h/v1"\n',
+            "target 't': base_url must be an http(s) URL with a host (got 'ftp://h/v1')",
+        ),
+        (TARGET + 'base_url = "http://[::1/v1"\n', "target 't': base_url is not a valid URL"),
+        (
+            TARGET + 'kind = "mom"\nbase_url = "http://h/v1"\npreview_url = "nope"\n',
+            "target 't': preview_url must be an http(s) URL",
+        ),
+        (
+            'transport = "curl"\n',
+            "transport: unknown transport 'curl'; choose one of aiohttp, httpx-aiohttp, httpx",
+        ),
+        (
+            TARGET + 'base_url = "http://h/v1"\n' + TARGET + 'base_url = "http://g/v1"\n',
+            "targets: target id 't' is defined more than once",
+        ),
+        (
+            '[[judges]]\nid = "j"\nmodel = "m"\nsimulated = true\n' * 2,
+            "judges: target id 'j' is defined more than once",
+        ),
+    ],
+    ids=["no-base-url", "scheme", "malformed", "preview-url", "transport", "dup", "dup-judge"],
+)
+def test_target_mistakes_are_refused_when_the_file_is_read(tmp_path, text, message):
+    (tmp_path / "srbench.toml").write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_config(tmp_path)
+    assert message in str(error.value) and "\n" not in str(error.value)
+    assert "Value error" not in str(error.value) and "input_value" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://me:hunter2-secret@api.example.com/v1",
+        "https://hunter2-secret@api.example.com/v1",
+        "http//me:hunter2-secret@api.example.com/v1",  # malformed and with a password
+        "https://api.example.com/v1?api_key=hunter2-secret",
+        "https://api.example.com/v1#hunter2-secret",
+    ],
+)
+def test_a_url_with_credentials_is_refused_and_never_printed(tmp_path, url):
+    (tmp_path / "srbench.toml").write_text(TARGET + f'base_url = "{url}"\n')
+    with pytest.raises(ConfigError) as error:
+        load_config(tmp_path)
+    text = str(error.value)
+    assert "target 't': base_url must not contain" in text
+    assert "hunter2" not in text and "api.example.com" not in text
+
+
+def test_validation_errors_never_repeat_a_secret_url():
+    """Whatever prints a validation error (a log, a traceback), the URL is not in it."""
+    from pydantic import ValidationError
+
+    from pytest_srbench.config import SrbenchConfig
+    from pytest_srbench.core.models import Target
+
+    url = "http://me:hunter2-secret@api.example.com/v1"
+    with pytest.raises(ValidationError) as target_error:
+        Target(id="t", model="m", base_url=url)
+    with pytest.raises(ValidationError) as config_error:
+        SrbenchConfig.model_validate({"targets": [{"id": "t", "model": "m", "base_url": url}]})
+    for error in (target_error.value, config_error.value):
+        assert "must not contain credentials" in str(error) and "hunter2" not in str(error)

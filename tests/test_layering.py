@@ -36,6 +36,7 @@ CORE_MODULES = [
     "pytest_srbench.core.benchmark_datasets",
     "pytest_srbench.core.retrieval",
     "pytest_srbench.core.task_reports",
+    "pytest_srbench.core.redact",
 ]
 FORBIDDEN = ["pytest", "_pytest", "httpx", "aiohttp", "jinja2", "sqlite3", "xdist"]
 

@@ -37,7 +37,12 @@ class UsageError(CallFailure):
     """The provider's usage object is invalid or self-contradictory."""
 
 
+INTERRUPTED = "Interrupted: the runner stopped while the call was in flight"
+
 _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
+    # been answered and billed, nothing is known about it, and it is never re-sent
+    (("worker stopped", "runner process stopped"), INTERRUPTED),
     (("deadline", "wall-time", "wall time"), "Request or case deadline exceeded"),
     (("readtimeout", "read timeout", "idle"), "Target idle/read timeout"),
     (("connectionerror", "connecttimeout", "connection"), "Target connection failed"),

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_srbench.core.choices import DEFAULT_MARGIN, GATE_INTERVALS, GATE_MODES
 from pytest_srbench.core.compare import Comparison, ComparisonError, RunSide
 
-GATE_MODES = ("regression", "noninferiority")
-GATE_INTERVALS = ("newcombe", "hoeffding")
-DEFAULT_MARGIN = 0.05
 INTERVAL_LABELS = {"newcombe": "stratified Newcombe", "hoeffding": "paired Hoeffding"}
 
 

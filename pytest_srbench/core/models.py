@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 PROTOCOL_VERSION = "sr-bench-1.0"
 DEFAULT_SEED = 20260918
@@ -53,13 +60,40 @@ class Prices(Frozen):
         return _finite_non_negative(value, info.field_name)
 
 
-def check_base_url(url: str) -> str:
-    """An http(s) URL with a host and no credentials, query or fragment."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise ValueError("base_url must not contain credentials, a query or a fragment")
+def _shown_url(url: str) -> str:
+    """The URL for an error message, or nothing when it may hold a secret (``user:pw@``, a
+    query): a message must never print a credential."""
+    if any(mark in url for mark in ("@", "?", "#")) or len(url) > 200:
+        return ""
+    return f" (got {url!r})"
+
+
+def check_base_url(url: str, field: str = "base_url") -> str:
+    """An http(s) URL with a host and no credentials, query or fragment. The messages never
+    repeat a URL that may carry a secret."""
+    if "@" in url.split("?", 1)[0].split("#", 1)[0]:
+        raise ValueError(
+            f"{field} must not contain credentials (user:password@host): keys come only from "
+            "the environment variable named by api_key_env"
+        )
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise ValueError(
+            f"{field} is not a valid URL{_shown_url(url)}; expected e.g. http://127.0.0.1:8000/v1"
+        ) from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ValueError(
+            f"{field} must be an http(s) URL with a host{_shown_url(url)}; expected e.g. "
+            "http://127.0.0.1:8000/v1"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(
+            f"{field} must not contain a query or a fragment: keys come only from the "
+            "environment variable named by api_key_env"
+        )
     return url.rstrip("/")
 
 
@@ -139,6 +173,9 @@ def check_request_params(params: dict[str, Any], where: str) -> dict[str, Any]:
 class Target(Frozen):
     """One system under test (a ``single`` model or a ``mom`` router), or an auxiliary model."""
 
+    # a validation error never repeats the input: a URL may carry a password
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
     id: str
     kind: Literal["single", "mom", "retrieval"] = "single"
     base_url: str | None = None
@@ -186,8 +223,8 @@ class Target(Frozen):
 
     @field_validator("base_url", "preview_url", "config_url")
     @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        return None if value is None else check_base_url(value)
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else check_base_url(value, info.field_name or "base_url")
 
     @field_validator("request_params")
     @classmethod

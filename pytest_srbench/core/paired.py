@@ -19,8 +19,6 @@ import math
 import random
 from collections.abc import Sequence
 
-import numpy as np
-
 from pytest_srbench.core.stats import WILSON_Z, wilson_bounds
 
 ALPHA = 0.05
@@ -65,6 +63,8 @@ def stratified_bootstrap(
     of ``random.Random(seed)``, draws in the same order, and sums with the same operations in
     the same order, so the result is bit-identical to the plain loop (tested).
     """
+    import numpy as np  # loaded only when a comparison bootstraps (it costs ~0.1 s to import)
+
     state = random.Random(seed).getstate()[1]
     rng = np.random.RandomState()
     rng.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), int(state[624]), 0, 0.0))

@@ -15,7 +15,6 @@ BENCHMARK_WEIGHTS: dict[str, float] = {
 }
 SR_BENCH_BENCHMARKS = frozenset(BENCHMARK_WEIGHTS)
 
-PROFILES = ("smoke", "quick", "standard")
 PROFILE_SPLIT = {"smoke": "dev", "quick": "dev", "standard": "holdout"}
 
 PROFILE_COUNTS: dict[str, dict[str, int]] = {

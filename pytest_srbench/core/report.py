@@ -196,9 +196,10 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
         row = by_cell.get((cell.case_id, cell.target_id))
         details = (row or {}).get("details") or {}
         latency = None
-        if row is not None:
+        if row is not None:  # a cell that ended without an answer has no answer latency
             latency = row.get("subject_latency_s")
-            latency = row.get("latency_s") if latency is None else latency
+            if latency is None and row["status"] == "completed":
+                latency = row.get("latency_s")
         cells.append(
             {
                 "case_id": cell.case_id,

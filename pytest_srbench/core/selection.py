@@ -68,8 +68,9 @@ def select_for_profile(
         detail = f" after the {start} quick cases" if start else ""
         raise SelectionError(
             f"{benchmark}: profile {profile!r} needs {wanted} cases{detail}, but the suite has "
-            f"{len(ordered)} in all; prepare a larger dataset (srbench datasets prepare) or use "
-            "--srbench-limit / another profile"
+            f"{len(ordered)} in all. Prepare the released dataset (srbench datasets prepare; "
+            f"see docs/suites.md), or, offline, write synthetic suites with `srbench datasets "
+            f"synth --profile {profile}`, or use --srbench-limit / another profile"
         )
     chosen = list(ordered[start:needed])
     if limit is not None:

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.choices import PROFILES
 from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.protocol import PROFILES
 from pytest_srbench.datasets.controlled import DatasetDirectory
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError

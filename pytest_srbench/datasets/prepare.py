@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.canonical import canonical_json
+from pytest_srbench.core.choices import PROFILES
 from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.protocol import PROFILE_COUNTS, PROFILE_SPLIT, PROFILES
+from pytest_srbench.core.protocol import PROFILE_COUNTS, PROFILE_SPLIT
 from pytest_srbench.core.selection import SelectionError, select_for_profile, stratified_order
 from pytest_srbench.datasets.formats import FORMATS, Format
 from pytest_srbench.datasets.formats._common import Conversion, DatasetError, read_raw

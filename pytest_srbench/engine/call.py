@@ -54,7 +54,7 @@ class CellCalls:
     deadline: float
     calls_made: int = 0
     output_limited: bool = False
-    subject_latency_s: float = 0.0
+    subject_latency_s: float | None = None  # None until a subject call completes
     first_ttft_s: float | None = None
     subject_usages: list[Any] = field(default_factory=list)
     subject_costs: list[Any] = field(default_factory=list)
@@ -332,7 +332,7 @@ async def _attempt(
         raise failure
     assert outcome is not None
     if role == "subject":
-        cell.subject_latency_s += latency
+        cell.subject_latency_s = (cell.subject_latency_s or 0.0) + latency
         if cell.first_ttft_s is None:
             cell.first_ttft_s = state.ttft_s
         cell.subject_usages.append(finished.get("usage"))

@@ -214,13 +214,16 @@ async def run_cell(
         "finished_at": now_iso(),
     }
     observe = status != "completed" and not rt.failure_observed
+    reason = summarize_failure(error) if error else None
     if status != "completed":
         rt.failures += 1
         if observe:
             rt.failure_observed = True
         if rt.max_failures is not None and rt.failures >= rt.max_failures:
-            rt.fail_closed(f"stopped after {rt.failures} failed cell(s) (fail-closed)")
-    reason = summarize_failure(error) if error else None
+            rt.fail_closed(
+                f"stopped after {rt.failures} failed cell(s) (fail-closed); the last: "
+                f"{safe_id(case.id)}[{safe_id(target.id)}] {status}: {reason or status}"
+            )
 
     writes: list[Write] = [
         UpsertResult(run_id, result),

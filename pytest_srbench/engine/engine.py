@@ -8,9 +8,10 @@ many cells overlap on the engine's loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +132,10 @@ class Engine:
                 pending_commits.add(committed)
                 committed.add_done_callback(
                     functools.partial(
-                        _report, future, CellOutcome(result["status"], result), pending_commits
+                        _report,
+                        future,
+                        CellOutcome(result["status"], rt.redactor.value(result)),
+                        pending_commits,
                     )
                 )
 
@@ -179,22 +183,26 @@ class Engine:
 
     def cancel(self, reason: str, *, user: bool = True) -> None:
         """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""
-        loop = self._loop
-        if loop is None or self._done.is_set():
-            return
 
         def stop() -> None:
             self.runtime.stop(reason, user=user)
             for task in self._tasks:
                 task.cancel()
 
-        loop.call_soon_threadsafe(stop)
+        self._call_on_loop(stop)
 
     def stop_dispatch(self, reason: str) -> None:
         """Stop starting new cells; in-flight cells finish normally."""
+        self._call_on_loop(lambda: self.runtime.stop(reason))
+
+    def _call_on_loop(self, action: Callable[[], None]) -> None:
+        """Run ``action`` on the engine's loop; nothing when the loop has already ended (it
+        may close between the ``_done`` check and the call: every cell then has its outcome)."""
         loop = self._loop
-        if loop is not None and not self._done.is_set():
-            loop.call_soon_threadsafe(self.runtime.stop, reason)
+        if loop is None or self._done.is_set():
+            return
+        with contextlib.suppress(RuntimeError):  # "Event loop is closed"
+            loop.call_soon_threadsafe(action)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the loop to finish; True when it did."""

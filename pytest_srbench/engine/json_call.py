@@ -104,7 +104,7 @@ async def json_call(
     rt.writer.post([FinishCall(rt.run_id, finished, bytes(evidence))])
     if failure is not None:
         raise failure
-    cell.subject_latency_s += latency
+    cell.subject_latency_s = (cell.subject_latency_s or 0.0) + latency
     cell.subject_usages.append(finished.get("usage"))
     cell.subject_costs.append(finished.get("cost_usd"))
     return answer, latency

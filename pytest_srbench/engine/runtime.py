@@ -4,6 +4,7 @@ budget, deadlines and the stop flag."""
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.budget import Budget
 from pytest_srbench.core.failures import CallFailure
 from pytest_srbench.core.models import Case, Manifest, Target
+from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.core.sse import StreamGuards
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.sqlite import SqliteStore
@@ -69,6 +71,10 @@ class RunRuntime:
             repetition_limit=limits.repetition_limit,
         )
         self.byte_cap = max(limits.max_output_chars * 30, 1_048_576)
+        # the key values of every target the run may call: nothing the engine records or
+        # reports (call rows, evidence, results, events, stop reasons) may contain them
+        self.redactor = Redactor.for_env(target_secret_envs(self.inventory.values()), os.environ)
+        self.writer.redactor = self.redactor
 
     def stopping(self) -> bool:
         """True once no new work may start (cancelled, failed closed, budget or wall time)."""
@@ -78,7 +84,7 @@ class RunRuntime:
 
     def stop(self, reason: str, *, user: bool = False) -> None:
         if self.stop_reason is None:
-            self.stop_reason = reason
+            self.stop_reason = self.redactor.text(reason)
         self.user_cancelled = self.user_cancelled or user
 
     def fail_closed(self, reason: str) -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.lifecycle import WORKER_STOPPED, settle_in_flight
+from pytest_srbench.outputs import OutputError
 from pytest_srbench.render.json_report import write_report
-from pytest_srbench.runs import report_from_store
+from pytest_srbench.runs import report_from_store, write_html_report
 from pytest_srbench.store.sqlite import SqliteStore
 
 FAILED_LIKE = frozenset({"failed", "cancelled", "sent_unknown"})
@@ -87,3 +88,34 @@ def write_run_report(
     write_report(report, store.run_dir(run_id) / "report.json")
     if json_path is not None:
         write_report(report, json_path)
+
+
+def write_outputs(
+    store: SqliteStore,
+    run_id: str,
+    report: dict[str, Any],
+    json_path: Path | None,
+    html_path: Path | None,
+) -> list[str]:
+    """The JSON and HTML reports the user asked for. A path that cannot be written costs
+    nothing else: the run stays saved in the store (with its ``report.json``), and each
+    failure is one line naming the file and saying how to write the report again."""
+    problems = []
+    for what, path, flag in (
+        ("JSON report", json_path, "--json"),
+        ("HTML report", html_path, "--html"),
+    ):
+        if path is None:
+            continue
+        try:
+            if flag == "--json":
+                write_report(report, path)
+            else:
+                write_html_report(store, run_id, report, path)
+        except OutputError as error:
+            problems.append(
+                f"pytest-srbench: the {what} was not written: {error}; the run {run_id} is "
+                f"saved in the store (srbench --store {store.root} report {run_id} {flag} PATH "
+                "writes it)"
+            )
+    return problems

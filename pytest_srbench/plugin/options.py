@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_srbench.config import SrbenchConfig
-from pytest_srbench.core.gate import DEFAULT_MARGIN, GATE_INTERVALS, GATE_MODES
-from pytest_srbench.core.protocol import PROFILES
-from pytest_srbench.transport.factory import TRANSPORTS
+from pytest_srbench.core.choices import (
+    DEFAULT_MARGIN,
+    GATE_INTERVALS,
+    GATE_MODES,
+    PROFILES,
+    TRANSPORTS,
+)
+
+if TYPE_CHECKING:  # the configuration loads only when srbench is active
+    from pytest_srbench.config import SrbenchConfig
 
 
 def _positive_int(text: str) -> int:
@@ -239,18 +245,44 @@ def _output_path(option: str | None, default: Path, invoked: Path) -> Path | Non
     return path if path.is_absolute() else invoked / path
 
 
+def _check_report_path(flag: str, option: str | None, path: Path | None) -> None:
+    """A report path that names a directory is a usage error before anything runs (a path
+    that turns out unwritable is reported when the report is written; the run is kept)."""
+    if path is None:
+        return
+    from pytest_srbench.config import ConfigError
+    from pytest_srbench.outputs import OutputError, check_output_file
+
+    try:
+        check_output_file(option or path)
+        check_output_file(path)
+    except OutputError as error:
+        raise ConfigError(f"{flag}: {error}") from None
+
+
 def is_active(config: pytest.Config) -> bool:
-    """srbench runs only when a profile or a benchmark was asked for on the command line."""
+    """srbench runs only when a profile, a benchmark, a recovery or a preview was asked for on
+    the command line (``--srbench-mode preview`` alone previews the configured profile)."""
     return bool(
         config.getoption("srbench_profile")
         or config.getoption("srbench_benchmark")
         or config.getoption("srbench_recover")
+        or config.getoption("srbench_mode") == "preview"
     )
 
 
 def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     rootdir = Path(config.rootpath)
     store = config.getoption("srbench_store") or project.store
+    if "://" in store:  # a path would swallow the "//" and make folders of a URL
+        from pytest_srbench.config import ConfigError
+        from pytest_srbench.store.base import StoreError
+        from pytest_srbench.store.sqlite import check_location
+
+        try:
+            check_location(store)
+        except StoreError as error:
+            raise ConfigError(f"--srbench-store: {error}") from None
     reports = rootdir / project.reports
     invoked = Path(config.invocation_params.dir)
     json_path = _output_path(
@@ -259,6 +291,8 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     html_path = _output_path(
         config.getoption("srbench_html"), reports / "srbench-report.html", invoked
     )
+    _check_report_path("--srbench-json", config.getoption("srbench_json"), json_path)
+    _check_report_path("--srbench-html", config.getoption("srbench_html"), html_path)
     store_path = Path(store)
     if not store_path.is_absolute():
         store_path = rootdir / store_path

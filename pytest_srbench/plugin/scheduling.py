@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.plugin.selection_notes import WORKER_KEY, show
+
 
 class OwnerScheduling:
     """Deterministic ownership scheduler (implements xdist's ``Scheduling`` protocol)."""
@@ -105,6 +107,8 @@ class XdistBridge:
     def __init__(self, plugin: Any) -> None:
         self.plugin = plugin
         self._next_slot = 0
+        self._notes: list[str] = []  # selection notes of the workers, printed once
+        self._usage_error = False
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -122,6 +126,17 @@ class XdistBridge:
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         if error is not None:
             self.plugin.workers_lost.append(str(node.gateway.id))
+        for note in (getattr(node, "workeroutput", None) or {}).get(WORKER_KEY) or []:
+            if note["line"] not in self._notes:  # every worker says the same: print once
+                self._notes.append(note["line"])
+                self._usage_error = self._usage_error or bool(note["usage_error"])
+                show(self.plugin.config, str(note["line"]), error=bool(note["usage_error"]))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """A plan without cells is a usage error under xdist too (the workers reported it)."""
+        if self._usage_error:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> OwnerScheduling:

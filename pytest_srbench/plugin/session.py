@@ -6,18 +6,22 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import resource
+import signal
 import socket
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Generator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
 
 from pytest_srbench import __version__
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
+from pytest_srbench.childwatch import die_with_parent
 from pytest_srbench.config import ConfigError, SrbenchConfig
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.budget import Budget
@@ -29,19 +33,19 @@ from pytest_srbench.core.report import plan_identity
 from pytest_srbench.datasets.suites import SuiteError, discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.indexes import check_indexes
 from pytest_srbench.lifecycle import claim_ownership, open_swept_store, this_process
 from pytest_srbench.planning import PlanDraft, PlanRequest, build_draft, suite_search_path
-from pytest_srbench.plugin.finish import finalize_run, write_run_report
+from pytest_srbench.plugin.finish import finalize_run, write_outputs, write_run_report
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite, run_cell_protocol
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.roles import Role
-from pytest_srbench.recipes import capture_recipes
+from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse
+from pytest_srbench.plugin.signals import SignalHandlers, request_cancellation
 from pytest_srbench.recovering import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
-from pytest_srbench.runs import RunNotFound, load_side, write_html_report
+from pytest_srbench.runs import RunNotFound, load_side
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.store.base import StoreError
@@ -91,7 +95,11 @@ class SrbenchPlugin:
         self.view_only = False
         self.report: dict[str, Any] | None = None
         self.report_error: str | None = None
+        self.output_problems: list[str] = []  # report files that could not be written
         self.interrupted = False
+        self.stop_signal: str | None = None  # SIGTERM received: the run ends as on Ctrl-C
+        self.signals = SignalHandlers()
+        self._finishing = False
         self.workers_lost: list[str] = []  # xdist workers that died mid-run
         self.started = time.monotonic()
         self.process_info: dict[str, Any] = {}
@@ -129,16 +137,23 @@ class SrbenchPlugin:
     # -- controller / single: set-up -----------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.signals.install(self._on_terminate)
         if self.role.kind == "worker":
+            controller = self.owner  # a worker dies with its controller (even by SIGKILL)
+            if controller.get("host") == socket.gethostname() and controller.get("pid"):
+                die_with_parent(int(controller["pid"]))
             return
         terminal = self.config.pluginmanager.getplugin("terminalreporter")
         if terminal is not None:
             interactive = bool(terminal.isatty) and self.role.kind == "single"
             self.progress = ProgressDisplay(terminal, interactive=interactive)
         self.run_id = new_run_id()
-        store = self.open()
-        with store.transaction():
-            store.set_owner(self.run_id, self.owner)  # before the run row: never an orphan
+        try:  # a read-only, locked or uncreatable store is one line, not a traceback
+            store = self.open()
+            with store.transaction():
+                store.set_owner(self.run_id, self.owner)  # before the run row: never an orphan
+        except StoreError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
         if self.settings.baseline:
             self.baseline = self._load_baseline(self.settings.baseline)
         try:
@@ -172,9 +187,19 @@ class SrbenchPlugin:
         if self.settings.recover is not None:
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
-        every_kind = {"single", "mom", "retrieval"}  # the benchmarks are not known yet
-        selected = self.project.select_targets(self.settings.targets, kinds=every_kind)
+        selected = self.project.select_targets(self.settings.targets, kinds=self._kinds())
         return [target.to_target() for target in selected]
+
+    def _kinds(self) -> set[str]:
+        """Target kinds the run may need, before its benchmarks are loaded: a profile run is
+        chat only; a benchmark without a registered adapter may be a RAG or agent dataset."""
+        kinds: set[str] = set() if self.settings.benchmarks else {"single", "mom"}
+        for benchmark in self.settings.benchmarks or []:
+            if benchmark in self.registry:
+                kinds |= set(self.registry.get(benchmark).target_kinds)
+            else:
+                kinds |= {"single", "mom", "retrieval"}
+        return kinds
 
     def _load_baseline(self, reference: str) -> RunSide:
         """Read the gate's baseline before anything runs, so a typo costs nothing."""
@@ -185,6 +210,7 @@ class SrbenchPlugin:
             raise pytest.UsageError(f"pytest-srbench: --srbench-baseline: {error}") from None
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.signals.restore()
         if self.sim is not None:
             self.sim.stop()
             self.sim = None
@@ -220,10 +246,14 @@ class SrbenchPlugin:
             sampling=dict(self.settings.sampling or {}),
         )
         try:
-            self.draft = build_draft(self.project, request, self.registry, self.rootdir)
+            draft = build_draft(self.project, request, self.registry, self.rootdir)
         except (ConfigError, SuiteError, ValueError) as error:
-            raise pytest.UsageError(f"pytest-srbench: {error}") from None
-        items[:0] = self._cell_items(session, self.draft.cells())
+            refuse(self.config, f"pytest-srbench: {error}")
+            return  # an xdist worker: it collects nothing, the controller says why
+        if check_plan(self.config, draft, self.project, self.settings.targets):
+            return  # refused in an xdist worker: it collects nothing, the controller says why
+        self.draft = draft
+        items[:0] = self._cell_items(session, draft.cells())
 
     def _cell_items(
         self, session: pytest.Session, cells: list[tuple[str, str]]
@@ -231,7 +261,7 @@ class SrbenchPlugin:
         """One pytest item per (case, target) cell, in the given order."""
         suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
         source = Path(self.project.source) if self.project.source else self.rootdir
-        return [
+        items = [
             SrbenchCell.from_parent(
                 suite,
                 name=f"{case_id}[{target_id}]",
@@ -243,6 +273,11 @@ class SrbenchPlugin:
             )
             for case_id, target_id in cells
         ]
+        # Report the suite's collection like any collector's, so the terminal's "collected N
+        # items / M deselected / K selected" counts the cells.
+        report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))
+        session.ihook.pytest_collectreport(report=report)
+        return items
 
     def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         """Items of a recovery child: exactly the cells its reviewed plan selected."""
@@ -305,7 +340,8 @@ class SrbenchPlugin:
         ):
             return
         selected = [item for item in session.items if isinstance(item, SrbenchCell)]
-        if not selected:
+        if not selected:  # say why, never a bare "no tests ran"
+            note_deselected(self.config, self.draft)
             return
         if self.recovery is not None:
             self._create_recovery_child(selected)
@@ -325,10 +361,7 @@ class SrbenchPlugin:
                     f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "
                     f"cannot gate this run: {error}"
                 ) from None
-        try:  # before any query: an unusable index is an environment problem, not bad retrieval
-            indexes = check_indexes(self.manifest, self._target_urls(self.manifest))
-        except BenchmarkError as error:
-            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        indexes = self._check_indexes(self.manifest)
         store = self.open()
         try:
             run, created = store.create_run(
@@ -353,8 +386,23 @@ class SrbenchPlugin:
                     base_urls.setdefault(target.id, self.sim_url)
         return base_urls
 
+    def _check_indexes(self, manifest: Manifest) -> dict[str, dict[str, Any]]:
+        """Before any query: an unusable index is an environment problem, not bad retrieval."""
+        if not any(target.kind == "retrieval" for target in manifest.targets):
+            return {}
+        from pytest_srbench.indexes import check_indexes  # httpx: only for retrieval runs
+
+        try:
+            return check_indexes(manifest, self._target_urls(manifest))
+        except (BenchmarkError, ConfigError) as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+
     def _capture_recipes(self, store: SqliteStore, run_id: str, manifest: Manifest) -> None:
         """Router recipes are read once, by the process that created the run."""
+        if not any(t.kind == "mom" and t.capture_recipe for t in manifest.targets):
+            return
+        from pytest_srbench.recipes import capture_recipes  # httpx: only when a recipe is wanted
+
         snapshots = capture_recipes(manifest, self._target_urls(manifest))
         if snapshots:
             with store.transaction():
@@ -432,6 +480,8 @@ class SrbenchPlugin:
             if self.draft is not None
             else {}
         )
+        if self.store.cancellation_requested(self.run_id):  # SIGTERM / cancel during start-up
+            runtime.stop("cancelled by request before dispatch", user=True)
         self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
         self.engine.start(work)
 
@@ -497,12 +547,14 @@ class SrbenchPlugin:
             try:
                 while True:
                     try:
-                        return future.result(timeout=0.25)
+                        return _with_stop_reason(
+                            future.result(timeout=0.25), engine.runtime.stop_reason
+                        )
                     except concurrent.futures.TimeoutError:
                         self._show_progress()
             except KeyboardInterrupt:
                 self.interrupted = True
-                engine.cancel("interrupted (Ctrl-C)", user=True)
+                engine.cancel(f"interrupted ({self.stop_signal or 'Ctrl-C'})", user=True)
                 raise
             finally:
                 if self.progress is not None:
@@ -556,8 +608,35 @@ class SrbenchPlugin:
         why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
         return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
 
+    # -- SIGTERM -------------------------------------------------------------------------
+    def _on_terminate(self, signum: int, frame: FrameType | None) -> None:
+        """SIGTERM ends the run like Ctrl-C. A single process raises KeyboardInterrupt (the
+        Ctrl-C path). Under xdist the signal usually reaches one process only (the controller,
+        from ``timeout`` or Docker), so the run is cancelled through the store, as by
+        ``srbench cancel``: every worker's engine stops within 0.5 s, the sessions end, the
+        controller writes the report. A second signal interrupts at once."""
+        name = signal.Signals(signum).name
+        repeated = self.stop_signal is not None
+        self.stop_signal = name
+        self.interrupted = True
+        if self._finishing:
+            return  # the report is being written: let it finish
+        if self.role.kind == "single" or repeated or not self.run_id:
+            raise KeyboardInterrupt
+        if self.engine is not None:
+            self.engine.cancel(f"interrupted ({name})", user=True)
+        threading.Thread(
+            target=request_cancellation,
+            args=(self.settings.store, self.run_id, self.settings.run_key, name),
+            name="srbench-cancel",
+            daemon=True,
+        ).start()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._finishing = True
+        if self.stop_signal is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         if not self.role.reports or not self.run_id:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -593,15 +672,19 @@ class SrbenchPlugin:
                 runner=runner,
                 interrupted=self.interrupted,
                 workers_lost=self.workers_lost,
-                json_path=self.settings.json_path,
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"
             return
         if self.baseline is not None and self.report is not None:
             self._apply_gate(session, store)
-        if self.settings.html_path is not None and self.report is not None:
-            write_html_report(store, self.run_id, self.report, self.settings.html_path)
+        if self.report is not None:
+            settings = self.settings
+            self.output_problems = write_outputs(
+                store, self.run_id, self.report, settings.json_path, settings.html_path
+            )
+            if self.output_problems and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the run itself is saved
 
     def _apply_gate(self, session: pytest.Session, store: SqliteStore) -> None:
         """Judge the run against the baseline; a failed gate fails the session (exit 1)."""
@@ -615,7 +698,7 @@ class SrbenchPlugin:
             interval=settings.gate_interval,
         )
         self.report["gate"] = self.gate
-        write_run_report(store, self.run_id, self.report, settings.json_path)
+        write_run_report(store, self.run_id, self.report, None)  # the user's files: later
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as handle:
@@ -634,6 +717,11 @@ class SrbenchPlugin:
                 f"interrupted ({run.error})",
                 yellow=True,
             )
+        if self.stop_signal is not None:
+            terminalreporter.write_line(
+                f"srbench: {self.stop_signal} received; the run was cancelled as on Ctrl-C",
+                yellow=True,
+            )
         if self.report_error:
             terminalreporter.write_sep("=", "srbench report", red=True)
             terminalreporter.write_line(self.report_error)
@@ -643,13 +731,24 @@ class SrbenchPlugin:
         terminalreporter.write_sep("=", "srbench report")
         for line in render_summary(self.report):
             terminalreporter.write_line(line)
-        if self.settings.json_path is not None:
-            terminalreporter.write_line(f"JSON report: {self.settings.json_path}")
-        if self.settings.html_path is not None:
-            terminalreporter.write_line(f"HTML report: {self.settings.html_path}")
+        unwritten = "\n".join(self.output_problems)
+        for label, path in (("JSON", self.settings.json_path), ("HTML", self.settings.html_path)):
+            if path is not None and f"cannot write {path}:" not in unwritten:
+                terminalreporter.write_line(f"{label} report: {path}")
+        for problem in self.output_problems:
+            terminalreporter.write_line(problem, red=True, bold=True)
         if self.gate is not None:
             passed = bool(self.gate["passed"])
             terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)
+
+
+def _with_stop_reason(outcome: CellOutcome, stop_reason: str | None) -> CellOutcome:
+    """A cell cancelled because the run stopped says why the run stopped (under ``-x`` the
+    first failure pytest shows is then the one that stopped the run, not a bare cancel)."""
+    if outcome.status != "cancelled" or not stop_reason or outcome.reason:
+        return outcome
+    error = (outcome.result or {}).get("error") or "cancelled"
+    return CellOutcome(outcome.status, outcome.result, f"{error} — the run {stop_reason}")
 
 
 def _worker_count(config: pytest.Config) -> int:

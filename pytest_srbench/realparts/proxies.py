@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_srbench.childwatch import spawn_watched
 from pytest_srbench.realparts.common import RealPartError, free_port, wait_until_ready
 from pytest_srbench.realparts.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
 
@@ -19,7 +20,8 @@ MASTER_KEY_ENV = "SRBENCH_LITELLM_KEY"
 
 @dataclass
 class ManagedProcess:
-    """A server process started in its own session and stopped by its process id."""
+    """A server process started in its own session (watching this process, so it never
+    outlives it) and stopped by its process group."""
 
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     port: int = 0
@@ -34,7 +36,7 @@ class ManagedProcess:
         folder = Path(tempfile.mkdtemp(prefix=f"srbench-{name}-"))
         self.log_path = folder / f"{name}.log"
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
+            self.process = spawn_watched(  # exits with this process, even on SIGKILL
                 command,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -10,8 +10,14 @@ from pathlib import Path
 
 from pytest_srbench.realparts.common import cache_root
 
-LITELLM = ("litellm", ["litellm[proxy]"])
-LLAMA_CPP_PYTHON = ("llama-cpp-python", ["llama-cpp-python[server]"])
+LITELLM = ("litellm", ["litellm[proxy]==1.108.7"])
+LLAMA_CPP_PYTHON = ("llama-cpp-python", ["llama-cpp-python[server]==0.3.36"])
+LOCKS = Path(__file__).with_name("locks")  # pinned dependencies of each side environment
+
+
+def lock_file(name: str) -> Path:
+    """The constraints file a side environment installs against (``locks/<name>.txt``)."""
+    return LOCKS / f"{name}.txt"
 
 
 def venv_python(name: str, cache: Path | None = None) -> Path:
@@ -36,7 +42,7 @@ def ensure_venv(
     log(f"installing {' '.join(packages)} into {python.parent.parent}")
     env = {"CMAKE_BUILD_PARALLEL_LEVEL": "2", "PATH": "/usr/local/bin:/usr/bin:/bin"}
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", *packages],
+        [str(python), "-m", "pip", "install", "--quiet", "-c", str(lock_file(name)), *packages],
         check=True,
         env={**_environ(), **env},
     )

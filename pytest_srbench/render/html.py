@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
@@ -18,6 +17,7 @@ from typing import Any
 from jinja2 import Environment
 
 from pytest_srbench.core.report_model import ReportModel
+from pytest_srbench.outputs import write_output
 from pytest_srbench.render import charts
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import NULL, interval, num, seconds, usd
@@ -189,8 +189,6 @@ def render_compare_html(result: Mapping[str, Any]) -> str:
 
 
 def write_html(text: str, path: Path) -> None:
-    """Write atomically (a reader never sees half a page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write atomically (a reader never sees half a page); an unwritable path raises
+    ``OutputError`` (one line)."""
+    write_output(path, text)

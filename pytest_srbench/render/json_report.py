@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.report_model import ReportModel
+from pytest_srbench.outputs import write_output
 
 
 def report_json(report: dict[str, Any]) -> str:
@@ -17,10 +17,8 @@ def report_json(report: dict[str, Any]) -> str:
 
 
 def write_report(report: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    tmp.write_text(report_json(report), encoding="utf-8")
-    tmp.replace(path)
+    """Write atomically; an unwritable path raises ``OutputError`` (one line)."""
+    write_output(path, report_json(report))
 
 
 def report_schema() -> dict[str, Any]:

@@ -292,6 +292,15 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a signalled launcher; SIGKILL its group if it outlives the grace."""
+    try:
+        await asyncio.wait_for(proc.wait(), _GRACE_S)
+    except TimeoutError:
+        _kill_if_running(proc)
+        await proc.wait()
+
+
 def _kill_if_running(proc: asyncio.subprocess.Process) -> None:
     """SIGKILL the group of a launcher that outlived its grace (the launcher, alive, must reap
     init: killing both at once would leave init to the machine's pid 1)."""
@@ -356,7 +365,9 @@ async def _execute(
         finally:
             if proc.returncode is None:  # cancelled: init ends the run on SIGTERM at once
                 _signal_group(proc.pid, signal.SIGTERM)
-                asyncio.get_running_loop().call_later(_GRACE_S, _kill_if_running, proc)
+                # reaped before the cancellation propagates, so no subprocess transport
+                # outlives the event loop (its late clean-up would run at interpreter exit)
+                await asyncio.shield(_reap(proc))
         duration = time.monotonic() - started
         if (await asyncio.wait(tasks, timeout=_DRAIN_S))[1]:  # a stray process holds a pipe
             transport = getattr(proc, "_transport", None)

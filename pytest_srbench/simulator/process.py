@@ -1,4 +1,6 @@
-"""Starting and stopping the simulator as a child process on a free loopback port."""
+"""Starting and stopping the simulator as a child process on a free loopback port; it is
+launched through :mod:`pytest_srbench.childwatch`, so it exits when the process that
+started it dies, even by SIGKILL."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_srbench.childwatch import spawn_watched
 from pytest_srbench.simulator.models import SimModel
 
 
@@ -21,7 +24,7 @@ class SimulatorStartError(RuntimeError):
 
 @dataclass
 class SimulatorProcess:
-    """A running simulator child process."""
+    """A running simulator child process (``pid`` is the server's own process id)."""
 
     pid: int
     port: int
@@ -70,15 +73,16 @@ def start_simulator(
     log_path = (log_dir or work) / "simulator.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
-        popen = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ)
-        )
+        popen = spawn_watched(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if ready.exists():
             info = json.loads(ready.read_text())
             return SimulatorProcess(
-                pid=popen.pid, port=int(info["port"]), popen=popen, log_path=log_path
+                pid=int(info.get("pid") or popen.pid),
+                port=int(info["port"]),
+                popen=popen,
+                log_path=log_path,
             )
         if popen.poll() is not None:
             raise SimulatorStartError(

@@ -312,7 +312,14 @@ def make_app(state: SimulatorState | None = None) -> web.Application:
 
 async def serve(host: str, port: int, ready_file: Path | None, models: dict[str, SimModel]) -> None:
     """Run until cancelled; write the bound port to ``ready_file`` once listening."""
-    runner = web.AppRunner(make_app(SimulatorState(models)), access_log=None, handle_signals=False)
+    # handler_cancellation: a request whose client went away stops being played (and stops
+    # counting as in flight) at once, instead of streaming to nobody until it ends
+    runner = web.AppRunner(
+        make_app(SimulatorState(models)),
+        access_log=None,
+        handle_signals=False,
+        handler_cancellation=True,
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=4096)
     await site.start()

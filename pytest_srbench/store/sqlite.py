@@ -2,7 +2,10 @@
 evidence files under ``runs/<run_id>/<cell digest>/<call_id>.sse``.
 
 Each thread uses its own connection. Writes happen in ``BEGIN IMMEDIATE`` transactions
-with a generous busy timeout, so several processes (xdist workers) can share one store.
+with a generous busy timeout (``SRBENCH_BUSY_TIMEOUT_S``, default 60 s), so several processes
+(xdist workers) can share one store. A store the process cannot write is opened read-only:
+reading works, and a write says the store is read-only. Every SQLite failure a user can cause
+(a read-only or locked store, a folder that cannot be created) is a one-line ``StoreError``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,8 @@ from pytest_srbench.store.writes import (
 
 SCHEMA_VERSION = 1
 DB_NAME = "journal.sqlite3"
+BUSY_TIMEOUT_ENV = "SRBENCH_BUSY_TIMEOUT_S"
+DEFAULT_BUSY_TIMEOUT_S = 60.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -179,6 +185,10 @@ def _accounting(call: Row) -> tuple[int, float | None, str | None]:
     )
 
 
+def _parse_stamp(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
 def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
 
@@ -199,31 +209,128 @@ def _run(row: sqlite3.Row) -> Run:
     )
 
 
+def busy_timeout_s() -> float:
+    """How long a write waits for another process's lock: ``SRBENCH_BUSY_TIMEOUT_S`` or 60."""
+    text = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_BUSY_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:
+        raise StoreError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds in 0..86400")
+    return value
+
+
+def _writable(root: Path, db_path: Path) -> bool:
+    """Whether this process may write an existing store (its folder and its database)."""
+    return os.access(root, os.W_OK) and os.access(db_path, os.W_OK)
+
+
 class SqliteStore:
     """The default store: SQLite (WAL, synchronous=FULL) plus evidence files."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = Path(root)
         self.db_path = self.root / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()
         self._evidence = EvidencePacks(self.root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):
-            os.chmod(self.root, 0o700)
+        self.busy_timeout_s = busy_timeout_s()
+        self.read_only = read_only or (
+            self.db_path.is_file() and not _writable(self.root, self.db_path)
+        )
+        if self.read_only:
+            if not self.db_path.is_file():
+                raise StoreError(f"no store at {self.root}")
+        else:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(
+                    f"cannot create the store {self.root}: {error.strerror or error}"
+                ) from None
+            with contextlib.suppress(OSError):
+                os.chmod(self.root, 0o700)
         self._migrate()
 
     # -- connections -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            self.db_path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
-        connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=FULL")
-        connection.execute("PRAGMA busy_timeout=60000")
-        connection.execute("PRAGMA foreign_keys=ON")
+        timeout = self.busy_timeout_s
+        try:
+            if self.read_only:
+                connection = self._connect_read_only()
+            else:
+                connection = sqlite3.connect(
+                    self.db_path, timeout=timeout, isolation_level=None, check_same_thread=False
+                )
+            connection.row_factory = sqlite3.Row
+            if self.read_only:
+                connection.execute("PRAGMA query_only=ON")
+            else:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=FULL")
+            connection.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as error:
+            raise self.store_error(error) from None
         return connection
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A read-only connection. In a folder this process cannot write, SQLite cannot make
+        the WAL index (``-shm``) a reader needs; with no WAL content left to read, the
+        database file alone is the whole store and is opened as immutable."""
+        uri = self.db_path.absolute().as_uri()
+
+        def connect(query: str) -> sqlite3.Connection:
+            return sqlite3.connect(
+                uri + query,
+                uri=True,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+
+        connection = connect("?mode=ro")
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as error:
+            connection.close()
+            wal = self.db_path.with_name(DB_NAME + "-wal")
+            if not str(getattr(error, "sqlite_errorname", "")).startswith(
+                ("SQLITE_READONLY", "SQLITE_CANTOPEN")
+            ):
+                raise
+            if wal.exists() and wal.stat().st_size > 0:
+                raise StoreError(
+                    f"the store {self.root} is read-only and holds changes not yet merged into "
+                    "its database (a -wal file); open it once with write access"
+                ) from None
+            connection = connect("?mode=ro&immutable=1")
+        return connection
+
+    def store_error(self, error: sqlite3.Error) -> Exception:
+        """The one-line ``StoreError`` for a failure the user can cause (locked, read-only,
+        unopenable store); any other SQLite error is returned unchanged (a bug to see)."""
+        name = str(getattr(error, "sqlite_errorname", "") or "")
+        text = str(error)
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
+            return StoreError(
+                f"the store {self.root} is locked by another process (waited "
+                f"{self.busy_timeout_s:g} s for it); try again when that process is done, or "
+                f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS"
+            )
+        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            return StoreError(
+                f"the store {self.root} is read-only: listing and reading runs work, but this "
+                "needs to write to it (use a writable copy, or --store / --srbench-store DIR)"
+            )
+        if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_IOERR", "SQLITE_FULL")) or (
+            "unable to open database" in text
+        ):
+            return StoreError(f"the store {self.root} cannot be used: {text}")
+        return error
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -253,41 +360,85 @@ class SqliteStore:
             finally:
                 self._local.depth = depth
             return
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise self.store_error(error) from None
         self._local.depth = 1
         try:
             yield
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        else:
             db.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self.store_error(error) from None
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
         finally:
             self._local.depth = 0
 
     def _migrate(self) -> None:
-        if not os.path.exists(self.db_path):
-            fd = os.open(self.db_path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
-        self.db.executescript(SCHEMA)
-        for table, column, statements in ADDED_COLUMNS:
-            present = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
-            if column not in present:  # a store written before the column existed
+        """Create or upgrade the schema. An up-to-date store is only read, so opening it
+        never waits for another process's write lock; a read-only store is only checked."""
+        try:
+            if self.read_only:
+                self._check_schema()
+                return
+            if not os.path.exists(self.db_path):
+                try:
+                    fd = os.open(self.db_path, os.O_CREAT | os.O_WRONLY, 0o600)
+                except OSError as error:
+                    raise StoreError(
+                        f"cannot create the store {self.root}: {error.strerror or error}"
+                    ) from None
+                os.close(fd)
+            self.db.executescript(SCHEMA)
+            for table, column, statements in ADDED_COLUMNS:
+                present = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:  # a store written before the column existed
+                    with self.transaction():
+                        for statement in statements:
+                            self.db.execute(statement)
+            if self._check_schema() is None:
                 with self.transaction():
-                    for statement in statements:
-                        self.db.execute(statement)
-        with self.transaction():
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                self.db.execute(
-                    "INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-            elif int(row["value"]) > SCHEMA_VERSION:
+                    self.db.execute(
+                        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+        except sqlite3.OperationalError as error:
+            raise self.store_error(error) from None
+
+    def _columns(self, table: str) -> set[str]:
+        return {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+
+    def _check_schema(self) -> int | None:
+        """The store's schema version (None before it is written); a newer one is an error,
+        and so is a read-only store that would need an upgrade."""
+        tables = {row["name"] for row in self.db.execute("SELECT name FROM sqlite_master")}
+        row = (
+            self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if "meta" in tables
+            else None
+        )
+        if row is not None and int(row["value"]) > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.db_path}: store schema version {row['value']} is newer than this "
+                f"pytest-srbench supports ({SCHEMA_VERSION}); upgrade pytest-srbench"
+            )
+        if self.read_only:
+            missing = [
+                f"{table}.{column}"
+                for table, column, _ in ADDED_COLUMNS
+                if table not in tables or column not in self._columns(table)
+            ]
+            if row is None or missing:
                 raise StoreError(
-                    f"{self.db_path}: store schema version {row['value']} is newer than this "
-                    f"pytest-srbench supports ({SCHEMA_VERSION}); upgrade pytest-srbench"
+                    f"the store {self.root} is read-only and was written by an older "
+                    "pytest-srbench; open it once with write access to upgrade it"
                 )
+        return None if row is None else int(row["value"])
 
     # -- runs --------------------------------------------------------------------------
     def create_run(
@@ -401,17 +552,34 @@ class SqliteStore:
         for row in self.db.execute("SELECT id FROM runs ORDER BY created_at"):
             yield row["id"]
 
-    def set_run_status(self, run_id: str, status: str, error: str | None = None) -> Run:
-        """Move a run to ``status`` (appending the status event) and touch ``updated_at``."""
+    def set_run_status(
+        self, run_id: str, status: str, error: str | None = None, *, ended_at: str | None = None
+    ) -> Run:
+        """Move a run to ``status`` (appending the status event) and set ``updated_at`` (the
+        end of its wall time) to ``ended_at``, default now."""
         with self.transaction():
             run = self.require_run(run_id)
             self.db.execute(
                 "UPDATE runs SET status = ?, updated_at = ?, error = COALESCE(?, error) WHERE id = ?",
-                (status, now_iso(), error, run_id),
+                (status, ended_at or now_iso(), error, run_id),
             )
             if status != run.status:
                 self.append_event(run_id, status, {"error": error} if error else {})
             return self.require_run(run_id)
+
+    def last_activity_at(self, run_id: str) -> str | None:
+        """When anything of the run was last recorded: the run row, a call, a result, an
+        event or in-flight progress (what a stopped runner last did); None for no run."""
+        stamps = self.db.execute(
+            "SELECT (SELECT updated_at FROM runs WHERE id = :run),"
+            " (SELECT max(updated_at) FROM calls WHERE run_id = :run),"
+            " (SELECT max(updated_at) FROM results WHERE run_id = :run),"
+            " (SELECT max(at) FROM events WHERE run_id = :run),"
+            " (SELECT max(last_activity_at) FROM call_progress WHERE run_id = :run)",
+            {"run": run_id},
+        ).fetchone()
+        known = [stamp for stamp in stamps if stamp]
+        return max(known, key=_parse_stamp) if known else None
 
     # -- results -----------------------------------------------------------------------
     def upsert_result(self, run_id: str, result: Row) -> None:
@@ -729,9 +897,18 @@ class SqliteStore:
         self._evidence.close()
 
 
-def open_store(location: str | os.PathLike[str]) -> SqliteStore:
-    """Open (creating if needed) the store at a folder path."""
-    text = str(location)
+def open_store(location: str | os.PathLike[str], *, read_only: bool = False) -> SqliteStore:
+    """Open (creating if needed) the store at a folder path; ``read_only`` (or a store this
+    process cannot write) opens it for reading only."""
+    check_location(str(location))
+    return SqliteStore(Path(location), read_only=read_only)
+
+
+def check_location(text: str) -> None:
+    """A store is a local folder; a URL is refused without repeating it (it may hold a
+    password), before a path turns ``scheme://user:pw@host`` into folders."""
     if "://" in text:
-        raise StoreError(f"store URL {text!r}: only a local folder is supported by this version")
-    return SqliteStore(Path(text))
+        scheme = text.split("://", 1)[0][:20]
+        raise StoreError(
+            f"store URL {scheme}://…: only a local folder is supported by this version"
+        )

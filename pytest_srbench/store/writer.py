@@ -7,15 +7,27 @@ writes are held up to ``linger_s`` to join a larger batch. Everything happens on
 thread: no writer thread means no GIL hand-offs between SQLite steps under load.
 
 Without a running loop (tools, tests) ``post`` and ``run`` apply immediately.
+
+Every intent passes the writer's ``redactor`` on its way in: the one place where what the
+engine records meets the API key values of the run's targets, so an endpoint that echoes a
+key (in an error body, a header, the stream) never gets it into the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from typing import Protocol
 
-from pytest_srbench.store.writes import Write
+from pytest_srbench.core.redact import Redactor
+from pytest_srbench.store.writes import (
+    AppendEvent,
+    FinishCall,
+    InsertCall,
+    UpsertResult,
+    Write,
+)
 
 
 class _Batched(Protocol):
@@ -36,6 +48,22 @@ class GroupCommitWriter:
         self.commits = 0
         self.writes = 0
         self.errors: list[BaseException] = []
+        self.redactor = Redactor(())
+
+    def redact(self, write: Write) -> Write:
+        """``write`` with every secret the redactor knows replaced (rows, events, evidence)."""
+        redactor = self.redactor
+        if not redactor:
+            return write
+        if isinstance(write, FinishCall):
+            return FinishCall(
+                write.run_id, redactor.value(write.row), redactor.data(write.evidence)
+            )
+        if isinstance(write, InsertCall | UpsertResult):
+            return replace(write, row=redactor.value(write.row))
+        if isinstance(write, AppendEvent):
+            return replace(write, data=redactor.value(write.data))
+        return write
 
     @staticmethod
     def _loop() -> asyncio.AbstractEventLoop | None:
@@ -46,7 +74,7 @@ class GroupCommitWriter:
 
     def post(self, writes: list[Write]) -> None:
         """Queue writes; they commit with the next batch (within ``linger_s``)."""
-        self._pending.append((list(writes), None))
+        self._pending.append(([self.redact(write) for write in writes], None))
         loop = self._loop()
         if loop is None:
             self.flush()
@@ -59,7 +87,7 @@ class GroupCommitWriter:
         if loop is None:
             raise RuntimeError("GroupCommitWriter.run needs a running event loop; use post()")
         waiter: asyncio.Future[None] = loop.create_future()
-        self._pending.append((list(writes), waiter))
+        self._pending.append(([self.redact(write) for write in writes], waiter))
         if self._urgent is None:
             self._urgent = loop.call_soon(self.flush)
         return waiter

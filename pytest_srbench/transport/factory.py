@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-import httpx
-
+from pytest_srbench.core.choices import TRANSPORTS
 from pytest_srbench.transport.aiohttp_transport import AiohttpTransport
 from pytest_srbench.transport.base import Transport
-from pytest_srbench.transport.httpx_transport import HttpxTransport
 
-TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
 DEFAULT_TRANSPORT = "aiohttp"
 
 
@@ -23,6 +20,10 @@ def make_transport(
     """
     if name == "aiohttp" or not keep_alive:
         return AiohttpTransport(limit=connections, keep_alive=keep_alive)
+    import httpx  # only for the httpx transports: the default path never loads it
+
+    from pytest_srbench.transport.httpx_transport import HttpxTransport
+
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     if name == "httpx-aiohttp":
         from httpx_aiohttp import AiohttpTransport as HttpxAiohttp

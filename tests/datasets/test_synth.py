@@ -15,7 +15,6 @@ import json
 import math
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -562,12 +561,10 @@ def test_quick_profile_runs_end_to_end_on_synthetic_suites(pytester):
         main(["datasets", "synth", "--profile", "quick", "--out", str(pytester.path / "suites")])
         == 0
     )
-    started = time.monotonic()
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--srbench-profile=quick", "--srbench-concurrency", "64",
         "--srbench-json=report.json",
     )  # fmt: skip
-    elapsed = time.monotonic() - started
     assert result.ret == 0, result.stdout.str()[-3000:]
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["status"] == "completed"
@@ -585,4 +582,3 @@ def test_quick_profile_runs_end_to_end_on_synthetic_suites(pytester):
     assert all(
         s["location"] == "project" and s["revision"] == f"synthetic-{SEED}" for s in suites.values()
     )
-    assert elapsed < 60, f"the quick run took {elapsed:.1f} s"

@@ -99,6 +99,12 @@ def test_exit_first_fails_closed(pytester, sim):
         "no:xdist",
     )
     assert result.ret == 1
+    # the failure pytest shows names the cell that stopped the run, not only a bare cancel
+    result.stdout.fnmatch_lines(
+        [
+            "*could not be graded*the run stopped after 1 failed cell*[[]err500] failed: Target HTTP 500"
+        ]
+    )
     data = report(pytester)
     assert data["status"] == "failed"
     metrics = {t["id"]: t for t in data["summary"]["targets"]}

@@ -5,8 +5,10 @@ the same model passes; bad baselines are usage errors before anything runs."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,34 +39,49 @@ latency_s = 0.0
 prices = {{ input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }}
 """
 BENCHMARKS = ("mmlu-pro", "gpqa-diamond", "simpleqa-verified")
+ARGS = (
+    "-p",
+    "no:cacheprovider",
+    "--srbench-profile=quick",
+    "--srbench-concurrency=64",
+    *[f"--srbench-benchmark={b}" for b in BENCHMARKS],
+)
 
 
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyprojecttoml(CONFIG.format(model="fast-good"))
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Synthetic quick suites and one baseline run (store + main.json), made once per module;
+    every test starts from a copy, so the expensive part is paid once."""
+    folder = tmp_path_factory.mktemp("gate")
+    (folder / "pyproject.toml").write_text(CONFIG.format(model="fast-good"))
     made = subprocess.run(
         [sys.executable, "-m", "pytest_srbench", "datasets", "synth", "--profile", "quick",
          *[arg for b in BENCHMARKS for arg in ("--benchmark", b)]],
-        cwd=pytester.path, capture_output=True, text=True,
+        cwd=folder, capture_output=True, text=True,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
+    base = subprocess.run(
+        [sys.executable, "-m", "pytest", *ARGS, "--srbench-json=main.json"],
+        cwd=folder, capture_output=True, text=True,
+    )  # fmt: skip
+    assert base.returncode == 0, base.stdout + base.stderr
+    return folder
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, workspace: Path) -> pytest.Pytester:
+    for name in ("suites", ".srbench"):
+        shutil.copytree(workspace / name, pytester.path / name)
+    for name in ("pyproject.toml", "main.json"):
+        shutil.copy(workspace / name, pytester.path / name)
     return pytester
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--srbench-profile=quick",
-        "--srbench-concurrency=64",
-        *[f"--srbench-benchmark={b}" for b in BENCHMARKS],
-        *args,
-    )
+    return pytester.runpytest_subprocess(*ARGS, *args)
 
 
 def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkeypatch):
-    base = run(project, "--srbench-json=main.json")
-    assert base.ret == 0, base.stdout.str()
     baseline = json.loads((project.path / "main.json").read_text())
     assert baseline["summary"]["planned_cells"] == 640
     assert baseline["plan"]["profile"] == "quick"
@@ -105,8 +122,6 @@ def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkey
 
 
 def test_noninferiority_against_a_run_in_the_store(project):
-    base = run(project, "--srbench-json=main.json")
-    assert base.ret == 0
     run_id = json.loads((project.path / "main.json").read_text())["run_id"]
     ok = run(project, f"--srbench-baseline={run_id}", "--srbench-gate=noninferiority")
     assert ok.ret == 0, ok.stdout.str()
@@ -137,11 +152,8 @@ def test_bad_baselines_are_usage_errors_before_anything_runs(project):
     assert lonely.ret == pytest.ExitCode.USAGE_ERROR
     lonely.stderr.fnmatch_lines(["*--srbench-gate needs --srbench-baseline*"])
 
-    base = run(project, "--srbench-limit=20", "--srbench-json=main.json")
-    assert base.ret == 0
     other = run(
         project,
-        "--srbench-limit=20",
         "--srbench-baseline=main.json",
         "--srbench-limits",
         "max_output_chars=999",
@@ -154,4 +166,4 @@ def test_bad_baselines_are_usage_errors_before_anything_runs(project):
         [sys.executable, "-m", "pytest_srbench", "runs"],
         cwd=project.path, capture_output=True, text=True,
     )  # fmt: skip
-    assert listing.stdout.count("run-") == 1  # the rejected run was never created
+    assert listing.stdout.count("run-") == 1  # only the baseline: no rejected run was created

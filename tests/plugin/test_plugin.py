@@ -142,6 +142,10 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     assert metrics["broken"]["cost_usd"] is None and metrics["broken"]["known_cost_usd"] == 0
     assert metrics["sim-large"]["cost_usd"] is not None
     assert report["failure"]["reason"] == "Target HTTP 500"
+    failed_cells = [c for c in report["cells"] if c["target_id"] == "broken"]
+    assert failed_cells and all(c["latency_s"] is None for c in failed_cells)  # unknown, not 0
+    answered = [c for c in report["cells"] if c["target_id"] == "sim-large"]
+    assert all(c["latency_s"] > 0 for c in answered)
     from pytest_srbench.store import open_store
 
     store = open_store(pytester.path / ".srbench")
@@ -155,7 +159,10 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     ("args", "message"),
     [
         (["--srbench-profile=smoke", "--srbench-target=nope"], "*unknown target(s) nope*"),
-        (["--srbench-profile=quick"], "*profile 'quick' needs * cases*prepare a larger dataset*"),
+        (
+            ["--srbench-profile=quick"],
+            "*profile 'quick' needs * cases*srbench datasets synth --profile quick*",
+        ),
         (["--srbench-benchmark=no-such-bench"], "*no adapter for benchmark 'no-such-bench'*"),
     ],
 )
@@ -177,6 +184,7 @@ def test_malformed_config_is_a_usage_error(pytester):
 def test_keyword_selection_freezes_a_labelled_subset(pytester):
     result, report = run_json(pytester, "--srbench-profile=smoke", "-k", "gpqa and sim-large")
     assert result.ret == 0
+    result.stdout.fnmatch_lines(["collected 72 items / 68 deselected / 4 selected"])
     assert [t["id"] for t in report["summary"]["targets"]] == ["sim-large"]
     assert report["summary"]["planned_cells"] == 4
     assert "custom task subset" in report["summary"]["targets"][0]["score_scope"]

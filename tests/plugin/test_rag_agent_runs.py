@@ -139,6 +139,9 @@ def test_rag_smoke_with_the_real_embedding_model(pytester, monkeypatch):
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--srbench-benchmark=rag-smoke",
         "--srbench-target=sim-rag-vector", "--srbench-json=report.json",
+        # MiniLM queries are CPU work in the simulator: on a loaded machine the default 30 s
+        # idle timeout can expire; this test is about the embedding, not about speed
+        "--srbench-limits=idle_timeout_s=600", "--srbench-limits=total_timeout_s=600",
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-3000:]
     report = json.loads((pytester.path / "report.json").read_text())

@@ -2,7 +2,6 @@
 truncation and batching, the hashing fallback, and choosing between them."""
 
 import math
-import time
 
 import numpy
 import pytest
@@ -80,13 +79,13 @@ def test_cls_and_sep_frame_the_word_pieces_and_long_texts_are_cut_at_256(minilm)
     assert numpy.abs(a - b).max() < 1e-6
 
 
-def test_embedding_the_shipped_corpus_takes_seconds(minilm, corpus):
+def test_embedding_the_shipped_corpus_in_one_call(minilm, corpus):
+    # How long this takes is measured by bench/retrieval.py ("embed corpus"), not asserted.
     passages = [block["text"] for note in corpus["notes"] for block in note["blocks"]]
-    started = time.perf_counter()
     vectors = minilm.embed(passages)
-    elapsed = time.perf_counter() - started
-    assert vectors.shape == (len(passages), 384)
-    assert elapsed < 20.0  # about 2 s on the 2-core CI machine
+    assert vectors.shape == (len(passages), 384) and vectors.dtype == numpy.float32
+    assert numpy.allclose(numpy.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert numpy.abs(vectors[7] - minilm.embed([passages[7]])[0]).max() < 1e-5  # batching
 
 
 def test_gelu_matches_the_exact_erf_form():

@@ -76,7 +76,7 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # generous: a loaded machine starts slowly
         while not server.started:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("the API server did not start")
@@ -87,7 +87,7 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     yield start
     for server, thread in servers:
         server.should_exit = True  # type: ignore[attr-defined]
-        thread.join(timeout=10)
+        thread.join(timeout=60)
 
 
 @pytest.fixture(scope="session")

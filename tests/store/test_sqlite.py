@@ -4,6 +4,8 @@ import asyncio
 import json
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,7 @@ from pytest_srbench.store import GroupCommitWriter, StoreError, open_store
 from pytest_srbench.store.sqlite import SCHEMA_VERSION
 from pytest_srbench.store.writes import AppendEvent, InsertCall
 from tests.core.helpers import case, manifest, target
+from tests.permissions import make_read_only, make_writable, unprivileged
 
 
 @pytest.fixture
@@ -216,3 +219,143 @@ def test_store_written_before_accounting_columns_is_migrated(tmp_path, plan):
     reopened = open_store(tmp_path / "s")
     assert reopened.call_facts("run-1") == expected
     assert reopened.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
+
+
+def test_a_read_only_store_reads_and_says_so_on_a_write(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    store.close()
+    reader = open_store(tmp_path / "s", read_only=True)
+    assert reader.read_only and [run.id for run in reader.list_runs()] == ["run-1"]
+    assert reader.get_manifest("run-1").plan_sha256 == plan.plan_sha256
+    with pytest.raises(StoreError) as error:
+        reader.set_run_status("run-1", "cancelled")
+    assert str(error.value) == (
+        f"the store {tmp_path / 's'} is read-only: listing and reading runs work, but this "
+        "needs to write to it (use a writable copy, or --store / --srbench-store DIR)"
+    )
+    assert reader.require_run("run-1").status == "queued"  # nothing was written
+    with pytest.raises(StoreError, match="no store at"):
+        open_store(tmp_path / "missing", read_only=True)
+
+
+def test_a_store_the_process_cannot_write_opens_read_only(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    store.close()
+    make_read_only(tmp_path / "s")
+    probe = (
+        "import json, sys\n"
+        "from pytest_srbench.store import StoreError, open_store\n"
+        "store = open_store(sys.argv[1])\n"
+        "run = store.require_run('run-1')\n"
+        "try:\n"
+        "    store.set_run_status('run-1', 'cancelled')\n"
+        "except StoreError as error:\n"
+        "    print(json.dumps([store.read_only, run.status, str(error)]))\n"
+    )
+    try:
+        done = subprocess.run(
+            unprivileged([sys.executable, "-c", probe, str(tmp_path / "s")]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        make_writable(tmp_path / "s")
+    assert done.returncode == 0, done.stderr
+    read_only, status, error = json.loads(done.stdout)
+    assert read_only is True and status == "queued" and "is read-only" in error
+
+
+def _hold_write_lock(path, holding, release):
+    """Another connection holding the store's write lock (``BEGIN IMMEDIATE``)."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holding.set()
+    release.wait(60)
+    holder.execute("ROLLBACK")
+    holder.close()
+
+
+def test_a_store_locked_longer_than_the_busy_timeout_is_one_clear_error(
+    tmp_path, plan, monkeypatch
+):
+    monkeypatch.setenv("SRBENCH_BUSY_TIMEOUT_S", "0.2")
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    store.close()
+    holding, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.Process(
+        target=_hold_write_lock, args=(tmp_path / "s" / "journal.sqlite3", holding, release)
+    )
+    holder.start()
+    try:
+        assert holding.wait(60)
+        locked = open_store(tmp_path / "s")  # opening an up-to-date store writes nothing
+        assert [run.id for run in locked.list_runs()] == ["run-1"]  # reading works
+        with pytest.raises(StoreError) as error:
+            locked.set_run_status("run-1", "cancelled")
+        assert str(error.value).startswith(
+            f"the store {tmp_path / 's'} is locked by another process (waited 0.2 s for it)"
+        )
+        assert "SRBENCH_BUSY_TIMEOUT_S" in str(error.value)
+    finally:
+        release.set()
+        holder.join(60)
+    locked.set_run_status("run-1", "cancelled")  # once released, the same store writes
+    assert locked.require_run("run-1").status == "cancelled"
+
+
+@pytest.mark.parametrize("value", ["soon", "-1"])
+def test_a_bad_busy_timeout_is_named(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("SRBENCH_BUSY_TIMEOUT_S", value)
+    with pytest.raises(StoreError, match="SRBENCH_BUSY_TIMEOUT_S must be a number of seconds"):
+        open_store(tmp_path / "s")
+
+
+def test_a_store_that_cannot_be_created_is_one_clear_error(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(StoreError, match=r"cannot create the store .*afile/s: "):
+        open_store(tmp_path / "afile" / "s")
+
+
+def test_a_store_url_is_refused_without_printing_its_password():
+    with pytest.raises(StoreError) as error:
+        open_store("postgresql://me:hunter2@db.example.com/srbench")
+    assert "postgresql://…" in str(error.value) and "hunter2" not in str(error.value)
+
+
+def test_the_writer_redacts_key_values_from_rows_events_and_evidence(tmp_path, plan):
+    from pytest_srbench.core.redact import Redactor
+    from pytest_srbench.store.writes import FinishCall, UpsertResult
+
+    key = "sk-test-0123456789abcdef"
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    writer = GroupCommitWriter(store)
+    writer.redactor = Redactor([key])
+    row = {"id": "c1", "case_id": "mmlu-pro/1", "target_id": "t", "role": "subject"}
+    writer.post([InsertCall("run-1", {**row, "status": "sent", "request": {"k": key}})])
+    writer.post(
+        [
+            FinishCall(
+                "run-1",
+                {**row, "status": "failed", "error": f"echo {key}", "router": {"x-k": key}},
+                f'{{"error": "bad key {key}"}}'.encode(),
+            ),
+            UpsertResult(
+                "run-1",
+                {"case_id": "mmlu-pro/1", "target_id": "t", "answer": key, "status": "failed"},
+            ),
+            AppendEvent("run-1", "failure_observed", {"summary": f"key {key}"}),
+        ]
+    )
+    (call,) = store.calls("run-1")
+    assert call["error"] == "echo [REDACTED]" and call["router"] == {"x-k": "[REDACTED]"}
+    assert store.read_evidence(call["evidence"]) == b'{"error": "bad key [REDACTED]"}'
+    assert store.results("run-1")[0]["answer"] == "[REDACTED]"
+    store.close()
+    for path in (tmp_path / "s").rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path

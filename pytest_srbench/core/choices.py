@@ -1,0 +1,10 @@
+"""The names a user chooses among on the command line: profiles, gate modes and intervals,
+transports. Kept free of imports so that registering pytest options loads nothing else."""
+
+from __future__ import annotations
+
+PROFILES = ("smoke", "quick", "standard")
+GATE_MODES = ("regression", "noninferiority")
+GATE_INTERVALS = ("newcombe", "hoeffding")
+DEFAULT_MARGIN = 0.05
+TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")

@@ -1,0 +1,64 @@
+"""The entry point loads nothing heavy until srbench is used (issue 15: an unused plugin costs
+nothing). Checked in a fresh interpreter, by module names, not by timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = (
+    "numpy",
+    "aiohttp",
+    "httpx",
+    "fastapi",
+    "jinja2",
+    "pydantic",
+    "orjson",
+    "sqlite3",
+    "pytest_srbench.config",
+    "pytest_srbench.engine",
+    "pytest_srbench.core.models",
+    "pytest_srbench.store",
+)
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = (
+        "import json, sys\n"
+        f"{code}\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy or "
+        "any(m == h or m.startswith(h + '.') for h in heavy))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    return list(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_entry_point_loads_no_heavy_module() -> None:
+    assert loaded_after("import pytest_srbench.plugin.entry") == []
+
+
+def test_the_package_root_resolves_public_names_on_first_use() -> None:
+    assert loaded_after("import pytest_srbench") == []
+    loaded = loaded_after("import pytest_srbench as s; assert s.wilson_interval(1, 2)")
+    assert "pytest_srbench.core.models" not in loaded
+    assert "pydantic" in loaded_after("import pytest_srbench as s; s.Target")
+
+
+def test_an_unrelated_pytest_session_loads_nothing_of_srbench(pytester) -> None:
+    """A plain run in a project: the plugin's session machinery is never imported."""
+    pytester.makepyfile(
+        test_one="""
+        import sys
+
+        def test_one():
+            assert "pytest_srbench.plugin.session" not in sys.modules
+            assert "pytest_srbench.config" not in sys.modules
+            assert "pytest_srbench.engine.engine" not in sys.modules
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
