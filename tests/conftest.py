@@ -102,6 +102,16 @@ def user_like_subprocesses() -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytest's own ``pytester``, whose sessions also run without the development plugins.
+    ``Pytester`` deletes ``PYTEST_ADDOPTS`` when it is made, so without this every
+    ``runpytest_subprocess`` (and every command a pytester test starts) would load them again."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_ADDOPTS", DEV_ONLY_PLUGINS)
+        yield pytester
+
+
 @pytest.fixture(scope="session")
 def simulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
     """One simulator process for the whole test session (its counters are reset per use)."""

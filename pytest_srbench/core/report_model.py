@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # protected_namespaces=(): fields such as model_switches are report names (pydantic < 2.10
+    # reserved the whole model_ prefix)
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
 
 class TokenBuckets(_Strict):

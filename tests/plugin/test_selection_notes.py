@@ -125,7 +125,7 @@ def test_a_benchmark_without_a_target_of_its_kind_is_a_usage_error(pytester, xdi
     pytester.makepyprojecttoml(RETRIEVAL_DEFAULTS)
     result = run(pytester, "--srbench-benchmark", "mmlu-pro", *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-3000:]
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert (
         "ERROR: pytest-srbench: nothing to run — benchmark mmlu-pro needs a model or router "
         "target, but default_targets lists only notes (retrieval); pass --srbench-target "
@@ -139,7 +139,7 @@ def test_a_planning_error_under_xdist_is_one_line_and_exit_4(pytester):
     """Workers plan the run; their usage errors reach the terminal through the controller."""
     result = run(pytester, "--srbench-benchmark", "no-such-bench", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-3000:]
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert output.count("ERROR: pytest-srbench: no adapter for benchmark 'no-such-bench'") == 1
     assert "Traceback" not in output and "INTERNALERROR" not in output
 
@@ -155,7 +155,7 @@ def test_an_extension_suite_without_profiles_is_a_usage_error_naming_the_field(p
     (folder / "suite.json").write_text(json.dumps(meta))
     result = run(pytester, "--srbench-benchmark", "my-quiz")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert "nothing to run — benchmark my-quiz selects no case for profile 'smoke'" in output
     assert '"profiles": {"smoke": 1}' in output
     meta["profiles"] = {"smoke": 1}

@@ -26,7 +26,7 @@ RUN = ("-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark
 
 def assert_one_clear_line(result: pytest.RunResult, expected: str) -> str:
     """The session refused with exit 4 and one ``ERROR: pytest-srbench: …`` line."""
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output
     assert "INTERNALERROR" not in output and "Traceback" not in output, output
     lines = [line for line in output.splitlines() if "pytest-srbench:" in line]
@@ -79,7 +79,7 @@ def test_a_configuration_mistake_is_one_line_without_the_secret(pytester, toml, 
     result = pytester.runpytest_subprocess(*RUN, "--srbench-limit=1")
     line = assert_one_clear_line(result, expected)
     assert "srbench.toml" in line
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert PASSWORD not in output and "me:" not in output
     assert not (pytester.path / ".srbench").exists()  # refused before anything was opened
 
@@ -108,7 +108,7 @@ def test_a_store_url_with_a_password_is_refused_and_never_printed(pytester):
         *RUN, "--srbench-limit=1", f"--srbench-store=postgresql://me:{PASSWORD}@db.example/x"
     )
     assert_one_clear_line(result, "--srbench-store: store URL postgresql://…: only a local folder")
-    assert PASSWORD not in result.stdout.str() + result.stderr.str()
+    assert PASSWORD not in result.stdout.str() + "\n" + result.stderr.str()
     assert not (pytester.path / "postgresql:").exists()  # no folders made of the URL
 
 
@@ -127,7 +127,7 @@ def test_an_unwritable_report_path_keeps_the_run_and_prints_the_report(pytester)
     result = pytester.runpytest_subprocess(
         *RUN, "--srbench-limit=1", "--srbench-json=afile/r.json", "--srbench-html=afile/r.html"
     )
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output
     assert "INTERNALERROR" not in output and "Traceback" not in output
     result.stdout.fnmatch_lines(["*srbench report*", "*sim-large (sim)*"])  # still printed
@@ -280,7 +280,7 @@ output = 2.0
         *RUN, "--srbench-limit=2", "-rA", "--srbench-json=out/report.json",
         "--srbench-html=out/report.html", "--junitxml=out/junit.xml",
     )  # fmt: skip
-    output = result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + "\n" + result.stderr.str()
     assert echo_server.requests == 2  # one 401 echo, one stream echo
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output  # the 401 cell could not be graded
     assert "could not be graded" in output and "Target HTTP 401" in output
