@@ -18,6 +18,10 @@ def srbench(cwd, *args):
     )
 
 
+# one worker makes the module's runs once
+pytestmark = pytest.mark.xdist_group("cli-finished-run")
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli")

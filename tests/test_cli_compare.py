@@ -25,6 +25,10 @@ def pytest_run(cwd: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+# one worker makes the module's runs once
+pytestmark = pytest.mark.xdist_group("cli-compare-runs")
+
+
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("compare")

@@ -19,7 +19,7 @@ from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest, run
 
-pytestmark = pytest.mark.realmodel
+pytestmark = [pytest.mark.realmodel, pytest.mark.xdist_group("real-servers")]
 
 REGISTRY = default_registry(with_entry_points=False)
 FREE = Prices(input=0.0, cached_input=0.0, cache_write=0.0, output=0.0)
@@ -145,17 +145,17 @@ def test_smoke_profile_against_the_real_model(pytester, llama_server):
         "--srbench-benchmark=mmlu-pro",
         "--srbench-benchmark=gpqa-diamond",
         "--srbench-benchmark=arc-agi-2",
-        "--srbench-limit=3",  # 3 + 3 + 2 cells: every protocol, a fraction of the CPU
+        "--srbench-limit=1",  # one cell per benchmark: every protocol, a fraction of the CPU
     )
     assert result.ret == 0, result.stdout.str()[-2000:]
     report = json.loads((pytester.path / "report.json").read_text())
     (metric,) = report["summary"]["targets"]
-    assert metric["total"] == 8 and metric["completed"] == 8 and metric["failed"] == 0
+    assert metric["total"] == 3 and metric["completed"] == 3 and metric["failed"] == 0
     assert metric["complete"] is True and metric["simulated"] is False
     assert metric["tokens"]["output_tokens"] > 0 and metric["cost_usd"] == 0.0
     assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
-    assert metric["cache_read_call_count"] == 8
-    assert metric["selected_models"] == {llama_server.alias: 8}
+    assert metric["cache_read_call_count"] == 3
+    assert metric["selected_models"] == {llama_server.alias: 3}
     assert {row["benchmark"] for row in report["benchmarks"]} == {
         "mmlu-pro",
         "gpqa-diamond",

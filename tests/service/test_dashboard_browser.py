@@ -21,7 +21,7 @@ import pytest
 
 from tests.browser import CHROMIUM_ARGS, HOSTILE, chromium_path
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("dashboard-browser")]
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "reports"

@@ -1,0 +1,79 @@
+"""Run a smoke, a quick and a router run in a fresh folder and print their JSON reports with
+everything that legitimately differs between two runs removed (ids, clocks, timings, paths).
+
+A behaviour-preserving change (a refactor) must leave this output byte-identical:
+
+    python scripts/report_fingerprint.py > before.txt
+    # … the change …
+    python scripts/report_fingerprint.py > after.txt && diff before.txt after.txt
+
+The simulated targets are deterministic per case; the runs use a fixed seed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+RUNS = {
+    "smoke": ["--srbench-profile=smoke"],
+    "quick": ["--srbench-profile=quick"],
+    "router": [
+        "--srbench-profile=smoke",
+        "--srbench-target=sim-large",
+        "--srbench-target=sim-small",
+        "--srbench-target=sim-router",
+        "--srbench-limits",
+        "max_cost_usd=200",
+    ],
+}
+
+# keys whose values are clocks, durations, ids, paths or host facts: they differ run to run
+VOLATILE = re.compile(
+    r"(_at|_s|_ms|_mb|rss|_id|_ids|_path|_dir|_seconds|^pid|^host|^hostname|^python|^platform|"
+    r"^versions?|^started|^finished|^created|^updated|^wall|^elapsed|^duration|^timestamp|"
+    r"^store|^cwd|^argv|^command|^run_id|^id$|p50|p95|p99|per_s|_rate_s|throughput)",
+    re.IGNORECASE,
+)
+KEPT = {"case_id", "target_id", "benchmark_id", "candidate_target_id", "baseline_target_id"}
+
+
+def scrub(value: Any) -> Any:
+    """The value with volatile keys dropped, recursively."""
+    if isinstance(value, dict):
+        return {
+            k: scrub(v) for k, v in sorted(value.items()) if k in KEPT or not VOLATILE.search(k)
+        }
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="srbench-fingerprint-") as folder:
+        root = Path(folder)
+        synth = [sys.executable, "-m", "pytest_srbench", "datasets", "synth", "--profile", "quick"]
+        subprocess.run(synth, cwd=root, check=True, capture_output=True)
+        for name, args in RUNS.items():
+            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                       "--srbench-seed=11", f"--srbench-json={name}.json", *args]  # fmt: skip
+            done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+            if done.returncode not in (0, 1):
+                print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
+                return done.returncode
+            report = json.loads((root / f"{name}.json").read_text())
+            report["cells"] = sorted(
+                report.get("cells") or [], key=lambda c: (c.get("case_id"), c.get("target_id"))
+            )
+            print(f"== {name}")
+            print(json.dumps(scrub(report), indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
