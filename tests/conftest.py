@@ -45,6 +45,8 @@ TEST_MODELS = [
         styles={"declaration": 1.0},
     ),
     SimModel(name="slow", accuracy=1.0, prices=CHEAP, latency_s=0.3),
+    # answers only after ten minutes: a run against it ends in time only if it aborts its calls
+    SimModel(name="glacial", accuracy=1.0, prices=CHEAP, latency_s=600.0),
     SimModel(name="dribble", accuracy=1.0, prices=CHEAP, ttft_s=0.0, tokens_per_s=10, chunks=30),
     SimModel(
         name="verbose", accuracy=1.0, prices=CHEAP, ttft_s=0.0, tokens_per_s=100_000, chunks=200
