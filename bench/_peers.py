@@ -77,8 +77,8 @@ def ensure_venv() -> Path:
 
 def run_peer(peer: str, workload: Workload) -> float:
     """Wall time of the peer's evaluation call against a fresh simulator."""
-    from pytest_srbench.simulator.models import SimModel
     from pytest_srbench.simulator.process import start_simulator
+    from pytest_srbench.simulator.profiles import SimModel
 
     python = ensure_venv()
     script = LM_EVAL if peer == "lm-eval" else INSPECT

@@ -183,8 +183,8 @@ async def _hand_loop(base_url: str, workload: Workload) -> float:
 
 def run_hand_loop(workload: Workload) -> float:
     """The practical limit: semaphore + aiohttp + orjson over the same simulator."""
-    from pytest_srbench.simulator.models import SimModel
     from pytest_srbench.simulator.process import start_simulator
+    from pytest_srbench.simulator.profiles import SimModel
 
     sim = start_simulator([SimModel.model_validate(model_spec(workload))])
     try:

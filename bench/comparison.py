@@ -16,12 +16,12 @@ import statistics
 import time
 from typing import Any
 
-from pytest_srbench.core.compare import RunSide, compare
+from pytest_srbench.core.compare.paired import stratified_bootstrap, stratified_bootstrap_reference
+from pytest_srbench.core.compare.runs import RunSide, compare
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Run, Target
-from pytest_srbench.core.paired import stratified_bootstrap, stratified_bootstrap_reference
-from pytest_srbench.core.plan import freeze_plan
-from pytest_srbench.core.protocol import BENCHMARK_WEIGHTS, PROFILE_COUNTS
-from pytest_srbench.core.report import build_report
+from pytest_srbench.core.plan.build import freeze_plan
+from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS, PROFILE_COUNTS
+from pytest_srbench.core.report.build import build_report
 
 PRICE = Prices(input=1, cached_input=0.5, cache_write=1, output=2)
 

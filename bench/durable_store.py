@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_srbench.cli import main as srbench
+from pytest_srbench.cli.main import main as srbench
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Target
-from pytest_srbench.core.plan import freeze_plan
-from pytest_srbench.core.protocol import BENCHMARK_WEIGHTS
+from pytest_srbench.core.plan.build import freeze_plan
+from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
 from pytest_srbench.store.sqlite import open_store
 from pytest_srbench.store.writes import FinishCall, InsertCall, UpsertResult, Write
 
@@ -153,8 +153,8 @@ def main() -> None:
             seconds, size = timed(["--store", str(root), *argv], args.repeat)
             print(f"srbench {label:<40}{seconds * 1000:>8.0f} ms{size / 1000:>9.0f} kB")
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import pytest_srbench.cli"], check=True)
-        print(f"{'(python start-up + import pytest_srbench.cli)':<48}"
+        subprocess.run([sys.executable, "-c", "import pytest_srbench.cli.main"], check=True)
+        print(f"{'(python start-up + import pytest_srbench.cli.main)':<48}"
               f"{(time.perf_counter() - start) * 1000:>8.0f} ms")  # fmt: skip
     finally:
         if not args.keep:

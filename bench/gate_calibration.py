@@ -1,7 +1,7 @@
 """Calibration of the paired comparison intervals and of the CI gate built on them.
 
 Simulates many paired (baseline, candidate) runs at the smoke and quick case counts with a
-known true weighted macro delta, computes every interval of ``pytest_srbench.core.paired`` on
+known true weighted macro delta, computes every interval of ``pytest_srbench.core.compare.paired`` on
 each run and prints, per interval: two-sided coverage of the true delta, mean width, the
 ``regression`` gate's false-alarm rate (true delta 0) and power (true drops), and the
 ``noninferiority`` gate's false-pass rate at true delta = -M and pass rate at true delta 0.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_srbench.core.paired import (
+from pytest_srbench.core.compare.paired import (
     BOOTSTRAP_HIGH_INDEX,
     BOOTSTRAP_LOW_INDEX,
     BOOTSTRAP_RESAMPLES,
@@ -36,7 +36,7 @@ from pytest_srbench.core.paired import (
     stratified_bootstrap,
     stratified_newcombe,
 )
-from pytest_srbench.core.protocol import BENCHMARK_WEIGHTS, PROFILE_COUNTS
+from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS, PROFILE_COUNTS
 from pytest_srbench.core.stats import wilson_interval
 
 BENCHMARKS = sorted(BENCHMARK_WEIGHTS)
@@ -510,7 +510,7 @@ def main() -> None:
     sims = {s: args.sims or (200 if args.quick_check else defaults.get(s, 2000)) for s in profiles}
     grid = quick_scenarios() if args.quick_check else scenarios()
 
-    print("paired-gate calibration: pytest_srbench.core.paired on simulated paired runs")
+    print("paired-gate calibration: pytest_srbench.core.compare.paired on simulated paired runs")
     print(f"seed {args.seed}; {len(grid)} scenarios; runs per scenario: {sims}")
     print("benchmarks (sorted), weight ω, baseline accuracy π (real):")
     for name, weight in zip(BENCHMARKS, WEIGHTS, strict=True):

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.drilldown import case_details
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Run, Target
-from pytest_srbench.core.plan import freeze_plan
-from pytest_srbench.core.protocol import BENCHMARK_WEIGHTS
-from pytest_srbench.core.report import build_report
+from pytest_srbench.core.plan.build import freeze_plan
+from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
+from pytest_srbench.core.report.build import build_report
+from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.render.html import render_run_html
 from pytest_srbench.render.json_report import report_json
 

@@ -31,7 +31,7 @@ output = 0.0
 
 
 def main() -> int:
-    from pytest_srbench.realparts import llama
+    from pytest_srbench.managed import llama
     from pytest_srbench.store import open_store
 
     if llama.server_binary() is None or llama.gguf_path() is None:

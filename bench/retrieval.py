@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from pytest_srbench.datasets.suites import shipped_suites_dir
-from pytest_srbench.retrieval.embedding import EmbedderUnavailable, load_embedder
-from pytest_srbench.retrieval.index import RetrievalIndex, load_corpus
+from pytest_srbench.notes.embedding import EmbedderUnavailable, load_embedder
+from pytest_srbench.notes.index import RetrievalIndex, load_corpus
 
 
 def main() -> None:

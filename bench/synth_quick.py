@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_srbench.datasets.cli import main as datasets_main
+from pytest_srbench.cli.datasets import main as datasets_main
 
 PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 1.0\noutput = 2.0\n"
 CONFIG = f"""

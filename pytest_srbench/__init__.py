@@ -20,11 +20,11 @@ _LAZY: dict[str, str] = {
     "Manifest": "pytest_srbench.core.models",
     "Prices": "pytest_srbench.core.models",
     "Target": "pytest_srbench.core.models",
-    "UsageBuckets": "pytest_srbench.core.usage",
+    "UsageBuckets": "pytest_srbench.core.calls.usage",
     "canonical_json": "pytest_srbench.core.canonical",
-    "cost_for": "pytest_srbench.core.usage",
+    "cost_for": "pytest_srbench.core.calls.usage",
     "digest": "pytest_srbench.core.canonical",
-    "normalize_usage": "pytest_srbench.core.usage",
+    "normalize_usage": "pytest_srbench.core.calls.usage",
     "percentile": "pytest_srbench.core.stats",
     "wilson_interval": "pytest_srbench.core.stats",
 }
@@ -46,10 +46,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from pytest_srbench.core.calls.usage import UsageBuckets, cost_for, normalize_usage
     from pytest_srbench.core.canonical import canonical_json, digest
     from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target
     from pytest_srbench.core.stats import percentile, wilson_interval
-    from pytest_srbench.core.usage import UsageBuckets, cost_for, normalize_usage
 
 
 def __getattr__(name: str) -> Any:

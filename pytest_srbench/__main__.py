@@ -1,5 +1,5 @@
 """``python -m pytest_srbench`` runs the ``srbench`` command line."""
 
-from pytest_srbench.cli import main
+from pytest_srbench.cli.main import main
 
 raise SystemExit(main())

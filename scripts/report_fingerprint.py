@@ -35,9 +35,9 @@ RUNS = {
 
 # keys whose values are clocks, durations, ids, paths or host facts: they differ run to run
 VOLATILE = re.compile(
-    r"(_at|_s|_ms|_mb|rss|_id|_ids|_path|_dir|_seconds|^pid|^host|^hostname|^python|^platform|"
-    r"^versions?|^started|^finished|^created|^updated|^wall|^elapsed|^duration|^timestamp|"
-    r"^store|^cwd|^argv|^command|^run_id|^id$|p50|p95|p99|per_s|_rate_s|throughput)",
+    r"(_at|_s|_ms|_mb|_id|_ids|_path|_dir|_seconds)$|rss|^pid$|^host|^python|^platform|"
+    r"^versions?$|^started|^finished|^created|^updated|^wall|^elapsed|^duration|^timestamp|"
+    r"^store$|^cwd$|^argv$|^command$|^id$|_p50|_p95|_p99|per_s|throughput",
     re.IGNORECASE,
 )
 KEPT = {"case_id", "target_id", "benchmark_id", "candidate_target_id", "baseline_target_id"}

@@ -9,8 +9,8 @@ import pytest
 
 from pytest_srbench.core.models import Prices
 from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.simulator.models import SimModel
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
+from pytest_srbench.simulator.profiles import SimModel
 
 CHEAP = Prices(input=1.0, cached_input=0.5, cache_write=2.0, output=2.0)
 

@@ -1,58 +1,147 @@
-"""Imports point downward: the pure core never loads pytest, httpx, aiohttp, jinja2 or sqlite3."""
+"""Imports point downward. Every module of the package (found by ``pkgutil.walk_packages``, so a
+new one is checked without being listed) is read for its imports, and each package keeps to
+its row of ``MAY_USE``; the libraries that do I/O, HTTP, SQL or pytest are allowed only where
+``ONLY_IN`` says. The layers are drawn in docs/architecture.md."""
 
+from __future__ import annotations
+
+import ast
+import importlib.util
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
-CORE_MODULES = [
-    "pytest_srbench",
-    "pytest_srbench.core.canonical",
-    "pytest_srbench.core.models",
-    "pytest_srbench.core.usage",
-    "pytest_srbench.core.stats",
-    "pytest_srbench.core.metrics",
-    "pytest_srbench.core.report",
-    "pytest_srbench.core.report_model",
-    "pytest_srbench.core.paired",
-    "pytest_srbench.core.compare",
-    "pytest_srbench.core.gate",
-    "pytest_srbench.core.frontier",
-    "pytest_srbench.core.reconcile",
-    "pytest_srbench.core.recovery",
-    "pytest_srbench.core.drilldown",
-    "pytest_srbench.core.offline",
-    "pytest_srbench.core.plan",
-    "pytest_srbench.core.selection",
-    "pytest_srbench.core.sse",
-    "pytest_srbench.core.receipts",
-    "pytest_srbench.core.budget",
-    "pytest_srbench.core.grading.mcq",
-    "pytest_srbench.core.preview",
-    "pytest_srbench.core.recipes",
-    "pytest_srbench.core.continuity",
-    "pytest_srbench.core.routing",
-    "pytest_srbench.core.benchmark_errors",
-    "pytest_srbench.core.rag_metrics",
-    "pytest_srbench.core.agent_metrics",
-    "pytest_srbench.core.benchmark_datasets",
-    "pytest_srbench.core.retrieval",
-    "pytest_srbench.core.task_reports",
-    "pytest_srbench.core.redact",
-]
-FORBIDDEN = ["pytest", "_pytest", "httpx", "aiohttp", "jinja2", "sqlite3", "xdist"]
+import pytest
+
+import pytest_srbench
+
+PACKAGE = "pytest_srbench"
+
+# package -> the packages of pytest_srbench it may import (besides itself)
+MAY_USE: dict[str, set[str]] = {
+    "core": set(),
+    "store": {"core"},
+    "transport": {"core"},
+    "sandbox": {"core"},
+    "managed": {"core"},
+    "notes": {"core"},
+    "render": {"core"},
+    "benchmarks": {"core", "notes"},
+    "datasets": {"core", "benchmarks"},
+    "simulator": {"core", "benchmarks", "managed", "notes"},
+    "engine": {"core", "transport", "store", "sandbox", "benchmarks"},
+    "app": {"core", "store", "transport", "engine", "render", "benchmarks", "datasets",
+            "simulator", "managed"},
+    "service": {"core", "store", "render", "app", "benchmarks", "datasets"},
+    "plugin": {"core", "store", "transport", "engine", "render", "app", "benchmarks",
+               "datasets", "simulator", "managed"},
+    "cli": {"core", "store", "render", "app", "datasets", "simulator", "managed", "service"},
+    "": {"core", "cli"},  # the package root: lazy public names, ``python -m pytest_srbench``
+}  # fmt: skip
+
+# a library (or one of its submodules) -> the packages that may import it
+ONLY_IN: dict[str, set[str]] = {
+    "sqlite3": {"store", "notes"},  # notes: the reference search engine keeps its own index
+    "httpx": {"transport"},
+    "aiohttp": {"transport", "simulator"},  # the simulator is a server (aiohttp.web)
+    "urllib.request": {"transport", "simulator", "managed"},  # control and readiness probes
+    "pytest": {"plugin"},
+    "_pytest": {"plugin"},
+    "xdist": {"plugin"},
+    "argparse": {"cli", "plugin", "simulator"},  # plugin: option types; simulator: its main
+    "fastapi": {"service"},
+    "starlette": {"service"},
+    "uvicorn": {"cli"},
+    "jinja2": {"render", "service"},
+    "subprocess": {"sandbox", "managed", "simulator", "service", "cli"},
+    "socket": {"managed", "app", "plugin", "store"},  # host names for provenance and leases
+}
+PURE_CORE_FORBIDS = {"os", "socket", "subprocess", "sqlite3", "asyncio", "threading", "shutil",
+                     "tempfile", "urllib.request", "http", "signal", "pathlib"}  # fmt: skip
 
 
-def test_core_imports_no_io_or_framework_module():
+def all_modules() -> list[str]:
+    names = [PACKAGE]
+    for info in pkgutil.walk_packages(pytest_srbench.__path__, prefix=f"{PACKAGE}."):
+        names.append(info.name)
+    return sorted(names)
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or (len(parts) == 2 and not _is_package(module)):
+        return ""
+    return parts[1]
+
+
+def _is_package(module: str) -> bool:
+    spec = importlib.util.find_spec(module)
+    return bool(spec and spec.submodule_search_locations)
+
+
+def imports_of(module: str) -> set[str]:
+    """Every module name the source imports, at any depth (lazy imports included)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    tree = ast.parse(Path(spec.origin).read_text(), spec.origin)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = all_modules()
+
+
+def test_every_module_is_found_and_belongs_to_a_known_package():
+    assert len(MODULES) > 150
+    assert {package_of(m) for m in MODULES} <= set(MAY_USE)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_imports_point_downward(module):
+    package = package_of(module)
+    allowed = MAY_USE[package] | {package}
+    wrong = []
+    for name in sorted(imports_of(module)):
+        parts = name.split(".")
+        if parts[0] == PACKAGE:
+            if name in (PACKAGE, f"{PACKAGE}.__version__"):
+                continue  # the version string: anyone may read it
+            target = parts[1] if _is_package(".".join(parts[:2])) else ""
+            if target not in allowed:
+                wrong.append(f"{name} ({target or 'the package root'})")
+            continue
+        for library, owners in ONLY_IN.items():
+            if (name == library or name.startswith(library + ".")) and package not in owners:
+                wrong.append(f"{name} (only in {', '.join(sorted(owners))})")
+        if package == "core" and any(
+            name == banned or name.startswith(banned + ".") for banned in PURE_CORE_FORBIDS
+        ):
+            wrong.append(f"{name} (the core does no I/O)")
+    assert not wrong, f"{module} imports {wrong}"
+
+
+def test_the_core_and_the_package_root_load_no_framework():
+    core = [m for m in MODULES if package_of(m) == "core"]
     code = (
         "import sys\n"
-        + "".join(f"import {name}\n" for name in CORE_MODULES)
-        + f"bad = [m for m in {FORBIDDEN!r} if m in sys.modules]\n"
-        + "print(','.join(bad))\n"
+        + "".join(f"import {name}\n" for name in [PACKAGE, *core])
+        + "bad = [m for m in ('pytest', '_pytest', 'httpx', 'aiohttp', 'jinja2', 'sqlite3', "
+        "'xdist', 'fastapi') if m in sys.modules]\n" + "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
 
 def test_cli_and_store_do_not_import_pytest():
-    code = "import sys, pytest_srbench.cli, pytest_srbench.store; print('pytest' in sys.modules)"
+    code = (
+        "import sys, pytest_srbench.cli.main, pytest_srbench.store; print('pytest' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -1,6 +1,6 @@
 """Agent (tool-use) benchmarks over the notes corpus: the model gets the case's prompt and the
 notes tools, calls tools until it answers, and the case is judged by rules only (no LLM
-judge, ``core/agent_metrics.py``): run completed, expected tools with their declared
+judge, ``core/report/agent_metrics.py``): run completed, expected tools with their declared
 arguments matched one to one, no extra call, every tool result ok, required substrings and
 citations in the answer, and the expected number of created tasks."""
 
@@ -14,15 +14,15 @@ from pydantic import ValidationError
 from pytest_srbench.benchmarks.agent_tools import assistant_message, parse_arguments, tool_message
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError
 from pytest_srbench.benchmarks.notes_tools import TOOLS, NotesWorkspace
-from pytest_srbench.core.agent_metrics import (
+from pytest_srbench.core.models import Case, Message
+from pytest_srbench.core.plan.datasets import AgentCase
+from pytest_srbench.core.report.agent_metrics import (
     AgentCaseSpec,
     AgentTranscript,
     ExpectedToolCall,
     ToolCallRecord,
     judge_agent_case,
 )
-from pytest_srbench.core.benchmark_datasets import AgentCase
-from pytest_srbench.core.models import Case, Message
 
 GRADER_VERSION = "agent-rules-v1"
 MAX_STEPS = 8

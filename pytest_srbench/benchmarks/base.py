@@ -7,11 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Case, Role, Target
-from pytest_srbench.core.protocol import PROFILE_COUNTS
+from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
 
 
-class SuiteRowError(ValueError):
+class SuiteRowError(InputError):
     """A suite row lacks what its adapter needs; the loader adds the file and line."""
 
 
@@ -114,7 +115,6 @@ class Adapter(ABC):
     benchmark: ClassVar[str]
     version: ClassVar[str] = "sr-bench-1.0"
     weight: ClassVar[float] = 1.0
-    needs_messages: ClassVar[bool] = True
     round_robin: ClassVar[bool] = False
     auxiliary_roles: ClassVar[tuple[str, ...]] = ()
     target_kinds: ClassVar[tuple[str, ...]] = ("single", "mom")

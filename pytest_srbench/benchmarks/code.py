@@ -125,7 +125,6 @@ class SciCodeAdapter(Adapter):
     """Rows: ``problem_id``, ``problem_description``, ``required_dependencies``, ``sub_steps``."""
 
     benchmark = "scicode"
-    needs_messages = False
     test_timeout_s = 60.0
 
     def render(self, row: Mapping[str, Any], seed: int) -> Case:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, require
-from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.grading.judge import (
     JUDGE_VERSION,
     JudgeError,

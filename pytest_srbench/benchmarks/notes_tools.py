@@ -8,7 +8,7 @@ as a failed tool result."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -42,15 +42,15 @@ WRITE_TOOLS = frozenset({"create_task"})
 
 @cache
 def _notes() -> dict[str, dict[str, Any]]:
-    from pytest_srbench.retrieval.index import load_corpus
+    from pytest_srbench.notes.index import load_corpus
 
     return {note["note_id"]: note for note in load_corpus()["notes"]}
 
 
 @cache
 def _index() -> Any:
-    from pytest_srbench.retrieval.embedding import load_embedder
-    from pytest_srbench.retrieval.index import cached_index
+    from pytest_srbench.notes.embedding import load_embedder
+    from pytest_srbench.notes.index import cached_index
 
     embedder, _ = load_embedder("hashing")  # full-text search needs no model
     return cached_index(None, embedder)
@@ -121,7 +121,3 @@ class NotesWorkspace:
                 "due": arguments.get("due")}  # fmt: skip
         self.created_tasks.append(task)
         return True, True, json.dumps({"created": task})
-
-
-def tool_names(calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [str((call.get("function") or {}).get("name", "")) for call in calls]

@@ -1,6 +1,6 @@
 """RAG-retrieval benchmarks: each case's query goes to a retrieval target (one search per
 cell, in the target's frozen mode); the sample is scored by the RAG metrics of
-``core/rag_metrics.py``. A cell is "correct" when an expected note is among the first five
+``core/report/rag_metrics.py``. A cell is "correct" when an expected note is among the first five
 results (``hit_at_5``); the report's RAG section carries every metric per mode."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError
-from pytest_srbench.core.benchmark_datasets import RagCase
+from pytest_srbench.core.calls.retrieval import cited_block_ids
 from pytest_srbench.core.models import Case
-from pytest_srbench.core.rag_metrics import sample_metrics
-from pytest_srbench.core.retrieval import cited_block_ids
-from pytest_srbench.core.task_reports import rag_sample
+from pytest_srbench.core.plan.datasets import RagCase
+from pytest_srbench.core.report.rag_metrics import sample_metrics
+from pytest_srbench.core.report.tasks import rag_sample
 
 GRADER_VERSION = "rag-metrics-v1"
 
@@ -24,7 +24,6 @@ class RagAdapter(Adapter):
     """A RAG dataset (``kind: rag``) bound to its dataset id."""
 
     version = "rag-1"
-    needs_messages = False
     target_kinds: ClassVar[tuple[str, ...]] = ("retrieval",)
 
     benchmark = "rag"

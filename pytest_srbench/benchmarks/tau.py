@@ -11,7 +11,7 @@ from typing import Any
 from pytest_srbench.benchmarks.agent_tools import assistant_message, parse_arguments, tool_message
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError, require
 from pytest_srbench.benchmarks.tau_domains import DOMAINS
-from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.models import Case, Message
 
 GRADER_VERSION = "sr-bench-tau-db-v1"
@@ -31,7 +31,6 @@ class Tau3Adapter(Adapter):
 
     benchmark = "tau3"
     auxiliary_roles = ("simulator",)
-    needs_messages = False
     round_robin = True
 
     def stratum(self, row: Mapping[str, Any]) -> str:

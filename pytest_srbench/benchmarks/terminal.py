@@ -41,7 +41,6 @@ class TerminalBenchAdapter(Adapter):
     """Rows: ``task_id``, ``instruction``, ``files``, ``verifier``, optional ``max_steps``."""
 
     benchmark = "terminal-bench-2.1"
-    needs_messages = False
 
     def stratum(self, row: Mapping[str, Any]) -> str:
         return str(row.get("category") or "")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from pytest_srbench.core.errors import InputError
+
 BenchmarkErrorCode = Literal[
     "BENCHMARK_DATASET_NOT_FOUND",
     "BENCHMARK_DATASET_INVALID",
@@ -33,7 +35,7 @@ def safe_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return cleaned
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(InputError):
     """A benchmark failure with a stable ``code``; ``str(error)`` is ``"{code}: {message}"``."""
 
     code: BenchmarkErrorCode

@@ -7,6 +7,8 @@ import json
 import math
 from typing import Any
 
+from pytest_srbench.core.errors import InputError
+
 
 def canonical_json(value: Any) -> str:
     """Serialise with sorted keys, no spaces, UTF-8 kept, NaN and Infinity rejected."""
@@ -15,7 +17,7 @@ def canonical_json(value: Any) -> str:
     )
 
 
-class StrictJsonError(ValueError):
+class StrictJsonError(InputError):
     """A JSON document that parses but breaks the strict rules (duplicate keys, NaN)."""
 
 

@@ -1,12 +1,15 @@
 """Pydantic records of the protocol: targets, prices, limits, cases, the frozen manifest, runs,
-call receipts and cell results."""
+call receipts and cell results.
+
+Why one long module: these are the frozen records a plan hash covers; keeping them together
+makes a change to the hashed shape visible in one diff."""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -23,8 +26,11 @@ DEFAULT_SEED = 20260918
 
 CostPolicy = Literal["require_priced", "capability_only"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
-TERMINAL_RUN_STATUSES = frozenset({"completed", "failed", "cancelled", "interrupted"})
+TERMINAL_RUN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus)) - {"queued", "running"}
 CellStatus = Literal["running", "completed", "failed", "cancelled", "sent_unknown"]
+# a cell's row is final once it leaves "running"; every final status but "completed" failed
+TERMINAL_CELL_STATUSES: frozenset[str] = frozenset(get_args(CellStatus)) - {"running"}
+FAILED_CELL_STATUSES: frozenset[str] = TERMINAL_CELL_STATUSES - {"completed"}
 CallStatus = Literal["sent", "completed", "failed", "cancelled", "sent_unknown", "replayed"]
 Role = Literal["subject", "judge", "simulator"]
 
@@ -259,7 +265,6 @@ class Limits(Frozen):
     idle_timeout_s: float = 30.0
     max_output_tokens: int = 4096
     max_output_chars: int = 131072
-    max_log_bytes: int = 8388608
     repetition_window: int = 128
     repetition_limit: int = 5
     max_cost_usd: float = 5.0
@@ -291,6 +296,15 @@ class Limits(Frozen):
         if self.retry_backoff_s > 60:
             raise ValueError("retry_backoff_s must be in (0, 60]")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_retired_fields(cls, data: Any) -> Any:
+        """Plans recorded by 0.1.0 carry ``max_log_bytes``, a limit nothing enforced; it is
+        read and dropped so those runs still load (their recorded plan hash stays theirs)."""
+        if isinstance(data, dict) and "max_log_bytes" in data:
+            data = {k: v for k, v in data.items() if k != "max_log_bytes"}
+        return data
 
 
 class Message(BaseModel):

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.benchmark_datasets import BenchmarkDataset, parse_dataset
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.canonical import sha256_bytes
+from pytest_srbench.core.plan.datasets import BenchmarkDataset, parse_dataset
 
 DATASET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 SUFFIX = ".json"

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.canonical import canonical_json
-from pytest_srbench.core.choices import PROFILES
 from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.protocol import PROFILE_COUNTS, PROFILE_SPLIT
-from pytest_srbench.core.selection import SelectionError, select_for_profile, stratified_order
+from pytest_srbench.core.plan.choices import PROFILES
+from pytest_srbench.core.plan.selection import SelectionError, select_for_profile, stratified_order
+from pytest_srbench.core.plan.srbench import PROFILE_COUNTS, PROFILE_SPLIT
 from pytest_srbench.datasets.formats import FORMATS, Format
 from pytest_srbench.datasets.formats._common import Conversion, DatasetError, read_raw
 from pytest_srbench.datasets.suites import Suite, load_suite

@@ -15,13 +15,15 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.errors import InputError
+
 SUITE_META = "suite.json"
 SUITE_CASES = "cases.jsonl"
 PREPARED_SUFFIXES = ("smoke", "quick", "standard")
 REQUIRED_META = ("benchmark", "version", "source", "revision", "sha256")
 
 
-class SuiteError(ValueError):
+class SuiteError(InputError):
     """A suite folder that cannot be used; the message names the file and what is wrong."""
 
 

@@ -3,6 +3,10 @@
 Every attempt is its own call row; a row is committed with status ``sent`` before its
 request leaves, and finished (completed / failed / cancelled) with whatever evidence
 arrived. Opt-in retries repeat only transient failures, with jittered backoff.
+
+An attempt is three steps: ``_prepare`` (gates, request, reservation, the ``sent`` row),
+``_stream`` (the response, within the frozen limits) and ``_finish`` (the receipt, the
+budget settled). Why one long module: a call's whole life reads top to bottom here.
 """
 
 from __future__ import annotations
@@ -19,16 +23,22 @@ from typing import Any
 import orjson
 
 from pytest_srbench.benchmarks.base import ModelReply
-from pytest_srbench.core.budget import reservation_usd
-from pytest_srbench.core.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.receipts import (
+    receipt_fields,
+    request_phase,
+    response_phase,
+    session_id,
+)
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder
+from pytest_srbench.core.calls.usage import is_known_cost
 from pytest_srbench.core.models import Case, Target
-from pytest_srbench.core.plan import request_params_for
-from pytest_srbench.core.receipts import receipt_fields, request_phase, response_phase, session_id
-from pytest_srbench.core.sse import ChatStreamState, SseDecoder
-from pytest_srbench.core.usage import is_known_cost
+from pytest_srbench.core.plan.budget import reservation_usd
+from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.engine.runtime import LiveCall, RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
+from pytest_srbench.transport.auth import auth_header
 from pytest_srbench.transport.base import HttpRequest
 
 ADAPTER_EXTRAS = frozenset(
@@ -104,16 +114,6 @@ def build_body(
     return body
 
 
-def auth_header(env_name: str | None) -> dict[str, str]:
-    """``Authorization: Bearer …`` from the named environment variable (never stored)."""
-    if not env_name:
-        return {}
-    secret = os.environ.get(env_name)
-    if not secret:
-        raise CallFailure(f"Target credential environment variable is not set ({env_name})")
-    return {"Authorization": f"Bearer {secret}"}
-
-
 def _headers(
     rt: RunRuntime, target: Target, role: str, cell: CellCalls
 ) -> tuple[dict[str, str], str | None]:
@@ -158,14 +158,45 @@ async def call_model(
             attempt += 1
 
 
-async def _attempt(
+@dataclass
+class _Prepared:
+    """A call that passed its gates: the request, its budget reservation and its ``sent`` row."""
+
+    target: Target
+    payload: bytes
+    headers: dict[str, str]
+    reservation: float
+    row: dict[str, Any]
+
+    @property
+    def call_id(self) -> str:
+        return str(self.row["id"])
+
+
+@dataclass
+class _Streamed:
+    """What came back: the parsed stream, its evidence bytes, and the failure, if any."""
+
+    state: ChatStreamState
+    latency_s: float
+    evidence: bytearray
+    response_headers: dict[str, str]
+    http_status: int | None
+    fields: dict[str, Any]
+    outcome: Any
+    failure: BaseException | None
+
+
+async def _prepare(
     rt: RunRuntime,
     cell: CellCalls,
     messages: Sequence[Mapping[str, Any]],
     role: str,
     extra_body: Mapping[str, Any] | None,
     attempt: int,
-) -> ModelReply:
+) -> _Prepared:
+    """Check the cell's gates, build the request, reserve its worst-case cost and journal the
+    ``sent`` row (committed before the request leaves)."""
     limits = rt.limits
     if rt.stopping() or cell.cancelled:
         raise CellCancelled("Run cancelled or wall-time budget exhausted")
@@ -216,6 +247,14 @@ async def _attempt(
     await rt.writer.run(
         [InsertCall(rt.run_id, dict(row)), AppendEvent(rt.run_id, "call_sent", sent)]
     )
+    return _Prepared(target, payload, headers, reservation, row)
+
+
+async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed:
+    """Send the request and read its stream within the frozen limits; every failure is kept
+    (not raised) so that the receipt records it."""
+    limits = rt.limits
+    target = call.target
     started = time.monotonic()
     state = ChatStreamState(clock=time.monotonic, started=started, guards=rt.guards)
     decoder = SseDecoder(line_cap=limits.max_output_chars * 2)
@@ -227,13 +266,13 @@ async def _attempt(
     outcome = None
     request = HttpRequest(
         url=rt.base_url(target) + "/chat/completions",
-        body=payload,
-        headers=headers,
+        body=call.payload,
+        headers=call.headers,
         connect_timeout_s=min(10.0, limits.total_timeout_s),
         read_timeout_s=min(limits.idle_timeout_s, limits.total_timeout_s),
     )
     total = min(limits.total_timeout_s, max(0.1, cell.deadline - started))
-    live = rt.live[call_id] = LiveCall(row["phase"])
+    live = rt.live[call.call_id] = LiveCall(call.row["phase"])
     try:
         async with asyncio.timeout(total):
             async with rt.transport_for(target).post(request) as response:
@@ -281,16 +320,33 @@ async def _attempt(
     except UnicodeDecodeError:
         failure = CallFailure("UnicodeDecodeError: stream is not UTF-8", transient=True)
     latency = time.monotonic() - started
-    rt.live.pop(call_id, None)
+    rt.live.pop(call.call_id, None)
+    return _Streamed(
+        state, latency, evidence, response_headers, http_status, fields, outcome, failure
+    )
+
+
+def _finish(
+    rt: RunRuntime,
+    cell: CellCalls,
+    call: _Prepared,
+    got: _Streamed,
+    messages: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The finished receipt (the ``sent`` row plus everything the response told), and the
+    budget reservation settled against what the call is known to have cost."""
+    state, outcome, failure = got.state, got.outcome, got.failure
+    response_headers = got.response_headers
     phase, phase_source = response_phase(response_headers, list(messages))
+    fields = got.fields
     if not fields and state.raw_usage is not None:
         fields = {"model": state.model, "usage": state.usage, "raw_usage": state.raw_usage}
-    finished = dict(row)
+    finished = dict(call.row)
     finished.update(fields)
     finished.update(
         {
             "model": fields.get("model") or state.model,
-            "latency_s": latency,
+            "latency_s": got.latency_s,
             "ttft_s": state.ttft_s,
             "finish_reason": state.finish_reason,
             "output_complete": outcome.output_complete if outcome else None,
@@ -300,13 +356,14 @@ async def _attempt(
             "server_timings": state.server_timings,
             "phase": phase,
             "phase_source": phase_source,
-            "http_status": http_status,
+            "http_status": got.http_status,
             "router": {
                 k: v for k, v in response_headers.items() if k.startswith(("x-vsr-", "x-litellm-"))
             }
             or None,
-            "simulated": target.simulated or response_headers.get("x-srbench-simulator") == "1",
-            "evidence_bytes": len(evidence),
+            "simulated": call.target.simulated
+            or response_headers.get("x-srbench-simulator") == "1",
+            "evidence_bytes": len(got.evidence),
             "finished_at": now_iso(),
         }
     )
@@ -322,19 +379,35 @@ async def _attempt(
         finished.setdefault("cost_usd", None)
         finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
     if failure is None:
-        rt.budget.settle(reservation, finished.get("cost_usd"))
+        rt.budget.settle(call.reservation, finished.get("cost_usd"))
     elif isinstance(failure, CallFailure) and failure.nothing_generated:
-        rt.budget.settle(reservation, 0.0)
+        rt.budget.settle(call.reservation, 0.0)
     else:
-        rt.budget.settle(reservation, None)
-    rt.writer.post([FinishCall(rt.run_id, finished, bytes(evidence))])
-    if failure is not None:
-        raise failure
+        rt.budget.settle(call.reservation, None)
+    return finished
+
+
+async def _attempt(
+    rt: RunRuntime,
+    cell: CellCalls,
+    messages: Sequence[Mapping[str, Any]],
+    role: str,
+    extra_body: Mapping[str, Any] | None,
+    attempt: int,
+) -> ModelReply:
+    """One attempt: prepare (gates, reservation, ``sent`` row), stream, finish the receipt."""
+    call = await _prepare(rt, cell, messages, role, extra_body, attempt)
+    got = await _stream(rt, cell, call)
+    finished = _finish(rt, cell, call, got, messages)
+    rt.writer.post([FinishCall(rt.run_id, finished, bytes(got.evidence))])
+    if got.failure is not None:
+        raise got.failure
+    outcome = got.outcome
     assert outcome is not None
     if role == "subject":
-        cell.subject_latency_s = (cell.subject_latency_s or 0.0) + latency
+        cell.subject_latency_s = (cell.subject_latency_s or 0.0) + got.latency_s
         if cell.first_ttft_s is None:
-            cell.first_ttft_s = state.ttft_s
+            cell.first_ttft_s = got.state.ttft_s
         cell.subject_usages.append(finished.get("usage"))
         cell.subject_costs.append(finished.get("cost_usd"))
         if not outcome.output_complete:
@@ -342,7 +415,7 @@ async def _attempt(
     elif not outcome.output_complete:
         raise CallFailure("Auxiliary model output was truncated; grading is incomplete")
     return ModelReply(
-        call_id=call_id,
+        call_id=call.call_id,
         final_text=outcome.final_text,
         content=outcome.content,
         reasoning=outcome.reasoning,

@@ -12,9 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.benchmarks.base import CodeRun, Grade, ModelReply
-from pytest_srbench.core.failures import CallFailure, CellCancelled, safe_id, summarize_failure
+from pytest_srbench.core.calls.failures import (
+    CallFailure,
+    CellCancelled,
+    safe_id,
+    summarize_failure,
+)
+from pytest_srbench.core.calls.usage import add_buckets, is_known_cost
 from pytest_srbench.core.models import Case, Role, Target
-from pytest_srbench.core.usage import add_buckets, is_known_cost
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.preview import preview_call
 from pytest_srbench.engine.retrieval import retrieval_call

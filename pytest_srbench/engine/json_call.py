@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pytest_srbench.core.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.engine.call import CellCalls
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_srbench.core.preview import (
+from pytest_srbench.core.calls.preview import (
     preview_envelope,
     preview_url,
     routing_decision,
     routing_from_response,
 )
-from pytest_srbench.core.receipts import request_phase
-from pytest_srbench.engine.call import CellCalls, auth_header
+from pytest_srbench.core.calls.receipts import request_phase
+from pytest_srbench.engine.call import CellCalls
 from pytest_srbench.engine.json_call import json_call
 from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.transport.auth import auth_header
 
 ZERO_USAGE = {"input_tokens": 0, "cached_input_tokens": 0, "cache_write_tokens": 0,
               "output_tokens": 0}  # fmt: skip

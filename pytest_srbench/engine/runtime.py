@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
-from pytest_srbench.core.budget import Budget
-from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.calls.failures import CallFailure
+from pytest_srbench.core.calls.sse import StreamGuards
 from pytest_srbench.core.models import Case, Manifest, Target
+from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.core.redact import Redactor, target_secret_envs
-from pytest_srbench.core.sse import StreamGuards
-from pytest_srbench.store.base import now_iso
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Store, now_iso
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.store.writes import CallProgress, Write
 from pytest_srbench.transport.base import Transport
@@ -39,7 +38,7 @@ class RunRuntime:
 
     run_id: str
     manifest: Manifest
-    store: SqliteStore
+    store: Store
     writer: GroupCommitWriter
     transport: Transport
     adapters: AdapterRegistry
@@ -102,7 +101,7 @@ class RunRuntime:
     def base_url(self, target: Target) -> str:
         url = self.base_urls.get(target.id) or target.base_url
         if not url:
-            from pytest_srbench.core.failures import CallFailure
+            from pytest_srbench.core.calls.failures import CallFailure
 
             raise CallFailure(
                 f"Target {target.id} has no reachable base_url (simulator not started?)"

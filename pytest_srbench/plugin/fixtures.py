@@ -14,7 +14,7 @@ def srbench_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[o
     Skips with the reason when the server has not been built (``srbench real build``).
     Use ``srbench_llama_server.base_url`` and the alias ``smollm2-135m``.
     """
-    from pytest_srbench.realparts import llama
+    from pytest_srbench.managed import llama
 
     if llama.server_binary() is None:
         pytest.skip(f"llama-server is not built in {llama.server_dir()}: run `srbench real build`")

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_srbench.core.choices import (
+from pytest_srbench.core.compare.gate import parse_margin
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.plan.choices import (
     DEFAULT_MARGIN,
     GATE_INTERVALS,
     GATE_MODES,
@@ -18,7 +20,7 @@ from pytest_srbench.core.choices import (
 )
 
 if TYPE_CHECKING:  # the configuration loads only when srbench is active
-    from pytest_srbench.config import SrbenchConfig
+    from pytest_srbench.app.config import SrbenchConfig
 
 
 def _positive_int(text: str) -> int:
@@ -61,12 +63,9 @@ def _preview_context(text: str) -> tuple[str, str | int]:
 
 def _margin(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"the margin must be in (0, 1), got {text}")
-    return value
+        return parse_margin(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(f"--srbench-margin {error}") from None
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -250,8 +249,8 @@ def _check_report_path(flag: str, option: str | None, path: Path | None) -> None
     that turns out unwritable is reported when the report is written; the run is kept)."""
     if path is None:
         return
-    from pytest_srbench.config import ConfigError
-    from pytest_srbench.outputs import OutputError, check_output_file
+    from pytest_srbench.app.config import ConfigError
+    from pytest_srbench.render.outputs import OutputError, check_output_file
 
     try:
         check_output_file(option or path)
@@ -275,7 +274,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     rootdir = Path(config.rootpath)
     store = config.getoption("srbench_store") or project.store
     if "://" in store:  # a path would swallow the "//" and make folders of a URL
-        from pytest_srbench.config import ConfigError
+        from pytest_srbench.app.config import ConfigError
         from pytest_srbench.store.base import StoreError
         from pytest_srbench.store.sqlite import check_location
 

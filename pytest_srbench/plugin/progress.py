@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Store
 
 LIVE_INTERVAL_S = 1.0
 LOG_INTERVAL_S = 30.0
@@ -34,26 +34,17 @@ class Status:
         )
 
 
-def read_status(store: SqliteStore, run_id: str, planned: int, started: float) -> Status:
+def read_status(store: Store, run_id: str, planned: int, started: float) -> Status:
     """Counts from the store (works for every process of a distributed run)."""
-    db = store.db
-    done = failed = 0
-    for row in db.execute(
-        "SELECT status, COUNT(*) AS n FROM results WHERE run_id = ? GROUP BY status", (run_id,)
-    ):
-        if row["status"] == "completed":
-            done += row["n"]
-        elif row["status"] != "running":
-            done += row["n"]
-            failed += row["n"]
-    in_flight = db.execute(
-        "SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND status = 'sent'", (run_id,)
-    ).fetchone()["n"]
-    spend = db.execute(
-        "SELECT COALESCE(SUM(json_extract(data, '$.cost_usd')), 0) AS s FROM calls WHERE run_id = ?",
-        (run_id,),
-    ).fetchone()["s"]
-    return Status(planned, done, failed, in_flight, float(spend or 0), time.monotonic() - started)
+    counts = store.progress_counts(run_id)
+    return Status(
+        planned,
+        counts.done,
+        counts.failed,
+        counts.in_flight,
+        counts.spend_usd,
+        time.monotonic() - started,
+    )
 
 
 class ProgressDisplay:

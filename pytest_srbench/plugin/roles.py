@@ -26,6 +26,13 @@ class Role:
         return self.kind in ("single", "controller")
 
 
+def owns(position: int, workers: int, slot: int) -> bool:
+    """The one ownership rule of a distributed run: the item at ``position`` of the collected
+    list belongs to worker ``slot`` of ``workers``. The scheduler sends each worker its items
+    by it and each worker dispatches its cells by it, so the two can never disagree."""
+    return position % workers == slot
+
+
 def role_of(config: pytest.Config) -> Role:
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None:

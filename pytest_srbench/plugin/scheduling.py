@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import WORKER_KEY, show
 
 
@@ -93,9 +94,8 @@ class OwnerScheduling:
             self._started.append(node)
             if not pending and not node.workerinput.get("srbench_replacement"):
                 size = len(self.node2collection[node])
-                pending[:] = [
-                    index for index in range(size) if index % self.numnodes == self._slot(node)
-                ]
+                slot = self._slot(node)
+                pending[:] = [index for index in range(size) if owns(index, self.numnodes, slot)]
             if pending:
                 node.send_runtest_some(list(pending))
             node.shutdown()

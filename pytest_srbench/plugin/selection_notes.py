@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_srbench.config import SrbenchConfig
-from pytest_srbench.core.protocol import SR_BENCH_BENCHMARKS
-from pytest_srbench.planning import PlanDraft
+from pytest_srbench.app.config import SrbenchConfig
+from pytest_srbench.app.planning import PlanDraft
+from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 
 KIND_WORDS = {"single": "model", "mom": "router", "retrieval": "retrieval"}
 WORKER_KEY = "srbench_nothing_selected"

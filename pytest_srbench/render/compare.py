@@ -7,7 +7,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.render.terminal import NULL, interval, num, table
+from pytest_srbench.render.terminal import NULL, interval, num, signed, signed_percent, table
 
 CSV_COLUMNS = (
     "baseline_run_id", "candidate_run_id", "candidate_target_id", "baseline_target_id",
@@ -18,14 +18,6 @@ CSV_COLUMNS = (
     "subject_cost_saving_percent", "total_cost_saving_percent",
     "cache_neutral_cost_saving_percent", "total_cost_comparison_reason",
 )  # fmt: skip
-
-
-def _pct(value: float | None) -> str:
-    return NULL if value is None else f"{value:+.1f}%"
-
-
-def _signed(value: float | None) -> str:
-    return NULL if value is None else f"{value:+.3f}"
 
 
 def _rows(result: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
@@ -54,7 +46,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             [
                 candidate["candidate_run_id"][-8:],
                 row["candidate_target_id"],
-                _signed(row["quality_delta"]),
+                signed(row["quality_delta"]),
                 f"{row['wins']}/{row['losses']}/{row['ties']}",
                 interval(row["quality_delta_ci95"]),
                 interval(stats["stratified_newcombe_ci95"]),
@@ -63,8 +55,8 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
                 NULL
                 if stats["cases_needed_for_margin"] is None
                 else f"{stats['cases_needed_for_margin']:,}",
-                _pct(row["subject_cost_saving_percent"]),
-                _pct(row["total_cost_saving_percent"]),
+                signed_percent(row["subject_cost_saving_percent"]),
+                signed_percent(row["total_cost_saving_percent"]),
             ]
         )
     lines.append("")

@@ -16,11 +16,19 @@ from typing import Any
 
 from jinja2 import Environment
 
-from pytest_srbench.core.report_model import ReportModel
-from pytest_srbench.outputs import write_output
+from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.render import charts
+from pytest_srbench.render.outputs import write_output
 from pytest_srbench.render.templating import make_environment
-from pytest_srbench.render.terminal import NULL, interval, num, seconds, usd
+from pytest_srbench.render.terminal import (
+    NULL,
+    interval,
+    num,
+    seconds,
+    signed,
+    signed_percent,
+    usd,
+)
 
 CASE_STATUSES = ("correct", "wrong", "failed", "cancelled", "sent_unknown", "pending", "running")
 
@@ -32,20 +40,12 @@ def environment() -> Environment:
     env.filters["num"] = num
     env.filters["secs"] = seconds
     env.filters["ms"] = lambda value: NULL if value is None else f"{value:.1f} ms"
-    env.filters["pct"] = _pct
-    env.filters["signed"] = _signed
+    env.filters["pct"] = signed_percent
+    env.filters["signed"] = signed
     env.filters["interval"] = interval
     env.globals["asset"] = template_asset
     env.globals["script_hash"] = report_script_hash()
     return env
-
-
-def _pct(value: float | None) -> str:
-    return NULL if value is None else f"{value:+.1f}%"
-
-
-def _signed(value: float | None) -> str:
-    return NULL if value is None else f"{value:+.3f}"
 
 
 @cache

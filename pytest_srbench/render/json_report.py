@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.report_model import ReportModel
-from pytest_srbench.outputs import write_output
+from pytest_srbench.core.report.model import ReportModel
+from pytest_srbench.render.outputs import write_output
 
 
 def report_json(report: dict[str, Any]) -> str:

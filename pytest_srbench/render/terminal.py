@@ -14,6 +14,16 @@ def usd(value: float | None) -> str:
     return f"${value:.4f}" if abs(value) >= 0.01 else f"${value:.6f}"
 
 
+def signed(value: float | None) -> str:
+    """A difference with its sign, three decimals (``+0.125``); null stays ``—``."""
+    return NULL if value is None else f"{value:+.3f}"
+
+
+def signed_percent(value: float | None) -> str:
+    """A percentage change with its sign (``-12.5%``); null stays ``—``."""
+    return NULL if value is None else f"{value:+.1f}%"
+
+
 def num(value: float | None, digits: int = 3) -> str:
     return NULL if value is None else f"{value:.{digits}f}"
 

@@ -1,4 +1,7 @@
-"""What isolates a run: the machine probe's plan and the launcher (namespaces, root, uid, rlimits)."""
+"""What isolates a run: the machine probe's plan and the launcher (namespaces, root, uid, rlimits).
+
+Why one long module: the launcher runs as one file in its own interpreter (``python -I -S``),
+so everything it needs must be in it."""
 
 # The launcher runs in its own interpreter (`python -I -S`, see `main`) between the runner and
 # the sandboxed program, so this module imports only light standard-library modules:

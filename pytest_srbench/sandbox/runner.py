@@ -1,4 +1,7 @@
-"""Running code in the sandbox: the public API, the cached plan, output capture and status."""
+"""Running code in the sandbox: the public API, the cached plan, output capture and status.
+
+Why one long module: every path from a program's start to its reaped end is here, so a
+reviewer checks the sandbox's guarantees in one place."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypeVar
 
+from pytest_srbench.core.errors import UnavailableError
 from pytest_srbench.sandbox import isolation
 
 T = TypeVar("T")
@@ -73,7 +77,7 @@ class Plan:
     read_only: tuple[str, ...] = ()
 
 
-class SandboxError(RuntimeError):
+class SandboxError(UnavailableError):
     """The sandbox itself could not be set up (never raised for the program's own failures)."""
 
 

@@ -17,11 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_srbench.app.config import ConfigError, SrbenchConfig, load_config
+from pytest_srbench.app.planning import render_suite, suite_search_path
 from pytest_srbench.benchmarks.agent_bench import AgentAdapter
 from pytest_srbench.benchmarks.base import Adapter
 from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
-from pytest_srbench.config import ConfigError, SrbenchConfig, load_config
 from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message
 from pytest_srbench.core.models import Case
 from pytest_srbench.datasets.controlled import DatasetDirectory, is_dataset_id
@@ -34,7 +35,6 @@ from pytest_srbench.datasets.suites import (
     load_suite,
     shipped_suites_dir,
 )
-from pytest_srbench.planning import render_suite, suite_search_path
 from pytest_srbench.service.worker import ServiceError
 
 PAGE_SIZE = 25

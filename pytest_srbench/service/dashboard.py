@@ -17,8 +17,9 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment
 
-from pytest_srbench.core.compare import ComparisonError, compare_many
-from pytest_srbench.core.drilldown import case_details
+from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.core.compare.runs import ComparisonError, compare_many
+from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.render.html import (
     render_compare_html,
     render_run_html,
@@ -27,7 +28,6 @@ from pytest_srbench.render.html import (
 )
 from pytest_srbench.render.html import template_asset as report_asset
 from pytest_srbench.render.templating import make_environment
-from pytest_srbench.runs import report_from_store
 from pytest_srbench.service.routes_ops import store_side
 from pytest_srbench.service.worker import RunService, ServiceError
 from pytest_srbench.store.base import StoreError

@@ -18,8 +18,7 @@ from typing import Any
 import anyio
 
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
-from pytest_srbench.store.base import Row
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Row, Store
 
 POLL_S = 0.2
 KEEP_ALIVE_S = 15.0
@@ -76,7 +75,7 @@ def frame(name: str, data: dict[str, Any], event_id: int | None = None) -> str:
     return f"{head}event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _poll(store: SqliteStore, run_id: str, after: int) -> tuple[Run | None, list[Row]]:
+def _poll(store: Store, run_id: str, after: int) -> tuple[Run | None, list[Row]]:
     """The run (read first, so a terminal status implies its event is visible) and the next
     events; the connection is closed before returning."""
     try:
@@ -85,7 +84,7 @@ def _poll(store: SqliteStore, run_id: str, after: int) -> tuple[Run | None, list
         store.close()
 
 
-def _started_before(store: SqliteStore, run_id: str, after: int) -> bool:
+def _started_before(store: Store, run_id: str, after: int) -> bool:
     """Whether the client already saw the run active (it resumes past its first activity)."""
     try:
         first = store.events(run_id, after=0, limit=1, kinds=ACTIVITY)
@@ -95,7 +94,7 @@ def _started_before(store: SqliteStore, run_id: str, after: int) -> bool:
 
 
 async def run_events(
-    store: SqliteStore,
+    store: Store,
     run_id: str,
     after: int,
     disconnected: Callable[[], Awaitable[bool]],

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pytest_srbench.core.benchmark_errors import safe_message
+from pytest_srbench.core.errors import InputError, SrbenchError
 from pytest_srbench.service.worker import ServiceError
 
 logger = logging.getLogger("pytest_srbench.service")
@@ -26,7 +27,7 @@ OPEN_PATHS = frozenset({"/api/health"})
 INTERNAL = "internal error; the service log has the details"
 
 
-class BindError(ValueError):
+class BindError(InputError):
     """Serving on a non-loopback address without a token."""
 
 
@@ -83,8 +84,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, code, str(exc.detail)[:200])
 
 
+async def _deliberate_error(request: Request, exc: Exception) -> Response:
+    """Any other deliberate error a route did not turn into a ``ServiceError``: bad input is a
+    400, a part that cannot be reached a 503; the message is the error's one line."""
+    assert isinstance(exc, SrbenchError)
+    if isinstance(exc, InputError):
+        return error_response(400, "BENCHMARK_INVALID_REQUEST", str(exc)[:500])
+    return error_response(503, "BENCHMARK_UNAVAILABLE", str(exc)[:500])
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    """The service's one mapping of errors to responses (the most specific class wins)."""
     app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(SrbenchError, _deliberate_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
 

@@ -9,18 +9,18 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Query, Response
 
-from pytest_srbench.core.compare import ComparisonError, RunSide, compare_many
-from pytest_srbench.core.reconcile import ReconcileError
-from pytest_srbench.core.recovery import RecoveryError
-from pytest_srbench.reconciling import reconcile_usage
-from pytest_srbench.recovering import create_child, plan_for
+from pytest_srbench.app.reconcile import reconcile_usage
+from pytest_srbench.app.recovery import create_child, plan_for
+from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare_many
+from pytest_srbench.core.offline.reconcile import ReconcileError
+from pytest_srbench.core.offline.recovery import RecoveryError
 from pytest_srbench.render.compare import comparison_csv
-from pytest_srbench.runs import report_from_store
 from pytest_srbench.service.routes_runs import ERRORS, JsonText, opened
 from pytest_srbench.service.run_views import RunViews, require_run
 from pytest_srbench.service.schemas import ErrorResponse, RecoverBody, RunEnvelope
 from pytest_srbench.service.worker import RunService, ServiceError
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Store
 
 RunId = Annotated[str, Query(min_length=1, max_length=128)]
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorResponse}}
@@ -41,7 +41,7 @@ def check_cells(plan: dict[str, Any]) -> None:
             raise rejected(RecoveryError(f"{key}: each cell must be {{case_id, target_id}}"))
 
 
-def store_side(store: SqliteStore, run_id: str) -> RunSide:
+def store_side(store: Store, run_id: str) -> RunSide:
     """A comparison side from a run in the store (a client never names a file)."""
     require_run(store, run_id)
     return RunSide.from_report(report_from_store(store, run_id), source="store")

@@ -13,10 +13,10 @@ import orjson
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
+from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.models import RunStatus
-from pytest_srbench.core.recipes import recipe_summary
 from pytest_srbench.render.json_report import report_json
-from pytest_srbench.runs import report_from_store
 from pytest_srbench.service.events import run_events
 from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
 from pytest_srbench.service.schemas import (
@@ -31,9 +31,8 @@ from pytest_srbench.service.schemas import (
     RunList,
 )
 from pytest_srbench.service.worker import RunService, ServiceError
-from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.run_listing import call_run_id
-from pytest_srbench.store.sqlite import SqliteStore
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 After = Annotated[int, Query(ge=0, le=2**62)]
@@ -52,7 +51,7 @@ class JsonText(Response):
 
 
 @contextmanager
-def opened(service: RunService) -> Iterator[SqliteStore]:
+def opened(service: RunService) -> Iterator[Store]:
     """This request's store connection, closed when the request is done."""
     store = service.store()
     try:
@@ -162,7 +161,7 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
                 row["elapsed_s"] = elapsed(row.get("started_at"))
         return {"calls": rows, "next_cursor": cursor}
 
-    def one_call(store: SqliteStore, run_id: str, call_id: str) -> dict[str, Any]:
+    def one_call(store: Store, run_id: str, call_id: str) -> dict[str, Any]:
         require_run(store, run_id)
         call = store.get_call(call_id) if call_run_id(store, call_id) == run_id else None
         if call is None:

@@ -10,8 +10,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from pytest_srbench.core.models import Run
+from pytest_srbench.core.models import FAILED_CELL_STATUSES, Run
 from pytest_srbench.service.worker import ServiceError
+from pytest_srbench.store.base import Store
 from pytest_srbench.store.run_listing import (
     PlanFacts,
     count_runs,
@@ -20,17 +21,16 @@ from pytest_srbench.store.run_listing import (
     runner_sources,
     runs_by_id,
 )
-from pytest_srbench.store.sqlite import SqliteStore
 
 CACHED_RUNS = 50_000
-ENDED = ("failed", "cancelled", "sent_unknown")
+ENDED = tuple(sorted(FAILED_CELL_STATUSES))
 
 
 def run_not_found(run_id: str) -> ServiceError:
     return ServiceError("BENCHMARK_RUN_NOT_FOUND", 404, f"no run {run_id[:200]!r}")
 
 
-def require_run(store: SqliteStore, run_id: str) -> Run:
+def require_run(store: Store, run_id: str) -> Run:
     run = store.get_run(run_id)
     if run is None:
         raise run_not_found(run_id)
@@ -62,7 +62,7 @@ class RunViews:
         while len(cache) > self._cached:
             cache.popitem(last=False)
 
-    def facts(self, store: SqliteStore, ids: list[str]) -> dict[str, PlanFacts]:
+    def facts(self, store: Store, ids: list[str]) -> dict[str, PlanFacts]:
         with self._lock:
             known = {i: self._facts[i] for i in ids if i in self._facts}
         missing = [i for i in ids if i not in known]
@@ -74,7 +74,7 @@ class RunViews:
             known.update(fresh)
         return known
 
-    def planned_cells(self, store: SqliteStore, run_id: str) -> int:
+    def planned_cells(self, store: Store, run_id: str) -> int:
         with self._lock:
             cached = self._planned.get(run_id)
         if cached is None:
@@ -83,7 +83,7 @@ class RunViews:
                 self._remember(self._planned, run_id, cached)
         return cached
 
-    def views(self, store: SqliteStore, runs: list[Run]) -> list[dict[str, Any]]:
+    def views(self, store: Store, runs: list[Run]) -> list[dict[str, Any]]:
         ids = [run.id for run in runs]
         facts = self.facts(store, ids)
         sources = runner_sources(store, ids)
@@ -102,12 +102,12 @@ class RunViews:
             })  # fmt: skip
         return found
 
-    def one(self, store: SqliteStore, run_id: str) -> dict[str, Any]:
+    def one(self, store: Store, run_id: str) -> dict[str, Any]:
         return self.views(store, [require_run(store, run_id)])[0]
 
     def page(
         self,
-        store: SqliteStore,
+        store: Store,
         *,
         name: str | None = None,
         model: str | None = None,

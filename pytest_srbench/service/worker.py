@@ -22,20 +22,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_srbench.app.config import ConfigError, load_config
+from pytest_srbench.app.lifecycle import open_swept_store, request_cancel
+from pytest_srbench.app.planning import PlanRequest, build_draft
 from pytest_srbench.benchmarks.registry import default_registry
-from pytest_srbench.config import ConfigError, load_config
 from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.models import Manifest, Run
-from pytest_srbench.core.plan import request_params_for
+from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.datasets.suites import SuiteError
-from pytest_srbench.lifecycle import open_swept_store, request_cancel
-from pytest_srbench.planning import PlanRequest, build_draft
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Store
 
 Profile = Literal["smoke", "quick", "standard"]
 
 
-class ServiceError(Exception):
+class ServiceError(SrbenchError):
     """A refusal with a public error code, an HTTP status and a safe message."""
 
     def __init__(self, code: str, status: int, message: str) -> None:
@@ -151,7 +152,7 @@ class RunService:
         store, _ = open_swept_store(self.store_path)
         store.close()
 
-    def store(self) -> SqliteStore:
+    def store(self) -> Store:
         """This thread's connection to the store (swept of dead owners when first opened)."""
         store, _ = open_swept_store(self.store_path)
         return store
@@ -234,7 +235,7 @@ class RunService:
             )
 
     def start_recovery(
-        self, store: SqliteStore, plan_path: Path, key: str, acknowledge: bool
+        self, store: Store, plan_path: Path, key: str, acknowledge: bool
     ) -> subprocess.Popen[bytes]:
         args = ["-p", "no:cacheprovider", "-q", f"--srbench-store={self.store_path}",
                 f"--srbench-recover={plan_path}", f"--srbench-run-key={key}"]  # fmt: skip

@@ -10,8 +10,8 @@ from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.models import Case
-from pytest_srbench.simulator.models import SimModel
 from pytest_srbench.simulator.play import script_key
+from pytest_srbench.simulator.profiles import SimModel
 from pytest_srbench.simulator.router import SimRouter
 
 

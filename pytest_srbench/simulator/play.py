@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.simulator.models import SimModel, prompt_tokens, unit
+from pytest_srbench.simulator.profiles import SimModel, prompt_tokens, unit
 from pytest_srbench.simulator.protocols import Reply, judge_reply, scripted_reply
 
 FILLER = [

@@ -1,5 +1,5 @@
 """Starting and stopping the simulator as a child process on a free loopback port; it is
-launched through :mod:`pytest_srbench.childwatch`, so it exits when the process that
+launched through :mod:`pytest_srbench.managed.childwatch`, so it exits when the process that
 started it dies, even by SIGKILL."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_srbench.childwatch import spawn_watched
-from pytest_srbench.simulator.models import SimModel
+from pytest_srbench.core.errors import UnavailableError
+from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.simulator.profiles import SimModel
 
 
-class SimulatorStartError(RuntimeError):
+class SimulatorStartError(UnavailableError):
     """The simulator process did not come up."""
 
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_srbench.simulator.models import SimModel, unit
+from pytest_srbench.simulator.profiles import SimModel, unit
 
 JUDGE_MARKER = "You grade one answer against a reference answer."
 DONT_KNOW = ("don't know", "do not know", "not sure", "cannot answer")

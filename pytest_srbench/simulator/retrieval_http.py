@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from pytest_srbench.retrieval.embedding import Embedder
-    from pytest_srbench.retrieval.index import RetrievalIndex
+    from pytest_srbench.notes.embedding import Embedder
+    from pytest_srbench.notes.index import RetrievalIndex
 
 EMBEDDER_ENV = "SRBENCH_SIM_EMBEDDER"
 MAX_QUERY_CHARS = 2000
@@ -41,8 +41,8 @@ class BadRequest(ValueError):
 
 
 def _load_default(prefer: str) -> Loaded:
-    from pytest_srbench.retrieval.embedding import load_embedder
-    from pytest_srbench.retrieval.index import cached_index
+    from pytest_srbench.notes.embedding import load_embedder
+    from pytest_srbench.notes.index import cached_index
 
     embedder, reason = load_embedder(prefer)
     return Loaded(cached_index(None, embedder), embedder, reason)
@@ -96,7 +96,7 @@ def _integer(body: dict[str, Any], name: str, default: int, low: int, high: int)
 
 def parse_search(body: Any) -> dict[str, Any]:
     """The validated search arguments of a request body, or BadRequest saying what is wrong."""
-    from pytest_srbench.retrieval.index import MODES
+    from pytest_srbench.notes.index import MODES
 
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
@@ -139,7 +139,7 @@ async def _ready(service: RetrievalService) -> Loaded | web.Response:
 
 async def search(request: web.Request) -> web.Response:
     """``POST /v1/retrieval/search``."""
-    from pytest_srbench.retrieval.index import IndexUnavailable, QueryError
+    from pytest_srbench.notes.index import IndexUnavailable, QueryError
 
     service = _service(request)
     try:

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_srbench.core.calls.receipts import request_phase
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.core.receipts import request_phase
-from pytest_srbench.simulator.models import unit
+from pytest_srbench.simulator.profiles import unit
 
 ReceiptFault = Literal["oversized", "malformed", "wrong_hash", "too_many_calls"]
 SelectionReason = Literal["keyword", "length", "default"]

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from pytest_srbench.core.calls.receipts import MODEL_USAGE_HEADER, MODEL_USAGE_MAX_BYTES
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.simulator.models import SimModel, prompt_tokens
 from pytest_srbench.simulator.play import SimPlan
+from pytest_srbench.simulator.profiles import SimModel, prompt_tokens
 from pytest_srbench.simulator.router import (
     RouteDecision,
     SimRouter,
@@ -30,8 +31,8 @@ from pytest_srbench.simulator.router import (
 if TYPE_CHECKING:
     from pytest_srbench.simulator.server import SimulatorState
 
-MODEL_USAGE_HEADER = "x-vsr-model-usage"
-OVERSIZED_RECEIPT_BYTES = 12288 + 64
+# one byte past the harness's limit would do; 64 past makes the refusal unmistakable
+OVERSIZED_RECEIPT_BYTES = MODEL_USAGE_MAX_BYTES + 64
 
 
 def _problem(status: int, message: str) -> web.Response:

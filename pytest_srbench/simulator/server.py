@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from pytest_srbench.simulator import retrieval_http, router_http
-from pytest_srbench.simulator.models import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.play import SimPlan, bursts, plan_response, script_key
+from pytest_srbench.simulator.profiles import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, RouteDecision, SimRouter
 
 SIMULATOR_HEADER = "x-srbench-simulator"

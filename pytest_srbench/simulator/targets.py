@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pytest_srbench.core.models import Target
-from pytest_srbench.simulator.models import BUILTIN_MODELS, SimModel
+from pytest_srbench.simulator.profiles import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, SimRouter, config_hash
 
 BUILTIN_ROUTERS: dict[str, SimRouter] = {DEFAULT_ROUTER.name: DEFAULT_ROUTER}

@@ -11,18 +11,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.core.reconcile import ACCOUNTING_EVENT
-from pytest_srbench.store.base import now_iso
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.core.offline.reconcile import ACCOUNTING_EVENT
+from pytest_srbench.store.base import Store, now_iso
+from pytest_srbench.store.sqlite import sqlite_of
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def record_correction(
-    store: SqliteStore, artifact: Mapping[str, Any]
-) -> tuple[dict[str, Any], bool]:
+def record_correction(store: Store, artifact: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     """Store ``artifact`` unless this run already has one with the same evidence digest.
 
     Returns (the stored artifact with its ``created_at``, whether it was appended now). A new
@@ -31,17 +29,21 @@ def record_correction(
     run_id = str(artifact["run_id"])
     evidence = str(artifact["evidence_sha256"])
     with store.transaction():
-        row = store.db.execute(
-            "SELECT data FROM accounting_corrections WHERE run_id = ? AND evidence_sha256 = ?",
-            (run_id, evidence),
-        ).fetchone()
+        row = (
+            sqlite_of(store)
+            .db.execute(
+                "SELECT data FROM accounting_corrections WHERE run_id = ? AND evidence_sha256 = ?",
+                (run_id, evidence),
+            )
+            .fetchone()
+        )
         if row is not None:
             existing: dict[str, Any] = json.loads(row["data"])
             return existing, False
         created_at = now_iso()
         stored = {**artifact, "created_at": created_at}
         data = _dumps(stored)
-        store.db.execute(
+        sqlite_of(store).db.execute(
             "INSERT INTO accounting_corrections(id, run_id, created_at, evidence_sha256, data)"
             " VALUES (?, ?, ?, ?, ?)",
             (str(artifact["id"]), run_id, created_at, evidence, data),
@@ -55,12 +57,16 @@ def record_correction(
     return appended, True
 
 
-def latest_correction(store: SqliteStore, run_id: str) -> dict[str, Any] | None:
+def latest_correction(store: Store, run_id: str) -> dict[str, Any] | None:
     """The run's effective correction (the most recently appended), or ``None``."""
-    row = store.db.execute(
-        "SELECT data FROM accounting_corrections WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
-        (run_id,),
-    ).fetchone()
+    row = (
+        sqlite_of(store)
+        .db.execute(
+            "SELECT data FROM accounting_corrections WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+            (run_id,),
+        )
+        .fetchone()
+    )
     if row is None:
         return None
     correction: dict[str, Any] = json.loads(row["data"])

@@ -11,7 +11,8 @@ from typing import Any
 import orjson
 
 from pytest_srbench.core.models import Run
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.base import Store
+from pytest_srbench.store.sqlite import sqlite_of
 
 COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
 NEWEST_FIRST = " ORDER BY created_at DESC, id DESC"
@@ -37,30 +38,32 @@ def _where(status: str | None) -> tuple[str, list[Any]]:
     return (" WHERE status = ?", [status]) if status else ("", [])
 
 
-def count_runs(store: SqliteStore, status: str | None = None) -> int:
+def count_runs(store: Store, status: str | None = None) -> int:
     where, args = _where(status)
-    row = store.db.execute("SELECT COUNT(*) AS n FROM runs" + where, args).fetchone()
+    row = sqlite_of(store).db.execute("SELECT COUNT(*) AS n FROM runs" + where, args).fetchone()
     return int(row["n"])
 
 
-def run_ids(store: SqliteStore, status: str | None = None) -> list[str]:
+def run_ids(store: Store, status: str | None = None) -> list[str]:
     """Every run id (of ``status`` when given), newest first."""
     where, args = _where(status)
-    rows = store.db.execute("SELECT id FROM runs" + where + NEWEST_FIRST, args).fetchall()
+    rows = (
+        sqlite_of(store).db.execute("SELECT id FROM runs" + where + NEWEST_FIRST, args).fetchall()
+    )
     return [row["id"] for row in rows]
 
 
-def runs_by_id(store: SqliteStore, ids: Sequence[str]) -> dict[str, Run]:
+def runs_by_id(store: Store, ids: Sequence[str]) -> dict[str, Run]:
     found: dict[str, Run] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" for _ in chunk)
         query = f"SELECT {COLUMNS} FROM runs WHERE id IN ({marks})"
-        for row in store.db.execute(query, list(chunk)):
+        for row in sqlite_of(store).db.execute(query, list(chunk)):
             found[row["id"]] = Run.model_validate(dict(row))
     return found
 
 
-def plan_facts(store: SqliteStore, ids: Sequence[str]) -> dict[str, PlanFacts]:
+def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
     """The frozen plan facts of each run in ``ids`` (unknown ids are left out)."""
     found: dict[str, PlanFacts] = {}
     for chunk in _chunks(ids):
@@ -72,7 +75,7 @@ def plan_facts(store: SqliteStore, ids: Sequence[str]) -> dict[str, PlanFacts]:
             " json_extract(manifest, '$.targets') AS targets"
             f" FROM runs WHERE id IN ({marks})"
         )
-        for row in store.db.execute(query, list(chunk)):
+        for row in sqlite_of(store).db.execute(query, list(chunk)):
             targets = orjson.loads(row["targets"]) if row["targets"] else []
             found[row["id"]] = PlanFacts(
                 name=str(row["name"] or ""),
@@ -87,7 +90,7 @@ def plan_facts(store: SqliteStore, ids: Sequence[str]) -> dict[str, PlanFacts]:
     return found
 
 
-def runner_sources(store: SqliteStore, ids: Sequence[str]) -> dict[str, str | None]:
+def runner_sources(store: Store, ids: Sequence[str]) -> dict[str, str | None]:
     """``runner.source`` of each run (who created it), None when not recorded."""
     found: dict[str, str | None] = {}
     for chunk in _chunks(ids):
@@ -96,12 +99,14 @@ def runner_sources(store: SqliteStore, ids: Sequence[str]) -> dict[str, str | No
             "SELECT id, CASE WHEN json_valid(runner) THEN json_extract(runner, '$.source') END"
             f" AS source FROM runs WHERE id IN ({marks})"
         )
-        for row in store.db.execute(query, list(chunk)):
+        for row in sqlite_of(store).db.execute(query, list(chunk)):
             found[row["id"]] = row["source"] if isinstance(row["source"], str) else None
     return found
 
 
-def call_run_id(store: SqliteStore, call_id: str) -> str | None:
+def call_run_id(store: Store, call_id: str) -> str | None:
     """The run a call belongs to (None for an unknown call)."""
-    row = store.db.execute("SELECT run_id FROM calls WHERE id = ?", (call_id,)).fetchone()
+    row = (
+        sqlite_of(store).db.execute("SELECT run_id FROM calls WHERE id = ?", (call_id,)).fetchone()
+    )
     return str(row["run_id"]) if row else None

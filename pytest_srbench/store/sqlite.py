@@ -1,5 +1,9 @@
-"""SQLite backend of the store: one ``journal.sqlite3`` in WAL mode under the store folder,
-evidence files under ``runs/<run_id>/<cell digest>/<call_id>.sse``.
+"""SQLite backend of the store: one ``journal.sqlite3`` in WAL mode under the store folder;
+raw stream evidence in append-only pack files (``store/evidence.py``) addressed by locators
+on the call rows. Every SQL statement on the journal lives in this package.
+
+Why one long module: the backend's SQL stays in one place, so a second backend is written
+against one file (and the ``Store`` protocol in ``store/base.py``), not against a scatter.
 
 Each thread uses its own connection. Writes happen in ``BEGIN IMMEDIATE`` transactions
 with a generous busy timeout (``SRBENCH_BUSY_TIMEOUT_S``, default 60 s), so several processes
@@ -25,7 +29,14 @@ import orjson
 
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
-from pytest_srbench.store.base import Row, StoreError, now_iso
+from pytest_srbench.store.base import (
+    ProgressCounts,
+    Row,
+    Store,
+    StoreConflict,
+    StoreError,
+    now_iso,
+)
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.writes import (
     AppendEvent,
@@ -567,6 +578,40 @@ class SqliteStore:
                 self.append_event(run_id, status, {"error": error} if error else {})
             return self.require_run(run_id)
 
+    def start_queued_run(self, run_id: str) -> bool:
+        """Move a ``queued`` run to ``running`` (with its status event); False when another
+        process of the run already did, or the run is past ``queued``."""
+        with self.transaction():
+            moved = self.db.execute(
+                "UPDATE runs SET status = 'running', updated_at = ? WHERE id = ? AND status = 'queued'",
+                (now_iso(), run_id),
+            ).rowcount
+            if moved:
+                self.append_event(run_id, "running", {})
+        return bool(moved)
+
+    def progress_counts(self, run_id: str) -> ProgressCounts:
+        """Cells done and failed, calls in flight and the known spend so far, for a run in
+        progress (every process of a distributed run writes here, so any of them can read)."""
+        done = failed = 0
+        for row in self.db.execute(
+            "SELECT status, COUNT(*) AS n FROM results WHERE run_id = ? GROUP BY status", (run_id,)
+        ):
+            if row["status"] == "completed":
+                done += row["n"]
+            elif row["status"] != "running":
+                done += row["n"]
+                failed += row["n"]
+        in_flight = self.db.execute(
+            "SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND status = 'sent'", (run_id,)
+        ).fetchone()["n"]
+        spend = self.db.execute(
+            "SELECT COALESCE(SUM(json_extract(data, '$.cost_usd')), 0) AS s FROM calls"
+            " WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()["s"]
+        return ProgressCounts(done, failed, int(in_flight), float(spend or 0))
+
     def last_activity_at(self, run_id: str) -> str | None:
         """When anything of the run was last recorded: the run row, a call, a result, an
         event or in-flight progress (what a stopped runner last did); None for no run."""
@@ -765,12 +810,15 @@ class SqliteStore:
     def insert_claims(
         self, parent_run_id: str, child_run_id: str, cells: list[tuple[str, str]]
     ) -> None:
-        """Claim cells for a child (raises ``sqlite3.IntegrityError`` when one is taken)."""
-        self.db.executemany(
-            "INSERT INTO recovery_claims(parent_run_id, case_id, target_id, child_run_id)"
-            " VALUES (?, ?, ?, ?)",
-            [(parent_run_id, case_id, target_id, child_run_id) for case_id, target_id in cells],
-        )
+        """Claim cells for a child (``StoreConflict`` when one is taken)."""
+        try:
+            self.db.executemany(
+                "INSERT INTO recovery_claims(parent_run_id, case_id, target_id, child_run_id)"
+                " VALUES (?, ?, ?, ?)",
+                [(parent_run_id, case_id, target_id, child_run_id) for case_id, target_id in cells],
+            )
+        except sqlite3.IntegrityError:
+            raise StoreConflict("a selected cell is claimed by another recovery child") from None
 
     def children(self, parent_run_id: str) -> list[Run]:
         rows = self.db.execute(
@@ -912,3 +960,11 @@ def check_location(text: str) -> None:
         raise StoreError(
             f"store URL {scheme}://…: only a local folder is supported by this version"
         )
+
+
+def sqlite_of(store: Store) -> SqliteStore:
+    """The SQLite backend behind ``store``, for this backend's own query modules
+    (``run_listing.py``, ``corrections.py``); callers elsewhere see only the ``Store`` protocol."""
+    if not isinstance(store, SqliteStore):
+        raise StoreError(f"this query needs the SQLite store, not {type(store).__name__}")
+    return store

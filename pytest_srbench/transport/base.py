@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.calls.failures import CallFailure
 
 
 class TransportFailure(CallFailure):

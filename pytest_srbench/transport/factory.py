@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pytest_srbench.core.choices import TRANSPORTS
+from pytest_srbench.core.plan.choices import TRANSPORTS
 from pytest_srbench.transport.aiohttp_transport import AiohttpTransport
 from pytest_srbench.transport.base import Transport
 

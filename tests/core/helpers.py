@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Run, Target
-from pytest_srbench.core.plan import freeze_plan
+from pytest_srbench.core.plan.build import freeze_plan
 
 PRICE = Prices(input=1, cached_input=0.1, cache_write=2, output=3)
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from pytest_srbench.core.benchmark_datasets import (
+from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.plan.datasets import (
     DATASET_ID_PATTERN,
     AgentCase,
     BenchmarkDataset,
     RagCase,
     parse_dataset,
 )
-from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.datasets.controlled import DATASET_ID, DatasetDirectory
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pytest_srbench.datasets.cli import add_datasets_commands, main
+from pytest_srbench.cli.datasets import add_datasets_commands, main
 from tests.datasets.test_prepare import gpqa_csv, prepared_rows
 
 

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from pytest_srbench.app.planning import render_suite
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.datasets.suites import (
     SuiteError,
@@ -12,7 +13,6 @@ from pytest_srbench.datasets.suites import (
     load_suite,
     shipped_suites_dir,
 )
-from pytest_srbench.planning import render_suite
 
 REGISTRY = default_registry(with_entry_points=False)
 

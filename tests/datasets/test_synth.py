@@ -19,17 +19,18 @@ from pathlib import Path
 
 import pytest
 
+from pytest_srbench.app.config import SrbenchConfig
+from pytest_srbench.app.planning import PlanRequest, build_draft
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.benchmarks.tau_library import LibraryState
-from pytest_srbench.config import SrbenchConfig
+from pytest_srbench.cli.datasets import main
 from pytest_srbench.core.grading.code import (
     assertion_program,
     functional_passed,
     functional_program,
     outputs_match,
 )
-from pytest_srbench.core.protocol import PROFILE_COUNTS
-from pytest_srbench.datasets.cli import main
+from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
 from pytest_srbench.datasets.suites import discover_suites, load_suite
 from pytest_srbench.datasets.synth import (
     SYNTH_BENCHMARKS,
@@ -39,7 +40,6 @@ from pytest_srbench.datasets.synth import (
     synth_files,
     write_synthetic_suites,
 )
-from pytest_srbench.planning import PlanRequest, build_draft
 from pytest_srbench.simulator.play import script_key
 
 SEED = 20260918

@@ -12,7 +12,7 @@ Writing docs (the convention; docs/contributing-docs.md says the same for reader
   must not end in "no tests ran". Commands run exactly as written: add ``--srbench-limit`` to a
   command only if the doc shows it.
 - ``python`` blocks run as a script in that folder with this environment's Python.
-- ``toml`` blocks are loaded with ``pytest_srbench.config.load_config`` (as ``pyproject.toml``,
+- ``toml`` blocks are loaded with ``pytest_srbench.app.config.load_config`` (as ``pyproject.toml``,
   or ``srbench.toml`` when they have no ``[tool…]`` table): a doc cannot show a configuration
   that is refused.
 - A block that cannot run here (it needs a key, the internet, minutes, or it never exits) is
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.config import ConfigError, load_config
+from pytest_srbench.app.config import ConfigError, load_config
 from tests.conftest import DEV_ONLY_PLUGINS
 from tests.docs.blocks import Block, Group, groups, parse, shell_commands
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.benchmarks.registry import default_registry
-from pytest_srbench.core.budget import Budget
 from pytest_srbench.core.models import Case, Limits, Message, Target
-from pytest_srbench.core.report import build_report
+from pytest_srbench.core.plan.budget import Budget
+from pytest_srbench.core.report.build import build_report
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.simulator import client as sim_client

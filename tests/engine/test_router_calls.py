@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_srbench.app.recipes import capture_recipes
 from pytest_srbench.benchmarks.registry import default_registry
-from pytest_srbench.core.budget import Budget
+from pytest_srbench.core.calls.receipts import session_id
 from pytest_srbench.core.models import Case, Limits, Message, Target
-from pytest_srbench.core.receipts import session_id
-from pytest_srbench.core.report import build_report
+from pytest_srbench.core.plan.budget import Budget
+from pytest_srbench.core.report.build import build_report
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.recipes import capture_recipes
 from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.simulator.models import BUILTIN_MODELS
+from pytest_srbench.simulator.profiles import BUILTIN_MODELS
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, SimRouter, config_hash
 from pytest_srbench.simulator.targets import simulated_router_target
 from pytest_srbench.store import GroupCommitWriter, open_store

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.lifecycle import open_swept_store
+from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
 from tests.plugin.test_concurrency import project

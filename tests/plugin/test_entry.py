@@ -16,7 +16,7 @@ HEAVY = (
     "pydantic",
     "orjson",
     "sqlite3",
-    "pytest_srbench.config",
+    "pytest_srbench.app.config",
     "pytest_srbench.engine",
     "pytest_srbench.core.models",
     "pytest_srbench.store",
@@ -56,7 +56,7 @@ def test_an_unrelated_pytest_session_loads_nothing_of_srbench(pytester) -> None:
 
         def test_one():
             assert "pytest_srbench.plugin.session" not in sys.modules
-            assert "pytest_srbench.config" not in sys.modules
+            assert "pytest_srbench.app.config" not in sys.modules
             assert "pytest_srbench.engine.engine" not in sys.modules
         """
     )

@@ -127,7 +127,7 @@ def test_rag_and_agent_together_pair_each_benchmark_with_its_target_kind(pyteste
 def test_rag_smoke_with_the_real_embedding_model(pytester, monkeypatch):
     import os
 
-    from pytest_srbench.retrieval.embedding import EmbedderUnavailable, minilm_model_dir
+    from pytest_srbench.notes.embedding import EmbedderUnavailable, minilm_model_dir
 
     try:
         minilm_model_dir()

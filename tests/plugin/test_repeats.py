@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_srbench.cli import main as srbench_main
+from pytest_srbench.cli.main import main as srbench_main
 
 pytestmark = pytest.mark.slow
 

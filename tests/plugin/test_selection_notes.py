@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from pytest_srbench.config import parse_config
+from pytest_srbench.app.config import parse_config
 
 pytestmark = pytest.mark.slow
 

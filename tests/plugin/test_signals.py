@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.core.failures import INTERRUPTED
-from pytest_srbench.lifecycle import open_swept_store
-from pytest_srbench.runs import report_from_store
+from pytest_srbench.app.lifecycle import open_swept_store
+from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.core.calls.failures import INTERRUPTED
 from pytest_srbench.store import open_store
 from tests.plugin.test_concurrency import project
 from tests.process_helpers import DEADLINE_S, descendants, identities, wait_all_gone

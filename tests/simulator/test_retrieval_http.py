@@ -16,8 +16,8 @@ import httpx
 import pytest
 from aiohttp import test_utils
 
-from pytest_srbench.retrieval.embedding import HashingEmbedder
-from pytest_srbench.retrieval.index import CorpusError, RetrievalIndex, load_corpus
+from pytest_srbench.notes.embedding import HashingEmbedder
+from pytest_srbench.notes.index import CorpusError, RetrievalIndex, load_corpus
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.simulator.retrieval_http import (

@@ -6,10 +6,10 @@ import json
 import httpx
 import pytest
 
-from pytest_srbench.core.failures import CallFailure
+from pytest_srbench.core.calls.failures import CallFailure
+from pytest_srbench.core.calls.receipts import MODEL_USAGE_MAX_BYTES, receipt_fields
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder
 from pytest_srbench.core.models import Target
-from pytest_srbench.core.receipts import MODEL_USAGE_MAX_BYTES, receipt_fields
-from pytest_srbench.core.sse import ChatStreamState, SseDecoder
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.router import (
     DEFAULT_ROUTER,

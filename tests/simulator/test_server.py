@@ -5,8 +5,8 @@ import json
 import httpx
 import pytest
 
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.core.sse import ChatStreamState, SseDecoder
 from pytest_srbench.simulator import client as sim_client
 
 QUESTION = "Which letter?\n\nA. one\nB. two\nC. three\nD. four\n\nReturn only the letter of the correct answer."

@@ -3,7 +3,7 @@ per append, the latest one is effective."""
 
 from __future__ import annotations
 
-from pytest_srbench.core.reconcile import build_artifact
+from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.store import open_store
 from pytest_srbench.store.corrections import latest_correction, record_correction
 from tests.accounting_helpers import single_plan

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 _BLOCK = re.compile(r"```(?:python|py|python3)[^\n]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 RESULT_MARKER = "SRBENCH-RESULT:"
@@ -88,9 +87,3 @@ def code_prompt(question: str, starter: str | None, *, functional: bool) -> str:
     )
     starter_text = f"\n\nStarter code:\n```python\n{starter}\n```" if starter else ""
     return f"{question.strip()}{starter_text}\n\n{how} Answer with one ```python code block.\n"
-
-
-def describe(value: Any) -> str:
-    """A short, safe preview of a value for result details."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= 200 else text[:200] + "…"

@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any, Literal
 
+from pytest_srbench.core.errors import SrbenchError
+
 JUDGE_VERSION = "sr-bench-reference-judge-v1"
 JUDGE_MARKER = "You grade one answer against a reference answer."
 Verdict = Literal["correct", "incorrect", "not_attempted"]
@@ -27,7 +29,7 @@ JUDGE_SYSTEM = (
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-class JudgeError(ValueError):
+class JudgeError(SrbenchError, ValueError):
     """The judge's reply is not a valid verdict object."""
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.canonical import strict_json_loads
+from pytest_srbench.core.errors import InputError
 
 Row = dict[str, Any]
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """A source that cannot be converted or prepared; the message names the file and record."""
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_srbench.core.canonical import digest
+from pytest_srbench.core.errors import InputError
 
 GENERATOR = "pytest-srbench-synth-v1"
 
@@ -15,7 +16,7 @@ Rng = random.Random
 QA = tuple[str, str]  # a short-answer question and its answer (hle, simpleqa-verified)
 
 
-class SynthError(ValueError):
+class SynthError(InputError):
     """Synthetic suites cannot be written (unknown benchmark or profile, an existing folder)."""
 
 

@@ -1,4 +1,7 @@
-"""livecodebench rows: templated problems whose expected outputs come from the reference solution."""
+"""livecodebench rows: templated problems whose expected outputs come from the reference solution.
+
+Why one long module: it is a table of problem templates, each a few lines; splitting the
+table would only scatter it."""
 
 from __future__ import annotations
 

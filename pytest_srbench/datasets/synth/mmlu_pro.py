@@ -1,4 +1,6 @@
-"""mmlu-pro rows: ten-option numeric questions, one to four templates per MMLU-Pro category."""
+"""mmlu-pro rows: ten-option numeric questions, one to four templates per MMLU-Pro category.
+
+Why one long module: it is a table of question templates (fourteen categories), not logic."""
 
 from __future__ import annotations
 

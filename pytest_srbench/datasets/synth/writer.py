@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pytest_srbench.core.canonical import canonical_json
 from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.protocol import PROFILE_COUNTS
+from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
 from pytest_srbench.datasets.prepare import SUITE_VERSION, publish
 from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META
 from pytest_srbench.datasets.synth.arc import arc_row

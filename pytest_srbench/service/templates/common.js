@@ -1,5 +1,7 @@
 // srbench serve: helpers shared by every dashboard page. Data from the API (model output
 // included) is untrusted: it only ever enters the page through textContent.
+/* exported SR */
+/* eslint no-redeclare: ["error", { "builtinGlobals": false }] */
 var SR = (function () {
   "use strict";
   var TOKEN_KEY = "srbench-token";

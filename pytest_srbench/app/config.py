@@ -1,0 +1,284 @@
+"""Project configuration: ``srbench.toml`` or ``[tool.srbench]`` in ``pyproject.toml``.
+
+Targets, judges, limits, sampling, suites and simulated models are declared here; API keys
+never are (a target names the environment variable that holds its key).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.models import DEFAULT_SEED, Limits, Target
+from pytest_srbench.core.plan.choices import TRANSPORTS
+from pytest_srbench.simulator.profiles import (
+    BUILTIN_MODELS,
+    DEFAULT_SIM_TARGETS,
+    SimModel,
+    simulated_target,
+)
+from pytest_srbench.simulator.targets import (
+    BUILTIN_ROUTERS,
+    simulated_retrieval_targets,
+    simulated_router_target,
+)
+
+
+class ConfigError(InputError):
+    """The configuration cannot be used; the message names the file and the field."""
+
+
+class TargetConfig(Target):
+    """A target as configured: the frozen ``Target`` (what the plan records) plus settings that
+    only shape execution and never enter the plan."""
+
+    concurrency: int | None = Field(None, ge=1, le=4096)
+    keep_alive: bool | None = Field(
+        None,
+        description="Reuse connections (default true; false for managed llama-server targets).",
+    )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _errors_name_the_target(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        """Every rule of the frozen target is checked when the file is read, so a bad URL or a
+        target without one is a configuration error naming the target, not a failure later."""
+        try:
+            return handler(data)
+        except ValidationError as error:
+            target_id = data.get("id") if isinstance(data, dict) else None
+            raise ValueError(_target_problems(str(target_id), error)) from None
+
+    def to_target(self) -> Target:
+        return Target.model_validate(self.model_dump(exclude={"concurrency", "keep_alive"}))
+
+    def reuses_connections(self) -> bool:
+        if self.keep_alive is not None:
+            return self.keep_alive
+        return self.managed != "llama-server"
+
+
+class SimulatorConfig(BaseModel):
+    """Extra simulated models, by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each simulated model is checked when the file is read, not when a run starts."""
+        for name, spec in value.items():
+            try:
+                SimModel.model_validate({"name": name, **spec})
+            except ValidationError as error:
+                raise ValueError(f"model {name!r}: {_format_validation(error)}") from None
+        return value
+
+    def sim_models(self) -> dict[str, SimModel]:
+        return {
+            name: SimModel.model_validate({"name": name, **spec})
+            for name, spec in self.models.items()
+        }
+
+
+class SrbenchConfig(BaseModel):
+    """Everything ``[tool.srbench]`` may say."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    store: str = ".srbench"
+    reports: str = "reports"
+    profile: str = "smoke"
+    seed: int = DEFAULT_SEED
+    concurrency: int = Field(16, ge=1, le=4096)
+    transport: str = "aiohttp"
+    cost_policy: Literal["require_priced", "capability_only"] = "require_priced"
+    default_targets: list[str] | None = None
+    targets: list[TargetConfig] = Field(default_factory=list)
+    judges: list[TargetConfig] = Field(default_factory=list)
+    benchmarks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    limits: dict[str, Any] = Field(default_factory=dict)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    suites: list[str] = Field(default_factory=lambda: ["suites"])
+    simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
+    offline: bool = Field(
+        False, description="Allow agent benchmarks against simulated targets (default: refused)."
+    )
+    source: str | None = None
+
+    @field_validator("transport")
+    @classmethod
+    def _transport(cls, value: str) -> str:
+        if value not in TRANSPORTS:
+            raise ValueError(f"unknown transport {value!r}; choose one of {', '.join(TRANSPORTS)}")
+        return value
+
+    @field_validator("targets", "judges")
+    @classmethod
+    def _unique_ids(cls, value: list[TargetConfig]) -> list[TargetConfig]:
+        seen: set[str] = set()
+        for target in value:
+            if target.id in seen:
+                raise ValueError(f"target id {target.id!r} is defined more than once")
+            seen.add(target.id)
+        return value
+
+    @field_validator("limits")
+    @classmethod
+    def _limits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        Limits.model_validate(value)
+        return value
+
+    def frozen_limits(self, overrides: dict[str, Any] | None = None) -> Limits:
+        try:
+            return Limits.model_validate({**self.limits, **(overrides or {})})
+        except ValidationError as error:
+            raise ConfigError(f"invalid limits: {_format_validation(error)}") from None
+
+    def sim_models(self) -> dict[str, SimModel]:
+        models = dict(BUILTIN_MODELS)
+        models.update(self.simulator.sim_models())
+        return models
+
+    def all_targets(self) -> dict[str, TargetConfig]:
+        """Built-in simulated targets, then configured ones (a configured id replaces a built-in)."""
+        found: dict[str, TargetConfig] = {}
+        for name in DEFAULT_SIM_TARGETS:
+            builtin = simulated_target(BUILTIN_MODELS[name])
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for router in BUILTIN_ROUTERS.values():
+            builtin = simulated_router_target(router)
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for builtin in simulated_retrieval_targets():
+            found[builtin.id] = TargetConfig.model_validate(builtin.model_dump())
+        for configured in self.targets:
+            found[configured.id] = configured
+        return found
+
+    def select_targets(
+        self, requested: list[str] | None, kinds: set[str] | None = None
+    ) -> list[TargetConfig]:
+        """The targets a run uses: ``--srbench-target`` ids, else ``default_targets``, else the
+        built-in simulated ones its benchmarks need (the two models for chat benchmarks, the
+        three retrieval modes for RAG benchmarks). Only targets of ``kinds`` are kept from the
+        defaults; when RAG benchmarks need a retrieval target and ``default_targets`` lists
+        none, the three built-in retrieval modes stand in (``default_targets`` usually names
+        chat models). An explicitly requested target of no needed kind is an error."""
+        known = self.all_targets()
+        kinds = kinds or {"single", "mom"}
+        if requested:
+            ids = list(requested)
+        elif self.default_targets:
+            ids = [i for i in self.default_targets if i not in known or known[i].kind in kinds]
+            listed = [known[i].kind for i in self.default_targets if i in known]
+            if "retrieval" in kinds and "retrieval" not in listed:
+                ids += [t.id for t in simulated_retrieval_targets() if t.id not in ids]
+        else:
+            ids = []
+            if kinds & {"single", "mom"}:
+                ids += list(DEFAULT_SIM_TARGETS)
+            if "retrieval" in kinds:
+                ids += [t.id for t in simulated_retrieval_targets()]
+        missing = [target_id for target_id in ids if target_id not in known]
+        if missing:
+            raise ConfigError(
+                f"unknown target(s) {', '.join(missing)}; known targets: {', '.join(sorted(known))}"
+            )
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"a target is selected twice: {ids}")
+        selected = [known[target_id] for target_id in ids]
+        useless = [t.id for t in selected if t.kind not in kinds]
+        if useless:
+            raise ConfigError(
+                f"target(s) {', '.join(useless)} can run none of the selected benchmarks "
+                f"(they need {' or '.join(sorted(kinds))} targets)"
+            )
+        models = self.sim_models()
+        for target in selected:
+            if (
+                target.simulated
+                and target.base_url is None
+                and target.model not in models
+                and target.model not in BUILTIN_ROUTERS
+                and target.kind != "retrieval"
+            ):
+                raise ConfigError(
+                    f"target {target.id!r} is simulated but model {target.model!r} is not a simulated "
+                    f"model (known: {', '.join(sorted(models))}); add [tool.srbench.simulator.models."
+                    f"{target.model}]"
+                )
+        return selected
+
+
+def _format_validation(error: ValidationError) -> str:
+    """Where and what, for every error; never the input value (it may be a secret URL)."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def _target_problems(target_id: str, error: ValidationError) -> str:
+    """``target 'x': <field> …`` for the frozen target's errors, without repeating a field or
+    the id a message already names (and never the input value)."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where and not message.startswith(where) else message)
+    text = "; ".join(parts)
+    prefix = f"target {target_id!r}"
+    return text if text.startswith(prefix) else f"{prefix}: {text}"
+
+
+def parse_config(data: dict[str, Any], source: str) -> SrbenchConfig:
+    """Validate a ``[tool.srbench]`` table."""
+    try:
+        return SrbenchConfig.model_validate({**data, "source": source})
+    except ValidationError as error:
+        raise ConfigError(
+            f"{source}: invalid [tool.srbench] configuration: {_format_validation(error)}"
+        ) from None
+
+
+def load_config(rootdir: Path, explicit: Path | None = None) -> SrbenchConfig:
+    """Read ``explicit``, else ``<rootdir>/srbench.toml``, else ``[tool.srbench]`` of
+    ``<rootdir>/pyproject.toml``; no file means defaults."""
+    candidates = [explicit] if explicit else [rootdir / "srbench.toml", rootdir / "pyproject.toml"]
+    for path in candidates:
+        if path is None or not path.is_file():
+            if explicit:
+                raise ConfigError(f"{explicit}: configuration file not found")
+            continue
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{path}: not valid TOML ({error})") from None
+        if path.name == "pyproject.toml" and path != explicit:
+            table = document.get("tool", {}).get("srbench")
+            if table is None:
+                continue
+        elif path.name == "pyproject.toml":
+            table = document.get("tool", {}).get("srbench", {})
+        else:
+            table = document
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.srbench] must be a table")
+        return parse_config(table, str(path))
+    return SrbenchConfig()

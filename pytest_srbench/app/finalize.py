@@ -1,0 +1,122 @@
+"""Ending a run after every process stopped: settle what was left in flight, decide the
+final status (reference/run-lifecycle.md §7.5), write the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
+from pytest_srbench.app.reports import report_from_store, write_html_report
+from pytest_srbench.core.models import FAILED_CELL_STATUSES
+from pytest_srbench.render.json_report import write_report
+from pytest_srbench.render.outputs import OutputError
+from pytest_srbench.store.base import Store
+
+FAILED_LIKE = FAILED_CELL_STATUSES
+
+
+def final_status(
+    counts: dict[str, int],
+    total: int,
+    stops: list[dict[str, Any]],
+    interrupted: bool,
+    workers_lost: bool = False,
+) -> str:
+    """cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
+    failed-like cell) > cancelled (stopped) > completed > failed."""
+    if interrupted or any(stop.get("user") for stop in stops):
+        return "cancelled"
+    if workers_lost and counts.get("completed", 0) != total:
+        return "interrupted"
+    if any(counts.get(status) for status in FAILED_LIKE):
+        return "failed"
+    if stops:
+        return "cancelled"
+    return "completed" if counts.get("completed", 0) == total else "failed"
+
+
+def finalize_run(
+    store: Store,
+    run_id: str,
+    *,
+    runner: dict[str, Any],
+    interrupted: bool = False,
+    workers_lost: Sequence[str] = (),
+    json_path: Path | None = None,
+) -> dict[str, Any]:
+    """Settle, set the final status and write ``report.json`` (and ``json_path``)."""
+    run = store.require_run(run_id)
+    if run.status in ("queued", "running"):
+        settle_in_flight(store, run_id)
+        stops = [
+            e["data"] for e in store.events(run_id, limit=1_000_000, kinds=("dispatch_stopped",))
+        ]
+        status = final_status(
+            store.status_counts(run_id),
+            len(store.plan_outline(run_id).cells),
+            stops,
+            interrupted,
+            bool(workers_lost),
+        )
+        observed = store.events(run_id, limit=1, kinds=("failure_observed",))
+        failure = observed[0]["data"] if observed else None
+        error = failure.get("summary") if failure else None
+        if status == "interrupted":
+            error = f"{WORKER_STOPPED} (lost: {', '.join(workers_lost)})"
+        processes = store.processes(run_id)
+        engines = [p for p in processes if p.get("role") != "controller"]
+        peaks = [p["peak_rss_mb"] for p in processes if p.get("peak_rss_mb") is not None]
+        runner = {
+            **(store.get_runner(run_id) or {}),
+            **runner,
+            "processes": len(engines),
+            "peak_rss_mb": max(peaks) if peaks else None,
+            "process_details": processes,
+        }
+        store.set_runner(run_id, runner)
+        run = store.set_run_status(run_id, status, error)
+    report = report_from_store(store, run_id)
+    write_run_report(store, run_id, report, json_path)
+    return report
+
+
+def write_run_report(
+    store: Store, run_id: str, report: dict[str, Any], json_path: Path | None
+) -> None:
+    """``report.json`` in the run's folder, and ``json_path`` when asked for."""
+    write_report(report, store.run_dir(run_id) / "report.json")
+    if json_path is not None:
+        write_report(report, json_path)
+
+
+def write_outputs(
+    store: Store,
+    run_id: str,
+    report: dict[str, Any],
+    json_path: Path | None,
+    html_path: Path | None,
+) -> list[str]:
+    """The JSON and HTML reports the user asked for. A path that cannot be written costs
+    nothing else: the run stays saved in the store (with its ``report.json``), and each
+    failure is one line naming the file and saying how to write the report again."""
+    problems = []
+    for what, path, flag in (
+        ("JSON report", json_path, "--json"),
+        ("HTML report", html_path, "--html"),
+    ):
+        if path is None:
+            continue
+        try:
+            if flag == "--json":
+                write_report(report, path)
+            else:
+                write_html_report(store, run_id, report, path)
+        except OutputError as error:
+            problems.append(
+                f"pytest-srbench: the {what} was not written: {error}; the run {run_id} is "
+                f"saved in the store (srbench --store {store.root} report {run_id} {flag} PATH "
+                "writes it)"
+            )
+    return problems

@@ -1,0 +1,158 @@
+"""Run lifecycle outside a live engine: which process owns a run, settling what a stopped
+process left in flight, the restart sweep that marks orphaned runs ``interrupted``, and
+cancellation requests from another process (run-lifecycle.md §6, §7.6).
+
+A stopped worker or a lost acknowledgement is never permission to re-send: calls still
+``sent`` become ``sent_unknown``, running cells ``sent_unknown``; nothing is dispatched again.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
+from pytest_srbench.store.base import Store
+from pytest_srbench.store.sqlite import open_store
+
+WORKER_STOPPED = "Worker stopped; dispatched requests are not retried"
+OWNER_STOPPED = "Runner process stopped ({where}); inspect saved calls before a new run"
+
+
+def _process_started(pid: int) -> str | None:
+    """The kernel's start stamp of a process (Linux), so a reused pid is not mistaken."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def this_process() -> dict[str, Any]:
+    """Owner record of the current process."""
+    pid = os.getpid()
+    return {"host": socket.gethostname(), "pid": pid, "process_started": _process_started(pid)}
+
+
+def owner_alive(owner: dict[str, Any]) -> bool | None:
+    """True / False for an owner on this host; None when it runs elsewhere (unknowable)."""
+    if owner["host"] != socket.gethostname():
+        return None
+    pid = int(owner["pid"])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by another user
+    started = owner.get("process_started")
+    return started is None or _process_started(pid) in (None, started)
+
+
+def settle_in_flight(store: Store, run_id: str) -> int:
+    """Calls still ``sent`` and cells still ``running`` become ``sent_unknown``."""
+    changed = 0
+    with store.transaction():
+        for call in store.calls(run_id, active=True):
+            for key in ("_seq", "bytes_received", "last_activity_at"):
+                call.pop(key, None)
+            call["status"] = "sent_unknown"
+            call["error"] = WORKER_STOPPED
+            store.update_call(call["id"], call)
+            changed += 1
+        for row in store.results_with_status(run_id, "running"):
+            row.update(status="sent_unknown", error=WORKER_STOPPED)
+            store.upsert_result(run_id, row)
+            store.append_event(
+                run_id,
+                "case_sent_unknown",
+                {"case_id": row["case_id"], "target_id": row["target_id"]},
+            )
+            changed += 1
+    return changed
+
+
+def sweep_orphans(store: Store) -> list[Run]:
+    """Mark every queued or running run whose owning process on this host is gone
+    ``interrupted`` (after settling what it left in flight); returns those runs. The run's
+    wall time ends at its last recorded activity, not when the sweep found it.
+
+    A queued run that no process ever took (created by ``srbench recover``) is left waiting;
+    a run owned on another host is left alone (its liveness cannot be checked here).
+    """
+    interrupted = []
+    for run in store.active_runs():
+        owner = store.owner(run.id)
+        if owner is None:
+            if run.status == "queued":
+                continue
+            where = "no owner recorded"
+        elif owner_alive(owner) is not False:
+            continue
+        else:
+            where = f"pid {owner['pid']} on {owner['host']}"
+        ran_until = store.last_activity_at(run.id)  # before settling adds its own stamps
+        settle_in_flight(store, run.id)
+        interrupted.append(
+            store.set_run_status(
+                run.id, "interrupted", OWNER_STOPPED.format(where=where), ended_at=ran_until
+            )
+        )
+    return interrupted
+
+
+def open_swept_store(location: str | os.PathLike[str]) -> tuple[Store, list[Run]]:
+    """Open a store and sweep it (what every controller, CLI command and service does); a
+    store this process cannot write is opened read-only and not swept."""
+    store = open_store(location)
+    if store.read_only:
+        return store, []
+    return store, sweep_orphans(store)
+
+
+def request_cancel(store: Store, run_id: str, *, source: str = "cli") -> Run:
+    """Ask the processes running ``run_id`` to stop; a terminal run is returned unchanged.
+
+    The engines poll for the request, stop dispatching, abort in-flight streams and end the
+    run ``cancelled``. A run whose owner is already gone is interrupted by the sweep instead.
+    """
+    run = store.require_run(run_id)
+    if run.status in TERMINAL_RUN_STATUSES:
+        return run
+    with store.transaction():
+        if not store.cancellation_requested(run_id):
+            store.append_event(run_id, "cancellation_requested", {"source": source})
+    owner = store.owner(run_id)
+    if owner is not None and owner_alive(owner) is False:
+        sweep_orphans(store)
+    elif owner is None and run.status == "queued":
+        return store.set_run_status(run_id, "cancelled", "cancelled before it started")
+    return store.require_run(run_id)
+
+
+def _same_process(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (a["host"], int(a["pid"]), a.get("process_started")) == (
+        b["host"],
+        int(b["pid"]),
+        b.get("process_started"),
+    )
+
+
+def claim_ownership(store: Store, run_id: str, owner: dict[str, Any] | None = None) -> bool:
+    """Take a queued run for ``owner`` (default: this process) unless a live process holds
+    it; True when ``owner`` holds it afterwards (xdist workers claim for their controller)."""
+    owner = owner or this_process()
+    with store.transaction():
+        run = store.require_run(run_id)
+        current = store.owner(run_id)
+        if current is not None and _same_process(current, owner):
+            return run.status in ("queued", "running")
+        if run.status != "queued":
+            return False
+        if current is not None and owner_alive(current) is not False:
+            return False
+        store.set_owner(run_id, owner)
+    return True

@@ -1,0 +1,358 @@
+"""From configuration and a profile to a frozen plan: pick suites, render and select cases,
+resolve targets, and freeze (optionally over the subset of cells a user selected)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_srbench.app.config import ConfigError, SrbenchConfig, TargetConfig
+from pytest_srbench.benchmarks.agent_bench import AgentAdapter
+from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
+from pytest_srbench.benchmarks.rag import RagAdapter
+from pytest_srbench.benchmarks.registry import AdapterRegistry
+from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.models import (
+    CHAT_TARGET_KINDS,
+    Case,
+    Cell,
+    DatasetInfo,
+    Limits,
+    Manifest,
+    Target,
+    planned_keys,
+)
+from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
+from pytest_srbench.core.plan.choices import PROFILES
+from pytest_srbench.core.plan.selection import SELECTION_NAME, select_for_profile, stratified_order
+from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
+from pytest_srbench.datasets.controlled import DatasetDirectory
+from pytest_srbench.datasets.suites import (
+    Suite,
+    SuiteError,
+    discover_suites,
+    load_suite,
+    shipped_suites_dir,
+)
+from pytest_srbench.simulator.profiles import BUILTIN_MODELS, simulated_target
+
+
+@dataclass
+class PlanRequest:
+    """What a user asked for on the command line (or through the API)."""
+
+    profile: str = "smoke"
+    seed: int | None = None
+    benchmarks: list[str] | None = None
+    targets: list[str] | None = None
+    limit: int | None = None
+    repeats: int = 1
+    name: str = "sr-bench"
+    limits: dict[str, Any] = field(default_factory=dict)
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, Any] | None = None
+    offline: bool = False
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PlanDraft:
+    """Everything needed to freeze a plan, before the final cell selection is known."""
+
+    config: SrbenchConfig
+    targets: list[TargetConfig]
+    cases: list[Case]
+    dataset: DatasetInfo
+    adapter_versions: dict[str, str]
+    extension_weights: dict[str, float]
+    limits: Limits
+    name: str
+    auxiliary: dict[str, Target] = field(default_factory=dict)
+    benchmark_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    suite_paths: dict[str, Path] = field(default_factory=dict)
+    repeats: int = 1
+    mode: Literal["live", "preview"] = "live"
+    preview_context: dict[str, Any] | None = None
+    target_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+    def frozen_target_kinds(self) -> dict[str, list[str]]:
+        """The manifest's ``target_kinds``: benchmarks whose targets are not chat models."""
+        return {b: list(k) for b, k in self.target_kinds.items() if tuple(k) != CHAT_TARGET_KINDS}
+
+    def cells(self) -> list[tuple[str, str]]:
+        """Case-major (case, target) pairs whose target kind the case's benchmark runs against
+        (a RAG case only meets retrieval targets, a chat case only models and routers)."""
+        return planned_keys(
+            [(case.id, case.benchmark) for case in self.cases],
+            [(target.id, target.kind) for target in self.targets],
+            [],
+            self.frozen_target_kinds(),
+        )
+
+    def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
+        """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
+        targets = [target.to_target() for target in self.targets]
+        cases = self.cases
+        dataset = self.dataset
+        execution_cells: list[Cell] | None = None
+        compatible = set(self.cells())
+        if selected is not None:
+            chosen = {(cell.case_id, cell.target_id) for cell in selected}
+            if chosen != compatible:
+                case_ids = {case_id for case_id, _ in chosen}
+                target_ids = {target_id for _, target_id in chosen}
+                cases = [case for case in cases if case.id in case_ids]
+                targets = [target for target in targets if target.id in target_ids]
+                execution_cells = [Cell(case_id=c, target_id=t) for c, t in sorted(chosen)]
+                dataset = dataset.model_copy(update={"custom_subset": True})
+        present = {case.benchmark for case in cases}
+        options = {b: o for b, o in self.benchmark_options.items() if b in present}
+        bound = {
+            target_id
+            for o in options.values()
+            for target_id in o.values()
+            if isinstance(target_id, str)
+        }
+        auxiliary = {k: v for k, v in self.auxiliary.items() if k in bound}
+        return freeze_plan(
+            targets=targets,
+            cases=cases,
+            dataset=dataset,
+            adapter_versions=self.adapter_versions,
+            extension_weights=self.extension_weights,
+            auxiliary_targets=auxiliary,
+            execution_cells=execution_cells,
+            limits=self.limits,
+            sampling={**self.config.sampling, **self.sampling},
+            benchmark_options=options,
+            name=self.name,
+            cost_policy=self.config.cost_policy,
+            repeats=self.repeats,
+            mode=self.mode,
+            preview_context=self.preview_context,
+            target_kinds=self.frozen_target_kinds(),
+        )
+
+
+def dataset_suite(
+    config: SrbenchConfig, rootdir: Path, dataset_id: str, registry: AdapterRegistry
+) -> Suite:
+    """A RAG or agent dataset from the controlled directories (the suite search path), as a
+    suite; its kind adapter is registered under the dataset id."""
+    try:
+        loaded = DatasetDirectory(suite_search_path(config, rootdir)).load(dataset_id)
+    except BenchmarkError as error:
+        if error.code == "BENCHMARK_DATASET_NOT_FOUND":
+            raise ConfigError(
+                f"no adapter for benchmark {dataset_id!r} (registered: {', '.join(registry)}) "
+                f"and no RAG or agent dataset of that id — {error}"
+            ) from None
+        raise ConfigError(str(error)) from None
+    dataset = loaded.dataset
+    adapter_class = RagAdapter if dataset.kind == "rag" else AgentAdapter
+    registry.register(adapter_class.for_dataset(dataset_id))
+    rows = [case.model_dump(mode="json") for case in dataset.cases]
+    meta = {
+        "benchmark": dataset_id, "version": dataset.version, "source": f"dataset {dataset_id}",
+        "revision": dataset.version, "sha256": loaded.sha256, "kind": dataset.kind,
+        "count": len(rows), "corpus": dataset.corpus, "description": dataset.description,
+    }  # fmt: skip
+    return Suite(
+        benchmark=dataset_id,
+        path=loaded.path,
+        meta=meta,
+        rows=tuple(enumerate(rows, start=1)),
+    )
+
+
+def check_offline_agents(
+    config: SrbenchConfig,
+    adapters: Sequence[Adapter],
+    targets: Sequence[TargetConfig],
+    offline: bool,
+) -> None:
+    """Agent benchmarks run against real providers by default; simulated subjects only when
+    the run says so explicitly (``--srbench-offline``)."""
+    agents = [a.benchmark for a in adapters if isinstance(a, AgentAdapter)]
+    simulated = [t.id for t in targets if t.simulated and t.kind != "retrieval"]
+    if agents and simulated and not (offline or config.offline):
+        raise ConfigError(
+            f"agent benchmark {agents[0]} runs against real providers by default, and "
+            f"{', '.join(simulated)} {'is' if len(simulated) == 1 else 'are'} simulated: pass "
+            "--srbench-offline (or set offline = true) to evaluate the simulator on purpose"
+        )
+
+
+def suite_search_path(config: SrbenchConfig, rootdir: Path) -> list[Path]:
+    """Shipped suites first, then the project's suite folders (which may replace them)."""
+    return [shipped_suites_dir(), *[(rootdir / folder) for folder in config.suites]]
+
+
+def _rows_file(suite: Suite) -> Path:
+    return suite.path if suite.path.suffix == ".json" else suite.path / "cases.jsonl"
+
+
+def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, str]]:
+    """Every row of a suite as a case with its stratum; errors name the file and line."""
+    rendered = []
+    seen: set[str] = set()
+    for number, row in suite.rows:
+        try:
+            case = adapter.render(row, seed)
+        except (SuiteRowError, ValueError) as error:
+            raise SuiteError(f"{_rows_file(suite)} line {number}: {error}") from None
+        if case.id in seen:
+            raise SuiteError(f"{_rows_file(suite)} line {number}: duplicate case id {case.id!r}")
+        seen.add(case.id)
+        rendered.append((case, adapter.stratum(row)))
+    return rendered
+
+
+def build_draft(
+    config: SrbenchConfig, request: PlanRequest, registry: AdapterRegistry, rootdir: Path
+) -> PlanDraft:
+    """Select and render the cases of a profile; resolve the targets."""
+    if request.profile not in PROFILES:
+        raise ConfigError(
+            f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
+        )
+    seed = config.seed if request.seed is None else request.seed
+    available = discover_suites(suite_search_path(config, rootdir), request.profile)
+    datasets: dict[str, Suite] = {}
+    if request.benchmarks:
+        benchmarks = list(dict.fromkeys(request.benchmarks))
+        for benchmark in benchmarks:
+            if benchmark not in available and benchmark not in registry:
+                datasets[benchmark] = dataset_suite(config, rootdir, benchmark, registry)
+                continue
+            if benchmark not in registry:
+                raise ConfigError(
+                    f"no adapter for benchmark {benchmark!r}; registered: {', '.join(registry)}"
+                )
+            if benchmark not in available:
+                raise ConfigError(
+                    f"no suite for benchmark {benchmark!r}; searched "
+                    + ", ".join(str(path) for path in suite_search_path(config, rootdir))
+                )
+    else:
+        benchmarks = sorted(b for b in available if b in SR_BENCH_BENCHMARKS and b in registry)
+        if not benchmarks:
+            raise ConfigError("no sr-bench suites found; pass --srbench-benchmark to pick one")
+    cases: list[Case] = []
+    suite_paths: dict[str, Path] = {}
+    provenance = []
+    versions: dict[str, str] = {}
+    weights: dict[str, float] = {}
+    custom = False
+    kinds = {kind for b in benchmarks for kind in registry.get(b).target_kinds}
+    targets = config.select_targets(request.targets, kinds=kinds)
+    check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
+    for benchmark in benchmarks:
+        adapter = registry.get(benchmark)
+        suite = datasets.get(benchmark) or load_suite(available[benchmark])
+        suite_paths[benchmark] = suite.path
+        rendered = render_suite(suite, adapter, seed)
+        by_id = {case.id: case for case, _ in rendered}
+        prepared = suite.meta.get("prepared")
+        if isinstance(prepared, dict):
+            chosen = prepared_selection(
+                suite, prepared, [case.id for case, _ in rendered], request, seed
+            )
+            custom = custom or bool(prepared.get("custom_subset")) or request.limit is not None
+        else:
+            order = stratified_order(
+                [(case.id, stratum) for case, stratum in rendered],
+                seed,
+                round_robin=adapter.round_robin,
+            )
+            counts = adapter.profile_counts(suite.meta)
+            chosen = select_for_profile(
+                order, request.profile, counts, benchmark=benchmark, limit=request.limit
+            )
+            custom = custom or len(chosen) < counts[request.profile]
+        cases.extend(by_id[case_id] for case_id in chosen)
+        provenance.append({**suite.provenance(), "selected": len(chosen)})
+        versions[benchmark] = adapter.version
+        if benchmark not in SR_BENCH_BENCHMARKS:
+            weights[benchmark] = float(suite.meta.get("weight", adapter.weight))
+    dataset = DatasetInfo(
+        profile=request.profile,
+        seed=seed,
+        selection=SELECTION_NAME,
+        custom_subset=custom,
+        suites=provenance,
+    )
+    auxiliary, options = bind_auxiliary(config, targets, [registry.get(b) for b in benchmarks])
+    return PlanDraft(
+        config=config,
+        targets=targets,
+        cases=expand_repeats(cases, request.repeats),
+        dataset=dataset,
+        adapter_versions=versions,
+        extension_weights=weights,
+        limits=config.frozen_limits(request.limits),
+        name=request.name,
+        auxiliary=auxiliary,
+        benchmark_options=options,
+        suite_paths=suite_paths,
+        repeats=request.repeats,
+        mode=request.mode,
+        preview_context=request.preview_context,
+        target_kinds={b: registry.get(b).target_kinds for b in benchmarks},
+        sampling=dict(request.sampling),
+    )
+
+
+def prepared_selection(
+    suite: Suite, prepared: dict[str, Any], ids: list[str], request: PlanRequest, seed: int
+) -> list[str]:
+    """A prepared suite is used as stored; it must have been prepared for this profile and seed."""
+    if prepared.get("profile") != request.profile or prepared.get("seed") != seed:
+        raise ConfigError(
+            f"{suite.path}: prepared dataset profile/seed ({prepared.get('profile')}, {prepared.get('seed')}) "
+            f"differs from the requested run profile/seed ({request.profile}, {seed})"
+        )
+    return ids[: request.limit] if request.limit is not None else ids
+
+
+def bind_auxiliary(
+    config: SrbenchConfig, targets: Sequence[TargetConfig], adapters: Sequence[Adapter]
+) -> tuple[dict[str, Target], dict[str, dict[str, Any]]]:
+    """Judge / user-simulator bindings per benchmark: configured ones, or the built-in simulated
+    ``sim-judge`` / ``sim-user`` when every subject target is simulated. A real target is never
+    graded by a simulator without the user saying so: that is an error naming the setting."""
+    auxiliary = {judge.id: judge.to_target() for judge in config.judges}
+    known = {t.id: t.to_target() for t in config.all_targets().values()} | auxiliary
+    options = {benchmark: dict(values) for benchmark, values in config.benchmarks.items()}
+    all_simulated = all(t.simulated for t in targets)
+    # built-in judges run on the simulator the subjects use (one started for the session, or
+    # the external one all simulated subjects point at)
+    shared_urls = {t.base_url for t in targets}
+    sim_url = shared_urls.pop() if len(shared_urls) == 1 else None
+    for adapter in adapters:
+        for role in adapter.auxiliary_roles:
+            bound = options.get(adapter.benchmark, {}).get(role)
+            if bound is None:
+                if not all_simulated:
+                    raise ConfigError(
+                        f"{adapter.benchmark} needs a {role} target: add [[tool.srbench.judges]] with the model "
+                        f'to use and set [tool.srbench.benchmarks.{adapter.benchmark}] {role} = "<its id>" '
+                        "(or deselect the benchmark)"
+                    )
+                bound = "sim-judge" if role == "judge" else "sim-user"
+                options.setdefault(adapter.benchmark, {})[role] = bound
+            if bound not in known:
+                if bound in BUILTIN_MODELS:
+                    builtin = simulated_target(BUILTIN_MODELS[bound])
+                    known[bound] = (
+                        builtin.model_copy(update={"base_url": sim_url}) if sim_url else builtin
+                    )
+                else:
+                    raise ConfigError(
+                        f"{adapter.benchmark}: {role} target {bound!r} is not defined"
+                    )
+            auxiliary[bound] = known[bound]
+    return auxiliary, options

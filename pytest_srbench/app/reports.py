@@ -1,0 +1,100 @@
+"""Reading runs back for reports and comparisons: a run's report (and HTML page) from the
+store, and a comparison side from a run id in the store or from a JSON report file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pytest_srbench.core.compare.runs import RunSide
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.report.build import build_report
+from pytest_srbench.core.report.drilldown import case_details
+from pytest_srbench.core.report.model import ReportModel
+from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.store.corrections import latest_correction
+
+
+class RunNotFound(InputError):
+    """A run reference names neither a report file nor a run in the store."""
+
+
+def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
+    """Recompute a run's full report from its stored manifest, rows, calls and events,
+    reading the calls through the run's latest accounting correction when it has one."""
+    run = store.require_run(run_id)
+    return build_report(
+        store.get_manifest(run_id),
+        run,
+        store.results(run_id),
+        store.calls(run_id),
+        store.events(run_id, limit=1_000_000),
+        runner=store.get_runner(run_id),
+        correction=latest_correction(store, run_id),
+        child_attempts=child_attempts(store, run_id),
+        recipes=store.recipes(run_id),
+        indexes=store.snapshots(run_id, "index"),
+    )
+
+
+def child_attempts(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The recovery children of a run (lineage), oldest first."""
+    children = []
+    for child in store.children(run_id):
+        recovery = store.get_manifest(child.id).recovery or {}
+        children.append(
+            {
+                "run_id": child.id,
+                "status": child.status,
+                "created_at": child.created_at,
+                "mode": recovery.get("mode"),
+                "cells": len(recovery.get("selected_cells") or []),
+            }
+        )
+    return children
+
+
+def read_report_file(path: Path) -> dict[str, Any]:
+    """A JSON report written by pytest-srbench, validated; errors name the file and field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunNotFound(f"{path}: cannot read the report ({error.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RunNotFound(f"{path}: not a JSON report ({error})") from None
+    try:
+        model = ReportModel.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise RunNotFound(
+            f"{path}: not a pytest-srbench report ({where}: {first['msg']}; "
+            f"{error.error_count()} problem(s))"
+        ) from None
+    return model.model_dump(mode="json")
+
+
+def load_side(reference: str, store: Store | None) -> RunSide:
+    """A report file when ``reference`` is an existing path, else a run id in ``store``."""
+    path = Path(reference)
+    if path.is_file():
+        return RunSide.from_report(read_report_file(path), source=str(path))
+    if store is not None and store.get_run(reference) is not None:
+        try:
+            return RunSide.from_report(report_from_store(store, reference), source="store")
+        except StoreError as error:
+            raise RunNotFound(f"run {reference}: {error}") from None
+    where = f"in the store at {store.root}" if store is not None else "(no store)"
+    raise RunNotFound(f"{reference!r} is neither a report file nor a run {where}")
+
+
+def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
+    """The self-contained HTML page of a run, with its bounded case drill-down."""
+    from pytest_srbench.render.html import render_run_html, write_html  # jinja2: only here
+
+    manifest = store.get_manifest(run_id)
+    details = case_details(manifest, store.results(run_id), store.calls(run_id))
+    write_html(render_run_html(report, details), path)

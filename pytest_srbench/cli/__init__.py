@@ -1,0 +1,1 @@
+"""The ``srbench`` console script: one module per group of sub-commands."""

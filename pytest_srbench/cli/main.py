@@ -1,0 +1,394 @@
+"""The ``srbench`` command line: inspect runs and reports in a store, run the simulator.
+
+It reuses the core, the store and the renderers; it never imports pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pytest_srbench.app.lifecycle import request_cancel
+from pytest_srbench.app.recovery import create_child, plan_for, read_plan_file
+from pytest_srbench.app.reports import load_side, report_from_store, write_html_report
+from pytest_srbench.cli.datasets import add_datasets_commands
+from pytest_srbench.cli.offline import add_offline_commands
+from pytest_srbench.cli.reconcile import add_reconcile_commands
+from pytest_srbench.cli.serve import add_serve_command
+from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
+from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
+from pytest_srbench.core.calls.recipes import recipe_summary
+from pytest_srbench.core.compare.gate import parse_margin
+from pytest_srbench.core.compare.runs import compare_many
+from pytest_srbench.core.errors import InputError, SrbenchError
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
+from pytest_srbench.core.offline.recovery import MODES, RecoveryError
+from pytest_srbench.render.compare import comparison_csv, render_comparison
+from pytest_srbench.render.html import render_compare_html, write_html
+from pytest_srbench.render.json_report import report_json, write_report
+from pytest_srbench.render.outputs import write_output
+from pytest_srbench.render.terminal import render_summary, table
+from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.store.sqlite import open_store
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return command_store(args.store)
+
+
+def _page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict[str, Any]], Any]:
+    """A page of ``limit`` rows (``limit + 1`` were read) and the cursor of the next one."""
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1][cursor]
+    return rows, None
+
+
+def _elapsed(started: str | None) -> float | None:
+    if not started:
+        return None
+    return round((datetime.now(UTC) - datetime.fromisoformat(started)).total_seconds(), 3)
+
+
+def _report(store: Store, run_id: str) -> dict[str, Any]:
+    return report_from_store(store, run_id)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = _store(args)
+    runs = store.list_runs(limit=args.limit, offset=args.offset, status=args.status)
+    rows = []
+    for run in runs:
+        outline = store.plan_outline(run.id)
+        rows.append(
+            [run.id, run.status, outline.profile, ",".join(outline.target_ids),
+             str(len(outline.cells)), run.created_at[:19]]
+        )  # fmt: skip
+    for line in table(["run", "status", "profile", "targets", "cells", "created (UTC)"], rows):
+        print(line)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = _store(args)
+    run = store.require_run(args.run)
+    if args.call_id:
+        call = store.get_call(args.call_id)
+        if call is None or call.get("_seq") is None or call.get("case_id") is None:
+            raise StoreError(f"no call {args.call_id!r} in {store.root}")
+        print(json.dumps({"call": call}, indent=2))
+        return 0
+    if args.recipes:
+        manifest = store.get_manifest(args.run)
+        snapshots = store.recipes(args.run)
+        rows = [
+            snapshots.get(t.id) or recipe_summary(t, None)
+            for t in manifest.targets
+            if t.kind == "mom"
+        ]
+        print(json.dumps({"recipes": rows}, indent=2))
+        return 0
+    if args.results:
+        rows, cursor = _page(
+            store.results(args.run, after=args.after, limit=args.limit + 1), args.limit, "_row"
+        )
+        print(json.dumps({"results": rows, "next_cursor": cursor}, indent=2))
+        return 0
+    if args.calls:
+        rows, cursor = _page(
+            store.calls(args.run, active=args.active, after=args.after, limit=args.limit + 1),
+            args.limit,
+            "_seq",
+        )
+        for row in rows:
+            for key in ("request", "final", "reasoning", "raw_usage", "tool_calls"):
+                row.pop(key, None)
+            if args.active:
+                row["elapsed_s"] = _elapsed(row.get("started_at"))
+        print(json.dumps({"calls": rows, "next_cursor": cursor}, indent=2))
+        return 0
+    if args.events:
+        print(
+            json.dumps(
+                {"events": store.events(args.run, after=args.after, limit=min(args.limit, 1000))},
+                indent=2,
+            )
+        )
+        return 0
+    outline = store.plan_outline(args.run)
+    print(json.dumps(
+        {"run": run.model_dump(), "plan_sha256": outline.plan_sha256, "profile": outline.profile,
+         "targets": outline.target_ids, "cells": len(outline.cells)},
+        indent=2,
+    ))  # fmt: skip
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    store = _store(args)
+    before = store.require_run(args.run)
+    run = request_cancel(store, args.run)
+    if before.status in TERMINAL_RUN_STATUSES:
+        print(f"run {run.id} is already {run.status}; nothing to cancel")
+    else:
+        print(f"cancellation requested for {run.id} (now {run.status}); its processes stop "
+              "dispatching, abort in-flight calls and end it cancelled")  # fmt: skip
+    return 0
+
+
+def cmd_recover_plan(args: argparse.Namespace) -> int:
+    store = _store(args)
+    plan = plan_for(store, args.run, args.mode)
+    if args.output:
+        write_output(args.output, orjson.dumps(plan, option=orjson.OPT_INDENT_2) + b"\n")
+    reasons: dict[str, int] = {}
+    for entry in plan["excluded"]:
+        reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
+    print(f"recovery plan for {args.run} ({args.mode}): {plan['counts']['eligible']} eligible, "
+          f"{plan['counts']['excluded']} excluded; plan {plan['plan_sha256'][:16]}")  # fmt: skip
+    for reason, count in sorted(reasons.items()):
+        print(f"  {count:>7}  {reason}")
+    if args.output:
+        print(f"written to {args.output}; add \"selected_cells\" to choose a subset, then: "
+              f"srbench recover {args.run} --plan {args.output} --idempotency-key KEY")  # fmt: skip
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    store = _store(args)
+    plan = read_plan_file(Path(args.plan))
+    if plan.get("parent_run_id") != args.run:
+        raise RecoveryError("Recovery plan belongs to another parent run")
+    run, created = create_child(
+        store,
+        args.run,
+        plan,
+        idempotency_key=args.idempotency_key,
+        acknowledge_new_attempt=args.acknowledge_new_attempt,
+    )
+    print(f"{'created' if created else 'existing'} recovery child {run.id} ({run.status}) of "
+          f"{args.run}: {len(store.plan_outline(run.id).cells)} cells")  # fmt: skip
+    print(
+        f"run it with: pytest --srbench-recover {args.plan} --srbench-run-key {args.idempotency_key}"
+    )
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    store = _store(args)
+    report = _report(store, args.run)
+    if args.json:
+        write_report(report, Path(args.json))
+    if args.html:
+        write_html_report(store, args.run, report, Path(args.html))
+    if args.format == "json":
+        sys.stdout.write(report_json(report))
+    else:
+        for line in render_summary(report):
+            print(line)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    path = Path(args.store)
+    store = open_store(path) if (path / "journal.sqlite3").exists() else None
+    baseline = load_side(args.baseline, store)
+    candidates = [load_side(reference, store) for reference in args.candidates]
+    result = compare_many(baseline, candidates, margin=args.margin)
+    text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if args.json:
+        write_output(args.json, text)
+    if args.csv:
+        write_output(args.csv, comparison_csv(result))
+    if args.html:
+        write_html(render_compare_html(result), Path(args.html))
+    if args.format == "json":
+        sys.stdout.write(text)
+    elif args.format == "csv":
+        sys.stdout.write(comparison_csv(result))
+    else:
+        for line in render_comparison(result):
+            print(line)
+    return 0
+
+
+def _margin(text: str) -> float:
+    try:
+        return parse_margin(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(f"--margin {error}") from None
+
+
+def _limit(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 500:
+        raise argparse.ArgumentTypeError("--limit must be in 1..500")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="srbench", description="Inspect pytest-srbench runs and reports."
+    )
+    root.add_argument("--store", default=DEFAULT_STORE, help="store folder (default .srbench)")
+    sub = root.add_subparsers(dest="command", required=True)
+
+    runs = sub.add_parser("runs", help="list runs, newest first")
+    runs.add_argument("--limit", type=int, default=50)
+    runs.add_argument("--offset", type=int, default=0)
+    runs.add_argument("--status")
+    runs.set_defaults(func=cmd_runs)
+
+    show = sub.add_parser("show", help="one run, or its results / calls / events")
+    show.add_argument("run")
+    view = show.add_mutually_exclusive_group()
+    view.add_argument("--results", action="store_true")
+    view.add_argument("--calls", action="store_true")
+    view.add_argument("--events", action="store_true")
+    view.add_argument("--call-id", metavar="ID", help="one call's whole receipt")
+    view.add_argument(
+        "--recipes", action="store_true", help="the run's frozen router recipes (redacted)"
+    )
+    show.add_argument("--active", action="store_true", help="with --calls: only calls in flight")
+    show.add_argument("--after", type=int, default=0)
+    show.add_argument("--limit", type=_limit, default=100)
+    show.set_defaults(func=cmd_show)
+
+    report = sub.add_parser("report", help="the full-denominator report of a run")
+    report.add_argument("run")
+    report.add_argument("--json", metavar="PATH", help="also write the JSON report")
+    report.add_argument("--html", metavar="PATH", help="also write the HTML report")
+    report.add_argument("--format", choices=("text", "json"), default="text")
+    report.set_defaults(func=cmd_report)
+
+    cancel = sub.add_parser("cancel", help="ask a running run to stop (it ends cancelled)")
+    cancel.add_argument("run")
+    cancel.set_defaults(func=cmd_cancel)
+
+    rplan = sub.add_parser(
+        "recover-plan", help="which cells of a finished run may be attempted again (read-only)"
+    )
+    rplan.add_argument("run")
+    rplan.add_argument("--mode", choices=MODES, default="undispatched")
+    rplan.add_argument("--output", metavar="PLAN.json", help="write the plan for review")
+    rplan.set_defaults(func=cmd_recover_plan)
+
+    recover = sub.add_parser("recover", help="create a recovery child run from a reviewed plan")
+    recover.add_argument("run")
+    recover.add_argument("--plan", required=True, metavar="PLAN.json")
+    recover.add_argument("--idempotency-key", required=True, metavar="KEY")
+    recover.add_argument(
+        "--acknowledge-new-attempt",
+        action="store_true",
+        help="required for --mode failed: cells that already spent money are attempted again",
+    )
+    recover.set_defaults(func=cmd_recover)
+
+    comp = sub.add_parser(
+        "compare",
+        help="paired comparison of runs (run ids in the store or JSON report files)",
+        description="Compare candidate runs with a baseline run case by case. BASELINE and "
+        "CANDIDATE are run ids in --store or paths of JSON reports; candidates are ordered by "
+        "creation time.",
+    )
+    comp.add_argument("baseline", metavar="BASELINE")
+    comp.add_argument("candidates", metavar="CANDIDATE", nargs="+")
+    comp.add_argument("--margin", type=_margin, default=0.05, help="margin for cases-needed")
+    comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
+    comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
+    comp.add_argument("--html", metavar="PATH", help="also write the comparison as HTML")
+    comp.set_defaults(func=cmd_compare)
+
+    real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
+    real.add_argument("action", choices=("build", "status", "serve"))
+    real.add_argument("--litellm", action="store_true", help="also install LiteLLM's proxy")
+    real.add_argument(
+        "--llama-cpp-python", action="store_true", help="also build llama-cpp-python's server"
+    )
+    real.add_argument("--all", action="store_true", help="build every real part")
+    real.add_argument("--jobs", type=int, default=2)
+    real.add_argument(
+        "--alias", default="smollm2-135m", help="model name llama-server answers with"
+    )
+    real.set_defaults(func=cmd_real)
+
+    add_datasets_commands(sub)
+    add_reconcile_commands(sub)
+    add_offline_commands(sub)
+    add_serve_command(sub)
+
+    preview = sub.add_parser(
+        "preview",
+        help="preview run: ask router targets where they would route each case (runs pytest)",
+    )
+    preview.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="pytest / --srbench-* options, e.g. "
+        "--srbench-target sim-router --srbench-profile smoke",
+    )
+    preview.set_defaults(func=cmd_preview)
+
+    sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
+    sim.add_argument("--host", default="127.0.0.1")
+    sim.add_argument("--port", type=int, default=8089)
+    sim.add_argument("--models", help="JSON list of extra simulated models")
+    sim.set_defaults(func=cmd_sim)
+    return root
+
+
+def _split_preview(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``srbench [--store DIR] preview PYTEST-ARGS…``: everything after ``preview`` goes to
+    pytest untouched (argparse would read pytest's options as its own)."""
+    head = (
+        argv[:2]
+        if argv[:1] == ["--store"]
+        else argv[:1]
+        if argv[:1] and argv[0].startswith("--store=")
+        else []
+    )
+    rest = argv[len(head) :]
+    if rest[:1] == ["preview"]:
+        return [*head, "preview"], rest[1:]
+    return argv, []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    own, passed = _split_preview(list(sys.argv[1:] if argv is None else argv))
+    args = parser().parse_args(own)
+    if args.command == "preview":
+        args.pytest_args = passed
+    if args.command == "show" and args.active and not args.calls:
+        print("srbench: --active requires --calls", file=sys.stderr)
+        return 2
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except SrbenchError as error:  # every deliberate error: one line, named by its command
+        print(f"srbench {args.command}: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `srbench runs | head`: the reader has all it wanted
+        _discard_stdout()
+        return BROKEN_PIPE_EXIT
+    return code
+
+
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for `yes | head`
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of what is still
+    buffered does not raise a second BrokenPipeError at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

@@ -1,0 +1,1 @@
+"""Pure: one call's evidence: SSE parsing, usage, receipts, failures, router facts."""

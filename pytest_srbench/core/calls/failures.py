@@ -1,0 +1,83 @@
+"""Call and cell failures, and the controlled public summaries derived from their messages."""
+
+from __future__ import annotations
+
+import re
+
+from pytest_srbench.core.errors import SrbenchError
+
+
+class CallFailure(SrbenchError):
+    """A model call could not produce a trustworthy receipt; the cell fails with this reason.
+
+    ``transient`` marks failures that an opt-in retry may repeat (HTTP 429 / 5xx, connection
+    errors, a stream that ended without a finish reason, a malformed chunk); ``retry_after_s``
+    carries the server's Retry-After when it sent one. ``nothing_generated`` marks a refusal
+    before any output (an HTTP error status): its cost stays unknown on the receipt, but the
+    budget reservation is released and a priced run may retry it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        retry_after_s: float | None = None,
+        nothing_generated: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.retry_after_s = retry_after_s
+        self.nothing_generated = nothing_generated
+
+
+class CellCancelled(SrbenchError):
+    """The run stopped dispatching or the case deadline passed while the cell was running."""
+
+
+class UsageObjectError(CallFailure):
+    """The provider's usage object is invalid or self-contradictory."""
+
+
+INTERRUPTED = "Interrupted: the runner stopped while the call was in flight"
+
+_SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
+    # been answered and billed, nothing is known about it, and it is never re-sent
+    (("worker stopped", "runner process stopped"), INTERRUPTED),
+    (("deadline", "wall-time", "wall time"), "Request or case deadline exceeded"),
+    (("readtimeout", "read timeout", "idle"), "Target idle/read timeout"),
+    (("connectionerror", "connecttimeout", "connection"), "Target connection failed"),
+    (("cancel",), "Request cancelled after the run stopped"),
+    (("repeated output",), "Repeated output guard triggered"),
+    (("identity", "acknowledgement"), "Frozen runtime identity verification failed"),
+    (("price", "pricing", "usage"), "Required usage or pricing evidence is incomplete"),
+    (("budget", "reservation"), "Frozen request or cost budget exhausted"),
+    (("truncated",), "Auxiliary model output was truncated; grading is incomplete"),
+    (("cap", "limit"), "Frozen output or call limit exceeded"),
+    (("harness", "sandbox"), "Benchmark harness failed"),
+    (("judge", "verdict", "grader"), "Benchmark grading failed"),
+    (("incomplete final",), "Target final response was incomplete"),
+)
+
+_HTTP = re.compile(r"\b(Target|Preview) HTTP \d{3}\b")
+
+
+def summarize_failure(message: str) -> str:
+    """Map a raw failure message to a short controlled summary (first match wins)."""
+    exact = _HTTP.search(message)
+    if exact:
+        return exact.group(0)
+    lowered = message.lower()
+    for needles, summary in _SUMMARIES:
+        if any(needle in lowered for needle in needles):
+            return summary
+    return "Target call failed"
+
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._/-]")
+
+
+def safe_id(value: str) -> str:
+    """An id made safe for an error line: limited alphabet, at most 128 characters."""
+    return _SAFE_ID.sub("_", value)[:128]

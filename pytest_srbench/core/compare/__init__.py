@@ -1,0 +1,1 @@
+"""Pure: paired comparison of two runs and the regression gate."""

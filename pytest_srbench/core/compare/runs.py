@@ -1,0 +1,519 @@
+"""Paired comparison of runs (reference/report-and-accounting.md §8), pure.
+
+A run enters as a ``RunSide`` built from its JSON report (the report carries the frozen plan
+identity and every cell's outcome, so a CI artifact works as well as a run in the store).
+``Comparison`` validates the pair (§8.1, §8.2) and computes per-target rows (§8.4); ``compare``
+returns sr-bench's output (§8.5) against the strongest single baseline (§8.3). Each row also
+carries ``paired_statistics``: exact McNemar, Newcombe intervals and the cases a margin needs.
+
+
+Why one long module: §8 of the reference is one procedure (validate, select, pair, row);
+its steps share the ``Comparison`` state."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from pytest_srbench.core.canonical import canonical_json
+from pytest_srbench.core.compare import paired
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.report.frontier import frontier, frontier_point
+
+COMPARE_VERSION = "sr-bench-1.0-compare"
+MANY_VERSION = "pytest-srbench-compare-1"
+COMPARABLE = frozenset({"completed", "failed"})
+ROLE_KEYS = ("judge", "simulator")
+QUALITY_DENOMINATOR = "all_planned_cases; explicit failed outcomes count as incorrect"
+QUALITY_METRIC = "fixed-weight benchmark macro accuracy"
+CI_QUALIFICATION = (
+    "Distribution-free paired Hoeffding bound over benchmark-stratified case differences; "
+    "valid but conservative. The bootstrap interval is a diagnostic only."
+)
+CACHE_NEUTRAL_BASIS = (
+    "every token priced at the uncached input or output price (subject calls only)"
+)
+SELECTION = "strongest single-model target by exact fixed-weight macro accuracy"
+SELECTION_QUALIFICATION = (
+    "The baseline is the strongest single model of the baseline run; it is not an oracle "
+    "choosing the best model per case."
+)
+TIE_POLICY = "known total spend first, then the lower total spend, then the smaller target id"
+TIED_COST_REASON = (
+    "At least one strongest single-model reference has incomplete total spend (subject plus "
+    "auxiliary); the cheapest strongest baseline cannot be established."
+)
+ASSUMPTIONS = {
+    "hoeffding": "bounded differences only; no distributional assumption; conservative",
+    "bootstrap": "resampled cases stand for the population; undercovers at small n; diagnostic",
+    "mcnemar": "exact sign test on the non-tied cases; tests equality, not a margin",
+    "newcombe": "Wilson-score (large-sample score) interval for the pooled paired difference; "
+    "targets the micro (case-weighted) delta",
+    "stratified_newcombe": "per-benchmark Newcombe intervals combined by MOVER with the fixed "
+    "weights; targets the macro delta; calibrated in docs/gate-calibration.md",
+    "cases_needed": "normal approximation at the observed per-benchmark variance of the "
+    "differences and the current benchmark mix",
+}
+
+
+class ComparisonError(InputError):
+    """Two runs cannot be compared; the message says why."""
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """What comparison reads of one run: its plan identity, target metrics and cell outcomes."""
+
+    run_id: str
+    status: str
+    created_at: str
+    plan: Mapping[str, Any]
+    targets: Sequence[Mapping[str, Any]]
+    benchmark_rows: Sequence[Mapping[str, Any]]
+    cells: Sequence[Mapping[str, Any]]
+    source: str = "store"
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_report(cls, report: Mapping[str, Any], source: str = "store") -> RunSide:
+        plan = report.get("plan")
+        if not isinstance(plan, Mapping):
+            raise ComparisonError(
+                f"{source}: the report has no plan identity (written by an older version?); "
+                "rebuild it with `srbench report RUN --json PATH`"
+            )
+        return cls(
+            run_id=str(report["run_id"]),
+            status=str(report["status"]),
+            created_at=str(report.get("created_at") or ""),
+            plan=plan,
+            targets=list(report["summary"]["targets"]),
+            benchmark_rows=list(report.get("benchmarks") or []),
+            cells=list(report.get("cells") or []),
+            source=source,
+            kinds={t["id"]: t.get("kind", "single") for t in plan.get("targets") or []},
+        )
+
+    @property
+    def mode(self) -> str:
+        return str(self.plan.get("mode", "live"))
+
+    def metric(self, target_id: str) -> Mapping[str, Any]:
+        return next(t for t in self.targets if t["id"] == target_id)
+
+    def target_ids(self) -> list[str]:
+        return [str(t["id"]) for t in self.plan.get("targets") or []]
+
+    def base_case(self) -> dict[str, str]:
+        """Case id -> the case it repeats (itself without repeats)."""
+        return {c["id"]: c.get("repeat_of") or c["id"] for c in self.plan.get("cases") or []}
+
+    def case_order(self) -> list[str]:
+        return list(dict.fromkeys(self.base_case().values()))
+
+    def benchmark_of(self) -> dict[str, str]:
+        return {c.get("repeat_of") or c["id"]: c["benchmark"] for c in self.plan.get("cases") or []}
+
+    def planned_cases(self) -> dict[str, set[str]]:
+        """Target -> the (original) cases the frozen plan gives it."""
+        base = self.base_case()
+        explicit = self.plan.get("execution_cells")
+        pairs = (
+            [(cell["case_id"], cell["target_id"]) for cell in explicit]
+            if explicit
+            else [(case_id, target_id) for case_id in base for target_id in self.target_ids()]
+        )
+        planned: dict[str, set[str]] = defaultdict(set)
+        for case_id, target_id in pairs:
+            planned[target_id].add(base[case_id])
+        return planned
+
+
+def exact_quality(side: RunSide, target_id: str) -> Fraction | None:
+    """Σ_b F(str(w_b))·F(correct_b, total_b) / Σ_b F(str(w_b)) over the target's rows."""
+    weights = side.plan.get("benchmark_weights") or {}
+    num = Fraction(0)
+    den = Fraction(0)
+    for row in side.benchmark_rows:
+        if row["target_id"] != target_id or not row["total"]:
+            continue
+        weight = Fraction(str(weights[row["benchmark"]]))
+        num += weight * Fraction(row["correct"], row["total"])
+        den += weight
+    return num / den if den else None
+
+
+def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str, list[bool]]]:
+    """target -> base case -> terminal outcomes (failed counts as incorrect), validated."""
+    base = side.base_case()
+    known = set(side.target_ids())
+    seen: set[tuple[str, str]] = set()
+    outcomes: dict[str, dict[str, list[bool]]] = {t: defaultdict(list) for t in known}
+    lacking = f"{who} quality results lack unique terminal outcomes"
+    for cell in side.cells:
+        target_id = cell["target_id"]
+        if target_id not in known:
+            continue
+        key = (cell["case_id"], target_id)
+        case = base.get(cell["case_id"])
+        status = cell.get("status")
+        if status == "pending":
+            continue  # a planned cell without a row: reported as incomplete below
+        if key in seen or case is None or case not in expected:
+            raise ComparisonError(lacking)
+        seen.add(key)
+        if status not in COMPARABLE:
+            raise ComparisonError(lacking)
+        if status == "completed" and not isinstance(cell.get("correct"), bool):
+            raise ComparisonError(lacking)
+        outcomes[target_id][case].append(status == "completed" and cell["correct"] is True)
+    repeats = _repeat_counts(side)
+    for by_case in outcomes.values():
+        if set(by_case) != expected or any(
+            len(values) != repeats.get(case, 1) for case, values in by_case.items()
+        ):
+            raise ComparisonError(f"{who} quality results are incomplete")
+    return outcomes
+
+
+def _repeat_counts(side: RunSide) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for case in side.base_case().values():
+        counts[case] += 1
+    return counts
+
+
+def _profile(side: RunSide, target: Mapping[str, Any]) -> dict[str, Any]:
+    sampling = dict(side.plan.get("sampling") or {})
+    sampling.update(target.get("request_params") or {})
+    return sampling
+
+
+def _inventory(side: RunSide) -> dict[str, Mapping[str, Any]]:
+    inventory = dict(side.plan.get("auxiliary_targets") or {})
+    inventory.update({t["id"]: t for t in side.plan.get("targets") or []})
+    return inventory
+
+
+def _effective_roles(side: RunSide) -> dict[tuple[str, str], Any]:
+    inventory = _inventory(side)
+    roles = {}
+    for benchmark, options in (side.plan.get("benchmark_options") or {}).items():
+        for role in ROLE_KEYS:
+            bound = options.get(role)
+            if bound is None:
+                continue
+            target = inventory.get(bound) or {}
+            roles[(benchmark, role)] = canonical_json(
+                {
+                    "kind": target.get("kind"),
+                    "model": target.get("model"),
+                    "prices": target.get("prices"),
+                    "request_params": _profile(side, target),
+                }
+            )
+    return roles
+
+
+def _options_without_roles(side: RunSide) -> dict[str, Any]:
+    return {
+        benchmark: {k: v for k, v in options.items() if k not in ROLE_KEYS}
+        for benchmark, options in (side.plan.get("benchmark_options") or {}).items()
+    }
+
+
+def check_protocol(baseline: RunSide, candidate: RunSide) -> None:
+    """§8.2 protocol compatibility; each failure starts with "Cannot compare"."""
+    base, cand = baseline.plan, candidate.plan
+    policy = base.get("output_policy", "bounded")
+    if policy != cand.get("output_policy", "bounded"):
+        raise ComparisonError("Cannot compare runs with different output policies")
+    if policy == "native" and base.get("native_model_limits") != cand.get("native_model_limits"):
+        raise ComparisonError("Cannot compare runs with different native model limits")
+    for key in ("case_sha256", "sampling", "benchmark_weights", "adapter_versions", "mode"):
+        if canonical_json(base.get(key)) != canonical_json(cand.get(key)):
+            raise ComparisonError(f"Cannot compare runs with different {key}")
+    if canonical_json(_options_without_roles(baseline)) != canonical_json(
+        _options_without_roles(candidate)
+    ):
+        raise ComparisonError("Cannot compare runs with different benchmark_options")
+    if canonical_json(base.get("limits")) != canonical_json(cand.get("limits")):
+        raise ComparisonError("Cannot compare runs with different limits")
+    if _effective_roles(baseline) != _effective_roles(candidate):
+        raise ComparisonError("Cannot compare runs with different judge or simulator targets")
+    prices: dict[str, str] = {}
+    profiles: dict[str, str] = {}
+    for side in (baseline, candidate):
+        for target in _inventory(side).values():
+            for model, price in (target.get("prices") or {}).items():
+                text = canonical_json(price)
+                if prices.setdefault(model, text) != text:
+                    raise ComparisonError(f"Cannot compare runs with different prices for {model}")
+            if target.get("kind", "single") == "single":
+                text = canonical_json(_profile(side, target))
+                if profiles.setdefault(str(target["model"]), text) != text:
+                    raise ComparisonError(
+                        f"Cannot compare runs with different request parameters for "
+                        f"{target['model']}"
+                    )
+
+
+def _saving(base: float | None, cand: float | None, eligible: bool) -> float | None:
+    if not eligible or base is None or base <= 0 or cand is None:
+        return None
+    return (1 - cand / base) * 100
+
+
+def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[str]]:
+    """Everything comparable before any outcome exists: the baseline's eligibility (§8.1),
+    identical planned cases and protocol (§8.2). Returns the baseline singles and the cases."""
+    if baseline.status not in COMPARABLE or baseline.mode != "live":
+        raise ComparisonError("Baseline must be a completed or failed live run")
+    singles = [t for t in baseline.target_ids() if baseline.kinds.get(t) == "single"]
+    if not singles:
+        raise ComparisonError("Baseline must contain a single-model target")
+    planned = baseline.planned_cases()
+    expected = planned.get(singles[0], set())
+    if not expected or any(planned.get(t, set()) != expected for t in baseline.target_ids()):
+        raise ComparisonError("Baseline targets must cover identical planned cases")
+    if baseline.run_id == candidate.run_id:
+        raise ComparisonError("Choose two distinct runs for comparison")
+    cand_planned = candidate.planned_cases()
+    if any(cand_planned.get(t, set()) != expected for t in candidate.target_ids()):
+        raise ComparisonError("Candidate targets must cover identical planned cases")
+    check_protocol(baseline, candidate)
+    return singles, expected
+
+
+def plan_side(run_id: str, plan: Mapping[str, Any]) -> RunSide:
+    """A run that has a frozen plan but no outcomes yet (to check a baseline before running)."""
+    kinds = {t["id"]: t.get("kind", "single") for t in plan.get("targets") or []}
+    return RunSide(run_id, "running", "", plan, [], [], [], "plan", kinds)
+
+
+class Comparison:
+    """A validated (baseline, candidate) pair and its per-target paired rows."""
+
+    def __init__(self, baseline: RunSide, candidate: RunSide) -> None:
+        singles, expected = check_plans(baseline, candidate)
+        if candidate.status not in COMPARABLE:
+            raise ComparisonError("Candidate must be a completed or failed run")
+        self.baseline = baseline
+        self.candidate = candidate
+        self.singles = singles
+        self.expected = expected
+        self.order = [case for case in baseline.case_order() if case in expected]
+        self.benchmark_of = baseline.benchmark_of()
+        self.base_outcomes = _outcomes(baseline, "Baseline", expected)
+        self.cand_outcomes = _outcomes(candidate, "Candidate", expected)
+        self.select_baseline()
+
+    # -- §8.3 ------------------------------------------------------------------------------
+    def select_baseline(self) -> None:
+        qualities = {t: exact_quality(self.baseline, t) for t in self.singles}
+        best = max(q for q in qualities.values() if q is not None)
+        self.tied = sorted(t for t, q in qualities.items() if q == best)
+
+        def spend(target_id: str) -> float | None:
+            value = self.baseline.metric(target_id).get("total_spend_usd")
+            return None if value is None else float(value)
+
+        self.selected = min(
+            self.tied,
+            key=lambda t: (spend(t) is None, spend(t) if spend(t) is not None else math.inf, t),
+        )
+        self.tied_costs_complete = all(spend(t) is not None for t in self.tied)
+        both_priced = (
+            self.baseline.plan.get("cost_policy") == "require_priced"
+            and self.candidate.plan.get("cost_policy") == "require_priced"
+        )
+        self.both_priced = both_priced
+        self.cost_eligible = self.tied_costs_complete and both_priced
+        self.baseline_reason = None if self.tied_costs_complete else TIED_COST_REASON
+
+    # -- §8.4 ------------------------------------------------------------------------------
+    def _values(self, outcomes: Mapping[str, Mapping[str, list[bool]]], target_id: str) -> Any:
+        by_case = outcomes[target_id]
+        return {case: sum(by_case[case]) / len(by_case[case]) for case in self.order}
+
+    def groups(self, target_id: str, baseline_target_id: str) -> dict[str, Any]:
+        """Per benchmark (sorted): candidate values, baseline values and normalised weights."""
+        cand = self._values(self.cand_outcomes, target_id)
+        base = self._values(self.base_outcomes, baseline_target_id)
+        names = sorted({self.benchmark_of[case] for case in self.order})
+        weights = self.baseline.plan.get("benchmark_weights") or {}
+        total = sum(weights[name] for name in names)
+        members = {name: [c for c in self.order if self.benchmark_of[c] == name] for name in names}
+        return {
+            "names": names,
+            "candidate": [[cand[c] for c in members[name]] for name in names],
+            "baseline": [[base[c] for c in members[name]] for name in names],
+            "diffs": [[cand[c] - base[c] for c in members[name]] for name in names],
+            "weights": [weights[name] / total for name in names],
+            "flat": [cand[c] - base[c] for c in self.order],
+            "candidate_flat": [cand[c] for c in self.order],
+            "baseline_flat": [base[c] for c in self.order],
+        }
+
+    def row(
+        self, target_id: str, baseline_target_id: str | None = None, margin: float = 0.05
+    ) -> dict[str, Any]:
+        """One candidate target against a baseline target (default: the selected one)."""
+        base_id = baseline_target_id or self.selected
+        g = self.groups(target_id, base_id)
+        q_cand = exact_quality(self.candidate, target_id)
+        q_base = exact_quality(self.baseline, base_id)
+        delta = float((q_cand or 0) - (q_base or 0))
+        flat = g["flat"]
+        wins = sum(1 for d in flat if d > 0)
+        losses = sum(1 for d in flat if d < 0)
+        base_metric = self.baseline.metric(base_id)
+        cand_metric = self.candidate.metric(target_id)
+        eligible = self.cost_eligible
+
+        def cost(metric: Mapping[str, Any], key: str) -> float | None:
+            value = metric.get(key)
+            return None if value is None else float(value)
+
+        base_total = cost(base_metric, "total_spend_usd")
+        cand_total = cost(cand_metric, "total_spend_usd")
+        if self.baseline_reason:
+            total_reason: str | None = self.baseline_reason
+        elif not self.both_priced:
+            total_reason = "Total cost savings require priced accounting for both runs."
+        elif cand_total is None:
+            total_reason = (
+                "Candidate total spend is incomplete: every planned subject case and every "
+                "actual auxiliary call require known costs."
+            )
+        elif base_total == 0:
+            total_reason = "A zero-cost baseline has no defined percentage savings."
+        else:
+            total_reason = None
+        binary = all(v in (0, 1) for v in g["candidate_flat"] + g["baseline_flat"])
+        _, pooled = paired.newcombe_interval(g["candidate_flat"], g["baseline_flat"])
+        return {
+            "candidate_target_id": target_id,
+            "baseline_target_id": base_id,
+            "quality_metric": QUALITY_METRIC,
+            "quality_delta": delta,
+            "micro_quality_delta": math.fsum(flat) / len(flat),
+            "paired_cases": len(flat),
+            "wins": wins,
+            "losses": losses,
+            "ties": len(flat) - wins - losses,
+            "quality_delta_ci95": paired.hoeffding_interval(
+                delta, [len(d) for d in g["diffs"]], g["weights"]
+            ),
+            "quality_delta_ci95_method": paired.HOEFFDING_METHOD,
+            "quality_delta_ci95_qualification": CI_QUALIFICATION,
+            "quality_delta_bootstrap_ci95": paired.stratified_bootstrap(g["diffs"], g["weights"]),
+            "subject_cost_saving_percent": _saving(
+                cost(base_metric, "cost_usd"), cost(cand_metric, "cost_usd"), eligible
+            ),
+            "total_cost_saving_percent": _saving(base_total, cand_total, eligible),
+            "cache_neutral_cost_saving_percent": _saving(
+                cost(base_metric, "cache_neutral_cost_usd"),
+                cost(cand_metric, "cache_neutral_cost_usd"),
+                eligible,
+            ),
+            "baseline_subject_cost_usd": cost(base_metric, "cost_usd"),
+            "candidate_subject_cost_usd": cost(cand_metric, "cost_usd"),
+            "baseline_total_cost_usd": base_total,
+            "candidate_total_cost_usd": cand_total,
+            "baseline_evaluation_cost_usd": cost(base_metric, "evaluation_cost_usd"),
+            "candidate_evaluation_cost_usd": cost(cand_metric, "evaluation_cost_usd"),
+            "cache_neutral_baseline_cost_usd": cost(base_metric, "cache_neutral_cost_usd"),
+            "cache_neutral_candidate_cost_usd": cost(cand_metric, "cache_neutral_cost_usd"),
+            "cache_neutral_cost_basis": CACHE_NEUTRAL_BASIS,
+            "total_cost_comparison_reason": total_reason,
+            "paired_statistics": {
+                "binary_outcomes": binary,
+                "mcnemar_exact_p": paired.sign_test_p(wins, losses),
+                "newcombe_ci95": pooled,
+                "stratified_newcombe_ci95": paired.stratified_newcombe(
+                    g["candidate"], g["baseline"], g["weights"]
+                ),
+                "stratified_newcombe_method": paired.NEWCOMBE_METHOD,
+                "margin": margin,
+                "cases_needed_for_margin": paired.cases_for_half_width(
+                    g["diffs"], g["weights"], margin
+                ),
+                "per_benchmark": [
+                    {
+                        "benchmark": name,
+                        "weight": weight,
+                        "cases": len(diffs),
+                        "delta": math.fsum(diffs) / len(diffs),
+                        "newcombe_ci95": paired.newcombe_interval(cand, base)[1],
+                    }
+                    for name, weight, diffs, cand, base in zip(
+                        g["names"],
+                        g["weights"],
+                        g["diffs"],
+                        g["candidate"],
+                        g["baseline"],
+                        strict=True,
+                    )
+                ],
+                "assumptions": dict(ASSUMPTIONS),
+            },
+        }
+
+    def result(self, margin: float = 0.05) -> dict[str, Any]:
+        """The §8.5 output: every candidate target against the strongest single baseline."""
+        return {
+            "version": COMPARE_VERSION,
+            "baseline_run_id": self.baseline.run_id,
+            "candidate_run_id": self.candidate.run_id,
+            "baseline_source": self.baseline.source,
+            "candidate_source": self.candidate.source,
+            "baseline_created_at": self.baseline.created_at,
+            "candidate_created_at": self.candidate.created_at,
+            "baseline_status": self.baseline.status,
+            "candidate_status": self.candidate.status,
+            "baseline_quality_complete": all(t["complete"] for t in self.baseline.targets),
+            "candidate_quality_complete": all(t["complete"] for t in self.candidate.targets),
+            "baseline_targets": [dict(t) for t in self.baseline.targets],
+            "candidate_targets": [dict(t) for t in self.candidate.targets],
+            "quality_denominator": QUALITY_DENOMINATOR,
+            "baseline_selection": SELECTION,
+            "baseline_selection_qualification": SELECTION_QUALIFICATION,
+            "baseline_selected_target_id": self.selected,
+            "baseline_tied_best_target_ids": list(self.tied),
+            "baseline_tie_policy": TIE_POLICY,
+            "baseline_cost_comparison_eligible": self.cost_eligible,
+            "baseline_cost_comparison_reason": self.baseline_reason,
+            "comparisons": [
+                self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()
+            ],
+        }
+
+
+def compare(baseline: RunSide, candidate: RunSide, margin: float = 0.05) -> dict[str, Any]:
+    """sr-bench's ``compare``: validate, then every candidate target against the baseline."""
+    return Comparison(baseline, candidate).result(margin)
+
+
+def compare_many(
+    baseline: RunSide, candidates: Sequence[RunSide], margin: float = 0.05
+) -> dict[str, Any]:
+    """Every candidate run (iterations, by creation time) against one baseline, and the
+    cost–quality frontier over all targets of all the runs."""
+    ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
+    points = [
+        frontier_point(side.run_id, target, side.benchmark_rows, side.plan["benchmark_weights"])
+        for side in (baseline, *ordered)
+        for target in side.targets
+    ]
+    return {
+        "version": MANY_VERSION,
+        "baseline_run_id": baseline.run_id,
+        "margin": margin,
+        "candidates": [compare(baseline, side, margin) for side in ordered],
+        "frontier": frontier(points),
+    }

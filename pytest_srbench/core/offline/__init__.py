@@ -1,0 +1,1 @@
+"""Pure: after-the-fact work on a stored run: reconcile, recover, rescore."""

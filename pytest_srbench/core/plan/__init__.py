@@ -1,0 +1,1 @@
+"""Pure: freezing a plan (cases, targets, budget, selection, sr-bench's constants)."""

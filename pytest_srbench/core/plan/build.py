@@ -1,0 +1,291 @@
+"""Freezing a plan: validate and normalise a manifest, then fix ``case_sha256`` and ``plan_sha256``.
+
+Freezing is pure and makes no model request. The plan hash is taken over the
+protocol-canonical JSON of the whole manifest without ``plan_sha256``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pytest_srbench.core.canonical import digest, protocol_digest
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.models import (
+    Case,
+    Cell,
+    CostPolicy,
+    DatasetInfo,
+    Limits,
+    Manifest,
+    Target,
+    check_request_params,
+)
+from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
+
+
+class PlanError(InputError):
+    """A manifest that cannot be frozen; the message says which rule it breaks."""
+
+
+def effective_sampling(limits: Limits, sampling: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{temperature: 0, max_tokens: max_output_tokens}`` overlaid by the user's sampling."""
+    merged: dict[str, Any] = {"temperature": 0, "max_tokens": limits.max_output_tokens}
+    merged.update(sampling or {})
+    try:
+        check_request_params(merged, "sampling")
+    except ValueError as error:
+        raise PlanError(str(error)) from None
+    return merged
+
+
+def request_params_for(manifest: Manifest, target: Target) -> dict[str, Any]:
+    """The generation parameters one target sends: sampling overlaid by its own params."""
+    params = dict(manifest.sampling)
+    params.update(target.request_params)
+    return params
+
+
+REPEAT_MARK = "#r"
+
+
+def expand_repeats(cases: Sequence[Case], repeats: int) -> list[Case]:
+    """Each case ``repeats`` times as its own case ``<id>#r<k>`` (metadata ``repeat`` and
+    ``repeat_of``), repeats of one case next to each other; one repeat keeps the cases as they are."""
+    if repeats < 1:
+        raise PlanError(f"repeats must be >= 1, got {repeats}")
+    if repeats == 1:
+        return list(cases)
+    return [
+        case.model_copy(
+            update={
+                "id": f"{case.id}{REPEAT_MARK}{k}",
+                "metadata": {**case.metadata, "repeat": k, "repeat_of": case.id},
+            }
+        )
+        for case in cases
+        for k in range(1, repeats + 1)
+    ]
+
+
+def base_case(case: Case) -> Case:
+    """The case a repeat was made from (the case itself when it is no repeat)."""
+    original = case.metadata.get("repeat_of")
+    if not isinstance(original, str):
+        return case
+    metadata = {k: v for k, v in case.metadata.items() if k not in ("repeat", "repeat_of")}
+    return case.model_copy(update={"id": original, "metadata": metadata})
+
+
+def case_sha256(cases: Sequence[Case]) -> str:
+    """Digest of the exact list of distinct cases (repeats of a case count once, so runs with
+    different repeat counts over the same cases stay comparable)."""
+    seen: dict[str, Case] = {}
+    for case in cases:
+        original = base_case(case)
+        seen.setdefault(original.id, original)
+    return digest([case.model_dump(mode="json") for case in seen.values()])
+
+
+PREVIEW_CONTEXT_KEYS = frozenset({"session_id", "conversation_id", "sampling_seed"})
+
+
+def check_preview_context(context: Mapping[str, Any] | None, seed: int) -> dict[str, Any] | None:
+    """The preview context of run-lifecycle §2.1: only session_id / conversation_id (non-empty
+    strings) and sampling_seed (a signed 64-bit int, default the run seed)."""
+    if context is None:
+        return None
+    unknown = sorted(set(context) - PREVIEW_CONTEXT_KEYS)
+    if unknown:
+        raise PlanError(
+            f"preview_context allows only {sorted(PREVIEW_CONTEXT_KEYS)}, got {unknown}"
+        )
+    checked: dict[str, Any] = {}
+    for key in ("session_id", "conversation_id"):
+        value = context.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise PlanError(f"preview_context.{key} must be a non-empty string")
+            checked[key] = value
+    sampling_seed = context.get("sampling_seed", seed)
+    if isinstance(sampling_seed, bool) or not isinstance(sampling_seed, int):
+        raise PlanError("preview_context.sampling_seed must be an integer")
+    if not -(2**63) <= sampling_seed < 2**63:
+        raise PlanError("preview_context.sampling_seed must fit in a signed 64-bit integer")
+    checked["sampling_seed"] = sampling_seed
+    return checked
+
+
+def _check_targets(
+    targets: Sequence[Target], auxiliary: Mapping[str, Target], cost_policy: str, mode: str
+) -> None:
+    if not targets:
+        raise PlanError("a plan needs at least one target")
+    if mode == "preview":
+        for target in targets:
+            if target.kind != "mom":
+                raise PlanError(
+                    f"preview mode routes without answering: target {target.id!r} is not a "
+                    "mom (router) target"
+                )
+            if target.preview_url is None and not target.simulated:
+                raise PlanError(f"preview mode: router target {target.id!r} needs a preview_url")
+    seen: set[str] = set()
+    for target in [*targets, *auxiliary.values()]:
+        if target.id in seen:
+            raise PlanError(f"target id {target.id!r} is used twice")
+        seen.add(target.id)
+        if cost_policy == "require_priced" and mode == "live" and target.kind != "retrieval":
+            if not target.prices:
+                raise PlanError(
+                    f"target {target.id!r} has no prices; cost_policy require_priced needs "
+                    "frozen prices for every target (or set cost_policy = 'capability_only')"
+                )
+            if target.kind == "single" and target.model not in target.prices:
+                raise PlanError(
+                    f"target {target.id!r}: prices have no entry for its model {target.model!r}"
+                )
+            if target.kind == "mom" and target.max_inference_calls is None:
+                raise PlanError(
+                    f"MoM target {target.id!r} needs max_inference_calls under require_priced"
+                )
+        if target.kind == "mom" and target.config_hash is None and mode == "live":
+            raise PlanError(f"MoM target {target.id!r} needs a frozen config_hash")
+        if target.capture_recipe and target.config_hash is None:
+            raise PlanError(f"target {target.id!r}: capture_recipe needs a frozen config_hash")
+    for key, target in auxiliary.items():
+        if key != target.id:
+            raise PlanError(f"auxiliary target key {key!r} differs from its id {target.id!r}")
+
+
+def _normalise_cells(
+    cells: Sequence[Cell] | None, cases: Sequence[Case], targets: Sequence[Target]
+) -> list[Cell] | None:
+    if cells is None:
+        return None
+    if not cells:
+        raise PlanError("execution_cells must not be empty")
+    order = {
+        (case.id, target.id): index
+        for index, (case, target) in enumerate((c, t) for c in cases for t in targets)
+    }
+    keys = [(cell.case_id, cell.target_id) for cell in cells]
+    if len(set(keys)) != len(keys):
+        raise PlanError("execution_cells has duplicates")
+    unknown = [key for key in keys if key not in order]
+    if unknown:
+        raise PlanError(f"execution_cells names unknown (case, target) pairs: {unknown[:3]}")
+    missing = {target.id for target in targets} - {cell.target_id for cell in cells}
+    if missing:
+        raise PlanError(f"execution_cells leaves target(s) without a cell: {sorted(missing)}")
+    ordered = sorted(cells, key=lambda cell: order[(cell.case_id, cell.target_id)])
+    if len(ordered) == len(order):
+        return None
+    return ordered
+
+
+def freeze_plan(
+    *,
+    targets: Sequence[Target],
+    cases: Sequence[Case],
+    dataset: DatasetInfo,
+    adapter_versions: Mapping[str, str],
+    extension_weights: Mapping[str, float] | None = None,
+    auxiliary_targets: Mapping[str, Target] | None = None,
+    execution_cells: Sequence[Cell] | None = None,
+    limits: Limits | None = None,
+    sampling: Mapping[str, Any] | None = None,
+    benchmark_options: Mapping[str, dict[str, Any]] | None = None,
+    name: str = "sr-bench",
+    cost_policy: CostPolicy = "require_priced",
+    limitations: Sequence[str] = (),
+    recovery: Mapping[str, Any] | None = None,
+    repeats: int = 1,
+    mode: Literal["live", "preview"] = "live",
+    preview_context: Mapping[str, Any] | None = None,
+    target_kinds: Mapping[str, Sequence[str]] | None = None,
+) -> Manifest:
+    """Validate every rule and return the frozen manifest with its hashes filled in."""
+    limits = limits or Limits()
+    auxiliary = dict(auxiliary_targets or {})
+    if not cases:
+        raise PlanError("a plan needs at least one case")
+    ids = [case.id for case in cases]
+    if len(set(ids)) != len(ids):
+        duplicate = next(case_id for case_id in ids if ids.count(case_id) > 1)
+        raise PlanError(f"case id {duplicate!r} appears twice")
+    _check_targets(targets, auxiliary, cost_policy, mode)
+    if preview_context is not None and mode != "preview":
+        raise PlanError("preview_context is only for preview mode")
+    present = sorted({case.benchmark for case in cases})
+    missing_adapters = [benchmark for benchmark in present if benchmark not in adapter_versions]
+    if missing_adapters:
+        raise PlanError(f"no registered adapter for benchmark(s) {missing_adapters}")
+    weights = dict(BENCHMARK_WEIGHTS)
+    for benchmark in present:
+        if benchmark not in weights:
+            weight = (extension_weights or {}).get(benchmark, 1.0)
+            if not weight > 0:
+                raise PlanError(f"extension benchmark {benchmark!r} needs a weight > 0")
+            weights[benchmark] = weight
+    sampled = effective_sampling(limits, sampling)
+    if sampled["max_tokens"] > limits.max_output_tokens:
+        raise PlanError("sampling max_tokens exceeds limits.max_output_tokens")
+    for target in [*targets, *auxiliary.values()]:
+        cap = target.request_params.get("max_tokens")
+        if cap is not None and cap > limits.max_output_tokens:
+            raise PlanError(f"target {target.id!r}: max_tokens exceeds limits.max_output_tokens")
+    for benchmark, options in (benchmark_options or {}).items():
+        for role in ("judge", "simulator"):
+            bound = options.get(role)
+            if bound is None:
+                continue
+            inventory = {target.id: target for target in [*targets, *auxiliary.values()]}
+            if bound not in inventory:
+                raise PlanError(f"{benchmark}: {role} target {bound!r} is not defined")
+            if inventory[bound].kind != "single":
+                raise PlanError(f"{benchmark}: {role} target {bound!r} must be a single model")
+    manifest = Manifest(
+        name=name,
+        profile=dataset.profile,
+        seed=dataset.seed,
+        cost_policy=cost_policy,
+        targets=list(targets),
+        auxiliary_targets=auxiliary,
+        cases=list(cases),
+        execution_cells=_normalise_cells(execution_cells, cases, targets),
+        repeats=repeats,
+        benchmark_weights={benchmark: weights[benchmark] for benchmark in sorted(weights)},
+        benchmark_options={key: dict(value) for key, value in (benchmark_options or {}).items()},
+        adapter_versions={benchmark: adapter_versions[benchmark] for benchmark in present},
+        limits=limits,
+        sampling=sampled,
+        case_sha256=case_sha256(cases),
+        dataset=dataset,
+        recovery=dict(recovery) if recovery else None,
+        limitations=list(limitations),
+        mode=mode,
+        preview_context=check_preview_context(preview_context or {}, dataset.seed)
+        if mode == "preview"
+        else None,
+        target_kinds={b: list(k) for b, k in sorted((target_kinds or {}).items()) if b in present},
+    )
+    if manifest.execution_cells is None:
+        covered = {target_id for _, target_id in manifest.planned_keys()}
+        idle = [target.id for target in targets if target.id not in covered]
+        if idle:
+            raise PlanError(f"target(s) {idle} can run none of the plan's benchmarks")
+    return seal(manifest)
+
+
+def seal(manifest: Manifest) -> Manifest:
+    """Return the manifest with ``plan_sha256`` recomputed from every other field."""
+    body = manifest.model_dump(mode="json", exclude={"plan_sha256"})
+    return manifest.model_copy(update={"plan_sha256": protocol_digest(body)})
+
+
+def verify_plan(manifest: Manifest) -> None:
+    """Raise when a stored manifest's hash no longer matches its content."""
+    expected = seal(manifest).plan_sha256
+    if manifest.plan_sha256 != expected:
+        raise PlanError("reviewed_plan_changed: the manifest no longer matches its plan_sha256")

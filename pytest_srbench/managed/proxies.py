@@ -1,0 +1,152 @@
+"""LiteLLM's proxy in front of a llama-server (a real router with a fallback group), and
+llama-cpp-python's own server (a real server that never sends usage when streaming)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
+from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
+
+MASTER_KEY_ENV = "SRBENCH_LITELLM_KEY"
+
+
+@dataclass
+class ManagedProcess:
+    """A server process started in its own session (watching this process, so it never
+    outlives it) and stopped by its process group."""
+
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    port: int = 0
+    log_path: Path | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _spawn(self, command: list[str], env: dict[str, str], name: str) -> None:
+        self.port = self.port or free_port()
+        folder = Path(tempfile.mkdtemp(prefix=f"srbench-{name}-"))
+        self.log_path = folder / f"{name}.log"
+        with open(self.log_path, "ab") as log:
+            self.process = spawn_watched(  # exits with this process, even on SIGKILL
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=folder,
+                start_new_session=True,
+            )
+
+    def stop(self) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@dataclass
+class LiteLLMProxy(ManagedProcess):
+    """``litellm --config`` routing group ``smol`` to a llama-server, and a ``fallback-group``
+    whose first backend is a dead port with ``smol`` as its fallback."""
+
+    backend_url: str = ""
+    backend_model: str = "smollm2-135m"
+    master_key: str = field(default_factory=lambda: "sk-srbench-" + secrets.token_hex(12))
+
+    def config_yaml(self, dead_port: int) -> str:
+        return f"""model_list:
+  - model_name: smol
+    litellm_params:
+      model: openai/{self.backend_model}
+      api_base: {self.backend_url}
+      api_key: none
+  - model_name: fallback-group
+    litellm_params:
+      model: openai/{self.backend_model}
+      api_base: http://127.0.0.1:{dead_port}/v1
+      api_key: none
+router_settings:
+  fallbacks:
+    - fallback-group: ["smol"]
+litellm_settings:
+  num_retries: 0
+  request_timeout: 60
+"""
+
+    def start(self, timeout_s: float = 120.0) -> LiteLLMProxy:
+        if not is_ready(LITELLM[0]):
+            raise RealPartError("LiteLLM is not installed; run `srbench real build --litellm` once")
+        python = venv_python(LITELLM[0])
+        config = Path(tempfile.mkdtemp(prefix="srbench-litellm-cfg-")) / "config.yaml"
+        config.write_text(self.config_yaml(free_port()))
+        env = {
+            **os.environ,
+            "LITELLM_MASTER_KEY": self.master_key,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "LITELLM_TELEMETRY": "False",
+            "DISABLE_SCHEMA_UPDATE": "True",
+        }
+        litellm = python.parent / "litellm"
+        self.port = self.port or free_port()
+        command = [
+            str(litellm),
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
+        self._spawn(command, env, "litellm")
+        try:
+            wait_until_ready(
+                f"http://127.0.0.1:{self.port}/health/liveliness",
+                timeout_s=timeout_s,
+                process=self.process,
+            )
+        except RealPartError:
+            self.stop()
+            raise
+        return self
+
+
+@dataclass
+class LlamaCppPythonServer(ManagedProcess):
+    """``python -m llama_cpp.server`` serving the GGUF (it ignores ``include_usage``)."""
+
+    model: Path = Path()
+    alias: str = "smollm2-135m"
+
+    def start(self, timeout_s: float = 120.0) -> LlamaCppPythonServer:
+        if not is_ready(LLAMA_CPP_PYTHON[0]):
+            raise RealPartError(
+                "llama-cpp-python is not installed; run `srbench real build --llama-cpp-python` once"
+            )
+        python = venv_python(LLAMA_CPP_PYTHON[0])
+        self.port = free_port()
+        command = [
+            str(python), "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+            "--port", str(self.port), "--model_alias", self.alias, "--n_ctx", "2048",
+        ]  # fmt: skip
+        self._spawn(command, dict(os.environ), "llama-cpp-python")
+        try:
+            wait_until_ready(
+                f"http://127.0.0.1:{self.port}/v1/models", timeout_s=timeout_s, process=self.process
+            )
+        except RealPartError:
+            self.stop()
+            raise
+        return self

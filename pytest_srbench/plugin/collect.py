@@ -1,0 +1,234 @@
+"""Collection: the cells of the plan become pytest items, the plan is frozen and the run
+created (or a recovery child adopted), and each process learns which cells it dispatches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_srbench.app.config import ConfigError
+from pytest_srbench.app.lifecycle import claim_ownership
+from pytest_srbench.app.planning import PlanRequest, build_draft
+from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
+from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
+from pytest_srbench.core.models import Cell, Manifest, Run
+from pytest_srbench.core.offline.recovery import RecoveryError
+from pytest_srbench.core.report.build import plan_identity
+from pytest_srbench.datasets.suites import SuiteError
+from pytest_srbench.plugin.errors import usage_errors
+from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
+from pytest_srbench.plugin.roles import owns
+from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse
+from pytest_srbench.plugin.state import PluginState
+from pytest_srbench.store.base import Store, StoreError
+
+
+class CollectPhase(PluginState):
+    """The collection hooks."""
+
+    # -- collection ----------------------------------------------------------------------
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if self.settings.recover is not None:
+            self._collect_recovery(session, items)
+            return
+        request = PlanRequest(
+            profile=self.settings.profile,
+            seed=self.settings.seed,
+            benchmarks=self.settings.benchmarks,
+            targets=self.settings.targets,
+            limit=self.settings.limit,
+            limits=self.settings.limits,
+            repeats=self.settings.repeats,
+            mode=self.settings.mode,
+            preview_context=self.settings.preview_context,
+            offline=self.settings.offline,
+            name=self.settings.name,
+            sampling=dict(self.settings.sampling or {}),
+        )
+        try:
+            draft = build_draft(self.project, request, self.registry, self.rootdir)
+        except (ConfigError, SuiteError, ValueError) as error:
+            refuse(self.config, f"pytest-srbench: {error}")
+            return  # an xdist worker: it collects nothing, the controller says why
+        if check_plan(self.config, draft, self.project, self.settings.targets):
+            return  # refused in an xdist worker: it collects nothing, the controller says why
+        self.draft = draft
+        items[:0] = self._cell_items(session, draft.cells())
+
+    def _cell_items(
+        self, session: pytest.Session, cells: list[tuple[str, str]]
+    ) -> list[SrbenchCell]:
+        """One pytest item per (case, target) cell, in the given order."""
+        suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
+        source = Path(self.project.source) if self.project.source else self.rootdir
+        items = [
+            SrbenchCell.from_parent(
+                suite,
+                name=f"{case_id}[{target_id}]",
+                nodeid=f"{case_id}[{target_id}]",
+                case_id=case_id,
+                target_id=target_id,
+                source=source,
+                outcome=self.outcome,
+            )
+            for case_id, target_id in cells
+        ]
+        # Report the suite's collection like any collector's, so the terminal's "collected N
+        # items / M deselected / K selected" counts the cells.
+        report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))
+        session.ihook.pytest_collectreport(report=report)
+        return items
+
+    def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """Items of a recovery child: exactly the cells its reviewed plan selected."""
+        assert self.settings.recover is not None
+        if not self.settings.run_key:
+            raise pytest.UsageError(
+                "pytest-srbench: --srbench-recover needs --srbench-run-key KEY (the idempotency key)"
+            )
+        store = self.open()
+        try:
+            plan = read_plan_file(self.settings.recover)
+            parent = str(plan.get("parent_run_id"))
+            manifest, _, _ = prepare_child(
+                store,
+                parent,
+                plan,
+                idempotency_key=self.settings.run_key,
+                acknowledge_new_attempt=self.settings.acknowledge_new_attempt,
+            )
+        except (RecoveryError, StoreError) as error:
+            raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
+        self.recovery = RecoveryRequest(plan=plan, parent=parent, manifest=manifest)
+        items[:0] = self._cell_items(session, manifest.planned_keys())
+
+    def _create_recovery_child(self, selected: list[SrbenchCell]) -> None:
+        assert self.recovery is not None and self.store is not None
+        planned = {(c.case_id, c.target_id) for c in self.recovery.manifest.planned_cells()}
+        if {(item.case_id, item.target_id) for item in selected} != planned:
+            raise pytest.UsageError(
+                "pytest-srbench: a recovery run executes exactly its plan's cells; edit "
+                "selected_cells in the plan instead of deselecting items"
+            )
+        try:
+            run, _ = create_child(
+                self.store,
+                self.recovery.parent,
+                self.recovery.plan,
+                idempotency_key=self.settings.run_key,
+                acknowledge_new_attempt=self.settings.acknowledge_new_attempt,
+                child_run_id=self.run_id,
+            )
+        except (RecoveryError, StoreError) as error:
+            raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
+        self.manifest = self.store.get_manifest(run.id)
+        self._adopt(run)
+
+    def _adopt(self, run: Run) -> None:
+        """Run an existing run only when it is queued and nobody alive holds it (e.g. a
+        recovery child created by ``srbench recover``); otherwise only report it."""
+        assert self.store is not None
+        if run.id != self.run_id:
+            self.run_id = run.id
+            self.view_only = not claim_ownership(self.store, run.id, self.owner)
+
+    @usage_errors
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if (
+            not self.role.runs_cells
+            or (self.draft is None and self.recovery is None)
+            or self.config.getoption("collectonly")
+        ):
+            return
+        selected = [item for item in session.items if isinstance(item, SrbenchCell)]
+        if not selected:  # say why, never a bare "no tests ran"
+            note_deselected(self.config, self.draft)
+            return
+        if self.recovery is not None:
+            self._create_recovery_child(selected)
+            self._assign(session, selected)
+            return
+        assert self.draft is not None
+        cells = [Cell(case_id=item.case_id, target_id=item.target_id) for item in selected]
+        try:
+            self.manifest = self.draft.freeze(cells)
+        except ValueError as error:
+            raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        if self.baseline is not None:
+            try:
+                check_plans(self.baseline, plan_side(self.run_id, plan_identity(self.manifest)))
+            except ComparisonError as error:
+                raise pytest.UsageError(
+                    f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "
+                    f"cannot gate this run: {error}"
+                ) from None
+        indexes = self._check_indexes(self.manifest)
+        store = self.open()
+        run, created = store.create_run(
+            self.run_id, self.manifest, request_key=self.settings.run_key
+        )
+        if created:
+            self._capture_recipes(store, run.id, self.manifest)
+            with store.transaction():
+                for target_id, info in indexes.items():
+                    store.save_snapshot(run.id, "index", target_id, info)
+        self._adopt(run)
+        self._assign(session, selected)
+
+    def _target_urls(self, manifest: Manifest) -> dict[str, str]:
+        """Where each target is reached: managed endpoints, and the simulator for simulated ones."""
+        base_urls = dict(self.endpoints)
+        if self.sim_url:
+            for target in manifest.targets:
+                if target.simulated and target.base_url is None:
+                    base_urls.setdefault(target.id, self.sim_url)
+        return base_urls
+
+    def _check_indexes(self, manifest: Manifest) -> dict[str, dict[str, Any]]:
+        """Before any query: an unusable index is an environment problem, not bad retrieval."""
+        if not any(target.kind == "retrieval" for target in manifest.targets):
+            return {}
+        from pytest_srbench.app.index_check import check_indexes  # httpx: only for retrieval runs
+
+        return check_indexes(manifest, self._target_urls(manifest))  # errors: usage_errors
+
+    def _capture_recipes(self, store: Store, run_id: str, manifest: Manifest) -> None:
+        """Router recipes are read once, by the process that created the run."""
+        if not any(t.kind == "mom" and t.capture_recipe for t in manifest.targets):
+            return
+        from pytest_srbench.app.recipes import (
+            capture_recipes,  # httpx: only when a recipe is wanted
+        )
+
+        snapshots = capture_recipes(manifest, self._target_urls(manifest))
+        if snapshots:
+            with store.transaction():
+                for snapshot in snapshots:
+                    store.save_recipe(run_id, snapshot)
+
+    def _assign(self, session: pytest.Session, selected: list[SrbenchCell]) -> None:
+        """The cells this process dispatches (its xdist share; none for a replacement)."""
+        if self.role.replacement:
+            self.view_only = True
+        index = {item.nodeid: position for position, item in enumerate(session.items)}
+        owned = (
+            [
+                item
+                for item in selected
+                if owns(index[item.nodeid], self.role.workers, self.role.slot)
+            ]
+            if self.role.kind == "worker"
+            else selected
+        )
+        self._owned = [(item.case_id, item.target_id) for item in owned]

@@ -1,0 +1,141 @@
+"""Finishing: the controller (or single process) settles the run, builds and writes the
+report, applies the gate and prints the summary.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from pytest_srbench import __version__
+from pytest_srbench.app.finalize import finalize_run, write_outputs, write_run_report
+from pytest_srbench.core.compare.gate import evaluate_gate
+from pytest_srbench.core.compare.runs import RunSide
+from pytest_srbench.plugin.state import PluginState, peak_rss_mb, process_id
+from pytest_srbench.render.compare import gate_markdown
+from pytest_srbench.render.terminal import render_summary
+from pytest_srbench.store.base import Store, StoreError
+
+
+class FinishPhase(PluginState):
+    """The session-finish hooks."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._finishing = True
+        if self.stop_signal is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if not self.role.reports or not self.run_id:
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.interrupted = True
+        store = self.open()
+        if store.get_run(self.run_id) is None:
+            return
+        if self.role.kind == "controller":
+            with store.transaction():
+                store.register_process(
+                    self.run_id,
+                    {
+                        "process_id": process_id(),
+                        "pid": os.getpid(),
+                        "role": "controller",
+                        "peak_rss_mb": peak_rss_mb(),
+                    },
+                )
+        workers = 1 if self.role.kind == "single" else _worker_count(self.config)
+        runner = {
+            "pytest_srbench": __version__,
+            "python": sys.version.split()[0],
+            "platform": sys.platform,
+            "xdist_workers": workers,
+            "concurrency_per_worker": self.settings.concurrency,
+            "total_concurrency": workers * self.settings.concurrency,
+            "transport": self.settings.transport,
+        }
+        try:
+            self.report = finalize_run(
+                store,
+                self.run_id,
+                runner=runner,
+                interrupted=self.interrupted,
+                workers_lost=self.workers_lost,
+            )
+        except (StoreError, ValueError) as error:
+            self.report_error = f"pytest-srbench could not build the report: {error}"
+            return
+        if self.baseline is not None and self.report is not None:
+            self._apply_gate(session, store)
+        if self.report is not None:
+            settings = self.settings
+            self.output_problems = write_outputs(
+                store, self.run_id, self.report, settings.json_path, settings.html_path
+            )
+            if self.output_problems and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the run itself is saved
+
+    def _apply_gate(self, session: pytest.Session, store: Store) -> None:
+        """Judge the run against the baseline; a failed gate fails the session (exit 1)."""
+        assert self.baseline is not None and self.report is not None
+        settings = self.settings
+        self.gate = evaluate_gate(
+            self.baseline,
+            RunSide.from_report(self.report),
+            mode=settings.gate,
+            margin=settings.margin,
+            interval=settings.gate_interval,
+        )
+        self.report["gate"] = self.gate
+        write_run_report(store, self.run_id, self.report, None)  # the user's files: later
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(gate_markdown(self.gate, self.report))
+        if not self.gate["passed"]:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
+    ) -> None:
+        if not self.role.reports:
+            return
+        for run in self.swept:
+            terminalreporter.write_line(
+                f"srbench: run {run.id} was left running by a stopped process; marked "
+                f"interrupted ({run.error})",
+                yellow=True,
+            )
+        if self.stop_signal is not None:
+            terminalreporter.write_line(
+                f"srbench: {self.stop_signal} received; the run was cancelled as on Ctrl-C",
+                yellow=True,
+            )
+        if self.report_error:
+            terminalreporter.write_sep("=", "srbench report", red=True)
+            terminalreporter.write_line(self.report_error)
+            return
+        if self.report is None:
+            return
+        terminalreporter.write_sep("=", "srbench report")
+        for line in render_summary(self.report):
+            terminalreporter.write_line(line)
+        unwritten = "\n".join(self.output_problems)
+        for label, path in (("JSON", self.settings.json_path), ("HTML", self.settings.html_path)):
+            if path is not None and f"cannot write {path}:" not in unwritten:
+                terminalreporter.write_line(f"{label} report: {path}")
+        for problem in self.output_problems:
+            terminalreporter.write_line(problem, red=True, bold=True)
+        if self.gate is not None:
+            passed = bool(self.gate["passed"])
+            terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)
+
+
+def _worker_count(config: pytest.Config) -> int:
+    value = getattr(config.option, "numprocesses", None)
+    try:
+        return max(1, int(value or 1))
+    except (TypeError, ValueError):
+        return 1

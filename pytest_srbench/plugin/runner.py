@@ -1,0 +1,253 @@
+"""Running: the engine dispatches this process's cells on its own loop while pytest walks
+the items; each item waits for its cell's outcome. Signals end a run like Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import socket
+import threading
+from collections.abc import Generator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from pytest_srbench.app.planning import suite_search_path
+from pytest_srbench.core.models import Target
+from pytest_srbench.core.plan.budget import Budget
+from pytest_srbench.datasets.suites import discover_suites
+from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
+from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.plugin.items import SrbenchCell, run_cell_protocol
+from pytest_srbench.plugin.progress import read_status
+from pytest_srbench.plugin.signals import request_cancellation
+from pytest_srbench.plugin.state import TERMINAL, PluginState, peak_rss_mb, process_id
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store.writer import GroupCommitWriter
+from pytest_srbench.transport.factory import make_transport
+
+
+class RunPhase(PluginState):
+    """The run-loop hooks of a worker or single process."""
+
+    # -- running -------------------------------------------------------------------------
+    def _start_engine(self) -> None:
+        assert self.manifest is not None and self.store is not None
+        manifest = self.manifest
+        targets = manifest.target_inventory()
+        cases = {case.id: case for case in manifest.cases}
+        work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
+        base_urls: dict[str, str] = dict(self.endpoints)
+        for target in targets.values():
+            if target.simulated and target.base_url is None:
+                if not self.sim_url:
+                    raise pytest.UsageError("pytest-srbench: the simulator is not running")
+                base_urls[target.id] = self.sim_url
+        self._register_scripts(work, base_urls)
+        self.process_info = {
+            "process_id": process_id(),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "role": self.role.kind,
+            "slot": self.role.slot,
+            "cells": len(work),
+            "concurrency": self.settings.concurrency,
+        }
+        with self.store.transaction():
+            self.store.register_process(self.run_id, self.process_info)
+        self.store.start_queued_run(self.run_id)
+        budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1)
+        runtime = RunRuntime(
+            run_id=self.run_id,
+            manifest=manifest,
+            store=self.store,
+            writer=GroupCommitWriter(self.store),  # bound to the engine loop
+            transport=make_transport(
+                self.settings.transport, connections=self.settings.concurrency
+            ),
+            adapters=self.registry,
+            base_urls=base_urls,
+            budget=Budget(cap_usd=budget_share),
+            max_failures=self.config.getoption("maxfail") or None,
+        )
+        if self.draft is not None:
+            runtime.asset_roots = dict(self.draft.suite_paths)
+        else:  # a recovery child: its parent's suites, found again (assets are hash-checked)
+            found = discover_suites(suite_search_path(self.project, self.rootdir), manifest.profile)
+            runtime.asset_roots = {b: Path(p) for b, p in found.items()}
+        per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
+        runtime.target_transports = (
+            {
+                t.id: make_transport(
+                    self.settings.transport, connections=self.settings.concurrency, keep_alive=False
+                )
+                for t in self.draft.targets
+                if not t.reuses_connections()
+            }
+            if self.draft is not None
+            else {}
+        )
+        if self.store.cancellation_requested(self.run_id):  # SIGTERM / cancel during start-up
+            runtime.stop("cancelled by request before dispatch", user=True)
+        self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
+        self.engine.start(work)
+
+    def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
+        by_url: dict[str, list[Any]] = {}
+        for case, target in work:
+            if target.simulated:
+                url = base_urls.get(target.id) or target.base_url
+                if url:
+                    by_url.setdefault(url, []).append(case)
+        for url, cases in by_url.items():
+            admin = sim_client.admin_url_for(url)
+            sim_client.register_models(admin, self.project.simulator.sim_models().values())
+            sim_client.register_scripts(admin, sim_client.scripts_for(cases, self.registry))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
+        if self.role.runs_cells and self.manifest is not None and not self.view_only:
+            self._start_engine()
+        try:
+            yield
+        finally:
+            self._stop_engine(session)
+
+    def _stop_engine(self, session: pytest.Session) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        if session.shouldstop or session.shouldfail:
+            engine.cancel(f"pytest stopped: {session.shouldstop or session.shouldfail}", user=False)
+        elif not all(future.done() for future in engine.futures.values()):
+            engine.cancel("pytest session ended before every cell finished", user=False)
+        engine.join(timeout=60)
+        runtime = engine.runtime
+        assert self.store is not None
+        with self.store.transaction():
+            if runtime.stop_reason:
+                self.store.append_event(
+                    self.run_id,
+                    "dispatch_stopped",
+                    {"reason": runtime.stop_reason, "user": runtime.user_cancelled},
+                )
+            self.store.register_process(
+                self.run_id, {**self.process_info, "peak_rss_mb": peak_rss_mb(), "finished": True}
+            )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> bool | None:
+        """A lean protocol for cell items: they have no fixtures, print and log nothing, so
+        capture, log capture and fixture set-up are skipped; every reporting hook still runs."""
+        if not isinstance(item, SrbenchCell) or not self.lean:
+            return None
+        run_cell_protocol(item)
+        return True
+
+    def outcome(self, case_id: str, target_id: str) -> CellOutcome:
+        """The cell's terminal outcome: from this process's engine, or from the store."""
+        engine = self.engine
+        if engine is not None and (case_id, target_id) in engine.futures:
+            future = engine.futures[(case_id, target_id)]
+            try:
+                while True:
+                    try:
+                        return _with_stop_reason(
+                            future.result(timeout=0.25), engine.runtime.stop_reason
+                        )
+                    except concurrent.futures.TimeoutError:
+                        self._show_progress()
+            except KeyboardInterrupt:
+                self.interrupted = True
+                engine.cancel(f"interrupted ({self.stop_signal or 'Ctrl-C'})", user=True)
+                raise
+            finally:
+                if self.progress is not None:
+                    self.progress.clear()
+        store = self.open()
+        for row in store.results(self.run_id):
+            if (
+                row["case_id"] == case_id
+                and row["target_id"] == target_id
+                and row["status"] in TERMINAL
+            ):
+                return CellOutcome(row["status"], row)
+        return CellOutcome(
+            "pending",
+            None,
+            "not dispatched by this process (its owner stopped or the run key reused another run)",
+        )
+
+    def _show_progress(self) -> None:
+        if self.progress is None or self.role.kind == "worker" or self.manifest is None:
+            return
+        if self.progress.due():
+            planned = len(self.manifest.planned_cells())
+            self.progress.show(read_status(self.open(), self.run_id, planned, self.started))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.role.kind == "controller" and self.progress is not None and self.progress.due():
+            store = self.open()
+            if store.get_run(self.run_id) is not None:
+                planned = len(store.get_manifest(self.run_id).planned_cells())
+                self.progress.show(read_status(store, self.run_id, planned, self.started))
+
+    # -- reporting -----------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call" and isinstance(item, SrbenchCell):
+            report.srbench = item.summary()  # type: ignore[attr-defined]
+        return report
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        info = getattr(report, "srbench", None)
+        if not info or report.when != "call" or not report.passed:
+            return None
+        if info.get("correct"):
+            return "correct", ".", ("CORRECT", {"green": True})
+        if info.get("routed_to") is not None or self.settings.mode == "preview":
+            return "routed", "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
+        why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
+        return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
+
+    # -- SIGTERM -------------------------------------------------------------------------
+    def _on_terminate(self, signum: int, frame: FrameType | None) -> None:
+        """SIGTERM ends the run like Ctrl-C. A single process raises KeyboardInterrupt (the
+        Ctrl-C path). Under xdist the signal usually reaches one process only (the controller,
+        from ``timeout`` or Docker), so the run is cancelled through the store, as by
+        ``srbench cancel``: every worker's engine stops within 0.5 s, the sessions end, the
+        controller writes the report. A second signal interrupts at once."""
+        name = signal.Signals(signum).name
+        repeated = self.stop_signal is not None
+        self.stop_signal = name
+        self.interrupted = True
+        if self._finishing:
+            return  # the report is being written: let it finish
+        if self.role.kind == "single" or repeated or not self.run_id:
+            raise KeyboardInterrupt
+        if self.engine is not None:
+            self.engine.cancel(f"interrupted ({name})", user=True)
+        threading.Thread(
+            target=request_cancellation,
+            args=(self.settings.store, self.run_id, self.settings.run_key, name),
+            name="srbench-cancel",
+            daemon=True,
+        ).start()
+
+
+def _with_stop_reason(outcome: CellOutcome, stop_reason: str | None) -> CellOutcome:
+    """A cell cancelled because the run stopped says why the run stopped (under ``-x`` the
+    first failure pytest shows is then the one that stopped the run, not a bare cancel)."""
+    if outcome.status != "cancelled" or not stop_reason or outcome.reason:
+        return outcome
+    error = (outcome.result or {}).get("error") or "cancelled"
+    return CellOutcome(outcome.status, outcome.result, f"{error} — the run {stop_reason}")

@@ -1,0 +1,118 @@
+"""What every phase of the srbench session plugin shares: its settings, the store, the
+run's identity and the servers and engine it started.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_srbench.app.config import SrbenchConfig
+from pytest_srbench.app.lifecycle import open_swept_store, this_process
+from pytest_srbench.app.planning import PlanDraft
+from pytest_srbench.app.recovery import RecoveryRequest
+from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
+from pytest_srbench.core.compare.runs import RunSide
+from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Manifest, Target
+from pytest_srbench.engine.engine import CellOutcome, Engine
+from pytest_srbench.plugin.options import Settings
+from pytest_srbench.plugin.progress import ProgressDisplay
+from pytest_srbench.plugin.roles import Role
+from pytest_srbench.plugin.signals import SignalHandlers
+from pytest_srbench.simulator.process import SimulatorProcess
+from pytest_srbench.store.base import Store
+from pytest_srbench.store.sqlite import open_store
+
+TERMINAL = TERMINAL_CELL_STATUSES
+
+
+def new_run_id() -> str:
+    return "run-" + uuid.uuid4().hex[:20]
+
+
+def process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+class PluginState:
+    """The session's state; the phases (collect, runner, controller) are mixins on it."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, project: SrbenchConfig, role: Role
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.project = project
+        self.role = role
+        self.rootdir = Path(config.rootpath)
+        self.registry: AdapterRegistry = default_registry()
+        config.hook.pytest_srbench_adapters(registry=self.registry, config=config)
+        self.store: Store | None = None
+        self.run_id: str = ""
+        self.sim: SimulatorProcess | None = None
+        self.sim_url: str | None = None
+        self.managed: list[Any] = []
+        self.endpoints: dict[str, str] = {}
+        self.draft: PlanDraft | None = None
+        self.manifest: Manifest | None = None
+        self.engine: Engine | None = None
+        self.view_only = False
+        self.report: dict[str, Any] | None = None
+        self.report_error: str | None = None
+        self.output_problems: list[str] = []  # report files that could not be written
+        self.interrupted = False
+        self.stop_signal: str | None = None  # SIGTERM received: the run ends as on Ctrl-C
+        self.signals = SignalHandlers()
+        self._finishing = False
+        self.workers_lost: list[str] = []  # xdist workers that died mid-run
+        self.started = time.monotonic()
+        self.process_info: dict[str, Any] = {}
+        self.progress: ProgressDisplay | None = None
+        self.baseline: RunSide | None = None
+        self.gate: dict[str, Any] | None = None
+        self.lean = not (
+            config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+            or config.getoption("srbench_full_protocol", False)
+        )
+        self.owner: dict[str, Any] = this_process()
+        self.swept: list[Any] = []
+        self.recovery: RecoveryRequest | None = None
+        self._owned: list[tuple[str, str]] = []  # (case, target) cells this process dispatches
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            self.owner = dict(workerinput.get("srbench_owner") or self.owner)
+            self.run_id = str(workerinput["srbench_run_id"])
+            self.sim_url = workerinput.get("srbench_sim_url")
+            self.endpoints = dict(workerinput.get("srbench_endpoints") or {})
+
+    # -- shared helpers ------------------------------------------------------------------
+    def open(self) -> Store:
+        """The store; the controller (or single process) sweeps it for orphaned runs first."""
+        if self.store is None:
+            if self.role.kind == "worker":
+                self.store = open_store(self.settings.store)
+            else:
+                self.store, self.swept = open_swept_store(self.settings.store)
+        return self.store
+
+    def _needs_simulator(self, targets: list[Target]) -> bool:
+        return any(target.simulated and target.base_url is None for target in targets)
+
+    def outcome(self, case_id: str, target_id: str) -> CellOutcome:
+        """The cell's terminal outcome (``RunPhase`` provides it)."""
+        raise NotImplementedError

@@ -1,0 +1,213 @@
+"""SSE framing and the chat stream state: TTFT, think stripping, usage, guards, completeness."""
+
+import json
+
+import pytest
+
+from pytest_srbench.core.calls.failures import CallFailure
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder, StreamGuards, strip_think
+
+
+def sse(*payloads):
+    return b"".join(
+        b"data: " + (p if isinstance(p, bytes) else json.dumps(p).encode()) + b"\n\n"
+        for p in payloads
+    )
+
+
+def chunk(content=None, finish=None, **extra):
+    delta = {} if content is None else {"content": content}
+    return {
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 0.25
+        return self.now
+
+
+def feed(data: bytes, guards=StreamGuards(), split=7):
+    decoder = SseDecoder()
+    state = ChatStreamState(clock=Clock(), started=0.0, guards=guards)
+    for i in range(0, len(data), split):
+        for payload in decoder.feed(data[i : i + split]):
+            state.feed_payload(payload)
+    return state
+
+
+def test_decoder_handles_arbitrary_splits_crlf_and_multiline():
+    data = b"data: a\r\n\r\n: comment\nevent: x\ndata: b\ndata:c\n\n"
+    for split in (1, 2, 5, 100):
+        decoder = SseDecoder()
+        out = []
+        for i in range(0, len(data), split):
+            out += decoder.feed(data[i : i + split])
+        assert out == [b"a", b"b\nc"]
+
+
+def test_decoder_line_cap():
+    with pytest.raises(CallFailure, match="SSE line cap"):
+        SseDecoder(line_cap=10).feed(b"data: " + b"x" * 20)
+
+
+def test_stream_with_usage_in_a_choiceless_last_chunk_and_llama_quirks():
+    first = {
+        "model": "m",
+        "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": None}, "finish_reason": None}
+        ],
+    }
+    usage = {
+        "prompt_tokens": 60,
+        "completion_tokens": 2,
+        "prompt_tokens_details": {"cached_tokens": 59},
+    }
+    data = sse(
+        first,
+        chunk("The"),
+        chunk(" end"),
+        chunk(finish="stop"),
+        {"model": "m", "choices": [], "usage": usage, "timings": {"cache_n": 59}},
+        b"[DONE]",
+    )
+    outcome = feed(data).outcome()
+    assert outcome.content == "The end" and outcome.final_text == "The end"
+    assert outcome.usage == {
+        "input_tokens": 1,
+        "cached_input_tokens": 59,
+        "cache_write_tokens": 0,
+        "output_tokens": 2,
+    }
+    assert outcome.cache_read_reported is True
+    assert outcome.ttft_s == 0.25
+    assert outcome.finish_reason == "stop" and outcome.output_complete
+
+
+def test_usage_chunk_with_an_empty_delta_choice_litellm_style():
+    usage = {"prompt_tokens": 5, "completion_tokens": 1}
+    data = sse(
+        chunk("B"),
+        chunk(finish="stop"),
+        {"model": "group", "choices": [{"index": 0, "delta": {}}], "usage": usage},
+        b"[DONE]",
+    )
+    outcome = feed(data).outcome()
+    assert (
+        outcome.usage["output_tokens"] == 1
+        and outcome.model == "group"
+        and outcome.finish_reason == "stop"
+    )
+
+
+def test_missing_done_or_finish_is_incomplete():
+    with pytest.raises(CallFailure, match="Incomplete final response"):
+        feed(sse(chunk("B"), chunk(finish="stop"))).outcome()
+    with pytest.raises(CallFailure, match="finish_reason=None"):
+        feed(sse(chunk("B"), b"[DONE]")).outcome()
+
+
+def test_length_finish_is_accepted_but_incomplete_output():
+    outcome = feed(sse(chunk("B"), chunk(finish="length"), b"[DONE]")).outcome()
+    assert outcome.output_complete is False
+
+
+def test_error_event_and_malformed_chunk_fail():
+    with pytest.raises(CallFailure, match="error event"):
+        feed(sse({"error": {"message": "boom"}}))
+    with pytest.raises(CallFailure, match="JSONDecodeError"):
+        feed(sse(b'{"choices": ['))
+
+
+def test_reasoning_counts_for_ttft_but_not_for_the_graded_text():
+    data = sse(
+        {"choices": [{"index": 0, "delta": {"reasoning_content": "hmm"}}]},
+        chunk("<think>x</think>C"),
+        chunk(finish="stop"),
+        b"[DONE]",
+    )
+    outcome = feed(data).outcome()
+    assert outcome.reasoning == "hmm" and outcome.final_text == "C" and outcome.ttft_s == 0.25
+
+
+def test_strip_think():
+    assert strip_think(" <think>a</think> B ") == "B"
+    assert strip_think("<think>never closed B") == ""
+
+
+def test_guards():
+    with pytest.raises(CallFailure, match="Output character cap"):
+        feed(sse(chunk("x" * 50)), StreamGuards(max_output_chars=10))
+    with pytest.raises(CallFailure, match="Repeated output"):
+        feed(
+            sse(*[chunk("ab") for _ in range(40)]),
+            StreamGuards(repetition_window=4, repetition_limit=5),
+        )
+    with pytest.raises(CallFailure, match="Output token cap"):
+        feed(
+            sse(
+                chunk("B"), {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 99}}
+            ),
+            StreamGuards(max_output_tokens=10),
+        )
+
+
+def test_sticky_cache_flags_and_last_usage_wins():
+    cached = {
+        "prompt_tokens": 10,
+        "completion_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 2},
+    }
+    plain = {"prompt_tokens": 10, "completion_tokens": 3}
+    state = feed(
+        sse(
+            {"choices": [], "usage": cached},
+            {"choices": [], "usage": plain},
+            chunk(finish="stop"),
+            b"[DONE]",
+        )
+    )
+    outcome = state.outcome()
+    assert outcome.cache_read_reported is True
+    assert outcome.usage["cached_input_tokens"] == 0
+    assert outcome.cache_read_usage["cached_input_tokens"] == 2
+
+
+def test_tool_call_deltas_are_accumulated():
+    parts = [
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "c1",
+                                "function": {"name": "look", "arguments": '{"q":'},
+                            }
+                        ]
+                    },
+                }
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"x"}'}}]},
+                }
+            ]
+        },
+        chunk(finish="tool_calls"),
+    ]
+    outcome = feed(sse(*parts, b"[DONE]")).outcome()
+    assert outcome.tool_calls == [
+        {"id": "c1", "type": "function", "function": {"name": "look", "arguments": '{"q":"x"}'}}
+    ]

@@ -1,0 +1,115 @@
+"""Paired statistics: sr-bench's examples 17-19 and published values for Newcombe / McNemar."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_srbench.core.compare import paired
+
+
+def table(a: int, b: int, c: int, d: int) -> tuple[list[int], list[int]]:
+    """Paired 0/1 outcomes of a 2x2 table: a both right, b only first, c only second, d none."""
+    first = [1] * a + [1] * b + [0] * c + [0] * d
+    second = [1] * a + [0] * b + [1] * c + [0] * d
+    return first, second
+
+
+def test_example_17_hoeffding_radii() -> None:
+    assert paired.hoeffding_interval(0, [25], [1.0]) == [-0.5432406062962478, 0.5432406062962478]
+    assert paired.hoeffding_interval(0, [100], [1.0])[1] == 0.2716203031481239
+    assert paired.hoeffding_interval(0, [10, 90], [0.5, 0.5])[1] == 0.45270050524687316
+    assert paired.hoeffding_interval(1, [1], [1.0]) == [-1, 1]
+    assert paired.LN_TWO_OVER_ALPHA == 3.6888794541139363
+
+
+def test_example_18_bootstrap_and_radius() -> None:
+    weights = [0.15 / 0.25, 0.1 / 0.25]  # gpqa-diamond, mmlu-pro (sorted)
+    diffs = [[0, 1, 0], [0, 1]]
+    assert paired.hoeffding_interval(0.4, [3, 2], weights) == [-0.8147229238166104, 1]
+    assert paired.stratified_bootstrap(diffs, weights) == [0.0, 0.8]
+
+
+def test_example_19_all_tied_bootstrap_is_zero() -> None:
+    assert paired.stratified_bootstrap([[0, 0, 0], [0, 0]], [0.6, 0.4]) == [0, 0]
+
+
+def test_newcombe_matches_published_values() -> None:
+    # Fagerland, Lydersen & Laake's paired examples (Cavo et al. 2012; Bentur et al. 2009)
+    delta, (low, high) = paired.newcombe_interval(*table(59, 6, 16, 80))
+    assert delta == pytest.approx(-0.0621, abs=5e-5)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+    delta, (low, high) = paired.newcombe_interval(*table(1, 1, 7, 12))
+    assert (round(low, 4), round(high, 4)) == (-0.5069, -0.0256)
+
+
+def test_mcnemar_exact() -> None:
+    assert paired.sign_test_p(6, 16) == pytest.approx(0.0525, abs=5e-5)
+    assert paired.sign_test_p(0, 0) == 1.0
+    assert paired.sign_test_p(3, 3) == 1.0
+    assert paired.sign_test_p(0, 5) == 2 / 32
+    assert paired.sign_test_p(0, 2000) < 1e-300  # exact integers, no overflow
+
+
+def test_stratified_newcombe_with_one_group_is_newcombe() -> None:
+    first, second = table(30, 5, 12, 20)
+    _, single = paired.newcombe_interval(first, second)
+    assert paired.stratified_newcombe([first], [second], [1.0]) == pytest.approx(single)
+
+
+def test_stratified_newcombe_combines_groups_by_mover() -> None:
+    a = table(40, 2, 8, 10)
+    b = table(5, 1, 4, 10)
+    weights = [0.6, 0.4]
+    low, high = paired.stratified_newcombe([a[0], b[0]], [a[1], b[1]], weights)
+    parts = [paired.newcombe_interval(*g) for g in (a, b)]
+    centre = sum(w * d for w, (d, _) in zip(weights, parts, strict=True))
+    assert low < centre < high
+    below = math.sqrt(sum((w * (d - i[0])) ** 2 for w, (d, i) in zip(weights, parts, strict=True)))
+    assert low == pytest.approx(centre - below)
+
+
+def test_identical_outcomes_give_a_nonzero_interval_around_zero() -> None:
+    same = [1, 0, 1, 1, 0]
+    delta, (low, high) = paired.newcombe_interval(same, same)
+    assert delta == 0 and low < 0 < high
+
+
+def test_repeat_means_are_accepted() -> None:
+    candidate = [1.0, 2 / 3, 0.0, 1 / 3, 1.0]
+    baseline = [1.0, 1.0, 0.0, 0.0, 1 / 3]
+    delta, (low, high) = paired.newcombe_interval(candidate, baseline)
+    assert delta == pytest.approx(sum(candidate) / 5 - sum(baseline) / 5)
+    assert -1 <= low < delta < high <= 1
+
+
+def test_cases_needed_scales_with_the_margin() -> None:
+    diffs = [[1, -1, 0, 0, 0, 0, 0, 0, 0, 0]]
+    at_10 = paired.cases_for_half_width(diffs, [1.0], 0.10)
+    at_05 = paired.cases_for_half_width(diffs, [1.0], 0.05)
+    assert at_10 == math.ceil(10 * (0.2 / 10) * paired.WILSON_Z**2 / 0.01)
+    assert at_05 == pytest.approx(4 * at_10, abs=1)
+    assert paired.cases_for_half_width([[0, 0]], [1.0], 0.1) is None
+    with pytest.raises(ValueError, match="margin"):
+        paired.cases_for_half_width(diffs, [1.0], 0)
+
+
+def test_newcombe_rejects_unpaired_groups() -> None:
+    with pytest.raises(ValueError, match="paired groups"):
+        paired.newcombe_interval([1, 0], [1])
+
+
+@pytest.mark.parametrize("fractional", [False, True])
+def test_vectorised_bootstrap_is_bit_identical_to_the_plain_loop(fractional: bool) -> None:
+    import random
+
+    rng = random.Random(7)
+    sizes = [14, 4, 4, 2, 1, 1, 5, 2, 3, 120]
+    pool = [-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1] if fractional else [-1, 0, 0, 0, 1]
+    groups = [[rng.choice(pool) for _ in range(n)] for n in sizes]
+    raw = [0.1, 0.15, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3]
+    weights = [w / sum(raw) for w in raw]
+    assert paired.stratified_bootstrap(groups, weights) == paired.stratified_bootstrap_reference(
+        groups, weights
+    )

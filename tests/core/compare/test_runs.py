@@ -1,0 +1,285 @@
+"""Paired comparison: worked examples 14-22 of reference/report-and-accounting.md §10."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare
+from pytest_srbench.core.models import Limits, Prices, Run
+from pytest_srbench.core.report.build import build_report
+from tests.core.helpers import call, case, manifest, result, target
+
+CASES = [
+    case("mmlu-pro", "0"),
+    case("mmlu-pro", "1"),
+    case("gpqa-diamond", "2"),
+    case("gpqa-diamond", "3"),
+    case("gpqa-diamond", "4"),
+]
+
+
+def ids(*numbers: int) -> set[str]:
+    return {c.id for c in CASES if int(c.id.rsplit("/", 1)[1]) in numbers}
+
+
+def side(
+    run_id: str,
+    correct: dict[str, set[str]],
+    totals: dict[str, float | None] | None = None,
+    *,
+    status: str = "completed",
+    targets: list[Any] | None = None,
+    cases: list[Any] | None = None,
+    results_override: dict[tuple[str, str], dict[str, Any]] | None = None,
+    evaluation: dict[str, float | None] | None = None,
+    created: str = "2026-11-30T00:00:00+00:00",
+    **plan_extra: Any,
+) -> RunSide:
+    """A run whose targets answer ``correct`` right; the first call of each target carries its
+    whole subject spend (so totals are exact)."""
+    cases = cases or CASES
+    targets = targets or [target(t) for t in correct]
+    plan = manifest(cases, targets, **plan_extra)
+    results = []
+    calls = []
+    for t in targets:
+        for index, c in enumerate(cases):
+            row = result(c.id, t.id, correct=c.id in correct.get(t.id, set()))
+            row = (results_override or {}).get((c.id, t.id), row)
+            if row is not None:
+                results.append(row)
+            spend = (totals or {}).get(t.id, 1.0) if index == 0 else 0.0
+            calls.append(call(c.id, t.id, cost=spend))
+        if evaluation and t.id in evaluation:
+            calls.append(call(cases[0].id, t.id, cost=evaluation[t.id], role="judge"))
+    run = Run(id=run_id, status=status, created_at=created, updated_at=created, plan_sha256="x")
+    return RunSide.from_report(build_report(plan, run, results, calls))
+
+
+def test_example_14_tie_break_by_cost() -> None:
+    for order in (["expensive", "cheap"], ["cheap", "expensive"]):
+        correct = {"expensive": ids(3), "cheap": ids(0)}
+        base = side(
+            "base",
+            {k: correct[k] for k in order},
+            {"expensive": 8.0, "cheap": 2.0},
+        )
+        cand = side("cand", {"cand": ids(0)}, {"cand": 1.0})
+        out = compare(base, cand)
+        assert out["baseline_tied_best_target_ids"] == ["cheap", "expensive"]
+        assert out["baseline_selected_target_id"] == "cheap"
+        assert out["baseline_cost_comparison_eligible"] is True
+        assert out["baseline_cost_comparison_reason"] is None
+        row = out["comparisons"][0]
+        assert row["quality_delta"] == 0
+        assert row["subject_cost_saving_percent"] == 50
+        assert row["total_cost_saving_percent"] == 50
+
+
+@pytest.mark.parametrize(
+    ("totals", "selected", "eligible"),
+    [
+        ({"a": None, "z": 2.0}, "z", False),
+        ({"a": None, "z": None}, "a", False),
+        ({"a": 2.0, "z": 2.0}, "a", True),
+    ],
+)
+def test_example_15_tie_with_unknown_totals(
+    totals: dict[str, float | None], selected: str, eligible: bool
+) -> None:
+    base = side("base", {"a": ids(0), "z": ids(0)}, totals)
+    cand = side("cand", {"cand": ids(0)}, {"cand": 1.0})
+    out = compare(base, cand)
+    assert out["baseline_selected_target_id"] == selected
+    assert out["baseline_cost_comparison_eligible"] is eligible
+    row = out["comparisons"][0]
+    if not eligible:
+        assert out["baseline_cost_comparison_reason"].startswith("At least one strongest")
+        assert row["subject_cost_saving_percent"] is None
+        assert row["total_cost_saving_percent"] is None
+        assert row["cache_neutral_cost_saving_percent"] is None
+        assert row["total_cost_comparison_reason"] == out["baseline_cost_comparison_reason"]
+
+
+def test_example_16_quality_beats_cost() -> None:
+    base = side("base", {"cheap": ids(0), "best": ids(0, 1)}, {"cheap": 1.0, "best": 8.0})
+    cand = side("cand", {"cand": ids(0)})
+    out = compare(base, cand)
+    assert out["baseline_selected_target_id"] == "best"
+    assert out["baseline_tied_best_target_ids"] == ["best"]
+
+
+def test_example_18_full_comparison_row() -> None:
+    base = side("base", {"b": ids(0, 2)})
+    cand = side("cand", {"c": ids(0, 1, 2, 3)})
+    row = compare(base, cand)["comparisons"][0]
+    assert row["quality_delta"] == pytest.approx(0.4, abs=1e-15)
+    assert row["micro_quality_delta"] == pytest.approx(0.4)
+    assert (row["wins"], row["losses"], row["ties"]) == (2, 0, 3)
+    assert row["paired_cases"] == 5
+    assert row["quality_delta_ci95"] == [-0.8147229238166104, 1]
+    assert row["quality_delta_ci95_method"] == "weighted-paired-hoeffding"
+    assert row["quality_delta_bootstrap_ci95"] == [0.0, 0.8]
+    weights = {b["benchmark"]: b["weight"] for b in row["paired_statistics"]["per_benchmark"]}
+    assert weights == pytest.approx({"gpqa-diamond": 0.6, "mmlu-pro": 0.4})
+
+
+@pytest.mark.parametrize("answers", [set(), {c.id for c in CASES}])
+def test_example_19_identical_answers(answers: set[str]) -> None:
+    row = compare(side("base", {"b": answers}), side("cand", {"c": answers}))["comparisons"][0]
+    assert row["quality_delta"] == 0
+    assert row["quality_delta_bootstrap_ci95"] == [0, 0]
+    low, high = row["quality_delta_ci95"]
+    assert low < 0 < high
+    assert row["quality_delta_ci95_method"] == "weighted-paired-hoeffding"
+    stats = row["paired_statistics"]
+    assert stats["mcnemar_exact_p"] == 1.0
+    assert stats["cases_needed_for_margin"] is None
+    n_low, n_high = stats["stratified_newcombe_ci95"]
+    assert n_low < 0 < n_high
+
+
+def test_example_20_total_versus_subject_savings() -> None:
+    base = side("base", {"b": ids(0)}, {"b": 1.0}, evaluation={"b": 0.2})
+    cand = side("cand", {"c": ids(0)}, {"c": 0.4}, evaluation={"c": 1.0})
+    row = compare(base, cand)["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == pytest.approx(60)
+    assert row["total_cost_saving_percent"] == -16.666666666666675
+    assert row["baseline_total_cost_usd"] == pytest.approx(1.2)
+    assert row["candidate_evaluation_cost_usd"] == 1.0
+    assert row["total_cost_comparison_reason"] is None
+    unknown = side("cand2", {"c": ids(0)}, {"c": 0.4}, evaluation={"c": None})
+    row = compare(base, unknown)["comparisons"][0]
+    assert row["total_cost_saving_percent"] is None
+    assert row["total_cost_comparison_reason"].startswith("Candidate total spend is incomplete")
+    assert row["subject_cost_saving_percent"] == pytest.approx(60)
+
+
+def test_example_21_failed_candidate_outcome_counts_incorrect() -> None:
+    one = [CASES[0]]
+    base = side("base", {"b": ids(0)}, cases=one)
+    failed = result(CASES[0].id, "c", status="failed", correct=True, error="Target HTTP 503")
+    cand = side("cand", {"c": ids(0)}, cases=one, results_override={(CASES[0].id, "c"): failed})
+    out = compare(base, cand)
+    row = out["comparisons"][0]
+    assert row["quality_delta"] == -1
+    assert row["losses"] == 1
+    assert out["candidate_quality_complete"] is False
+
+
+def test_example_21_planned_cases_must_match() -> None:
+    base = side("base", {"b": ids(0)})
+    cand = side("cand", {"c": ids(0)}, cases=CASES[:4])
+    with pytest.raises(ComparisonError, match="planned cases"):
+        compare(base, cand)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        None,  # missing
+        {"status": "running", "correct": None},
+        {"status": "completed", "correct": None},  # ungraded
+        {"status": "cancelled", "correct": None},
+    ],
+)
+@pytest.mark.parametrize("which", ["base", "cand"])
+def test_example_21_unusable_rows_block_comparison(row: dict[str, Any] | None, which: str) -> None:
+    key_target = "b" if which == "base" else "c"
+    override = {
+        (CASES[1].id, key_target): None if row is None else result(CASES[1].id, key_target, **row)
+    }
+    base = side("base", {"b": ids(0)}, results_override=override if which == "base" else None)
+    cand = side("cand", {"c": ids(0)}, results_override=override if which == "cand" else None)
+    with pytest.raises(ComparisonError, match="quality results"):
+        compare(base, cand)
+
+
+def test_duplicate_and_extra_rows_block_comparison() -> None:
+    base = side("base", {"b": ids(0)})
+    cand = side("cand", {"c": ids(0)})
+    for bad in (
+        [*cand.cells, dict(cand.cells[0])],
+        [*cand.cells, {**cand.cells[0], "case_id": "mmlu-pro/99"}],
+    ):
+        broken = RunSide(**{**cand.__dict__, "cells": bad})
+        with pytest.raises(ComparisonError, match="quality results lack unique terminal"):
+            compare(base, broken)
+
+
+def test_example_22_protocol_rejections() -> None:
+    base = side("base", {"b": ids(0)})
+    cheap_price = Prices(input=0.01, cached_input=0.1, cache_write=2, output=3)
+    variants = {
+        "prices": side(
+            "cand",
+            {"b": ids(0)},
+            targets=[target("b").model_copy(update={"prices": {"b": cheap_price}})],
+        ),
+        "limits": side("cand", {"c": ids(0)}, limits=Limits(max_output_chars=16)),
+        "request parameters": side(
+            "cand",
+            {"b": ids(0)},
+            targets=[target("b", request_params={"reasoning_effort": "high"})],
+        ),
+    }
+    for reason, cand in variants.items():
+        with pytest.raises(ComparisonError, match=f"^Cannot compare.*{reason}"):
+            compare(base, cand)
+
+
+def test_example_22_judge_bound_to_another_model() -> None:
+    judge = target("judge-a", model="judge-model-a")
+    other = target("judge-a", model="judge-model-b")
+    options = {"mmlu-pro": {"judge": "judge-a"}}
+    base = side(
+        "base", {"b": ids(0)}, auxiliary_targets={"judge-a": judge}, benchmark_options=options
+    )
+    same = side(
+        "cand", {"c": ids(0)}, auxiliary_targets={"judge-a": judge}, benchmark_options=options
+    )
+    compare(base, same)
+    moved = side(
+        "cand2",
+        {"c": ids(0)},
+        auxiliary_targets={"judge-x": judge.model_copy(update={"id": "judge-x"})},
+        benchmark_options={"mmlu-pro": {"judge": "judge-x"}},
+    )
+    compare(base, moved)  # the same judge under another id resolves identically
+    changed = side(
+        "cand3", {"c": ids(0)}, auxiliary_targets={"judge-a": other}, benchmark_options=options
+    )
+    with pytest.raises(ComparisonError, match=r"^Cannot compare.*judge"):
+        compare(base, changed)
+
+
+def test_baseline_and_candidate_status_rules() -> None:
+    base = side("base", {"b": ids(0)})
+    with pytest.raises(ComparisonError, match="distinct runs"):
+        compare(base, side("base", {"c": ids(0)}))
+    with pytest.raises(ComparisonError, match="Baseline must be a completed or failed live run"):
+        compare(side("b2", {"b": ids(0)}, status="cancelled"), base)
+    with pytest.raises(ComparisonError, match="Candidate must be a completed or failed"):
+        compare(base, side("cand", {"c": ids(0)}, status="interrupted"))
+
+
+def test_baseline_needs_a_single_model_target() -> None:
+    router = target("router", kind="mom", config_hash="h", max_inference_calls=2)
+    base = side("base", {"router": ids(0)}, targets=[router])
+    with pytest.raises(ComparisonError, match="single-model target"):
+        compare(base, side("cand", {"c": ids(0)}))
+
+
+def test_paired_statistics_side_by_side() -> None:
+    base = side("base", {"b": ids(0, 1, 2)})
+    cand = side("cand", {"c": ids(0)})
+    stats = compare(base, cand, margin=0.1)["comparisons"][0]["paired_statistics"]
+    assert stats["binary_outcomes"] is True
+    assert stats["mcnemar_exact_p"] == 0.5  # two losses, no wins: 2 * 1/4
+    low, high = stats["stratified_newcombe_ci95"]
+    hoeffding = compare(base, cand)["comparisons"][0]["quality_delta_ci95"]
+    assert hoeffding[0] < low < high < hoeffding[1]
+    assert stats["cases_needed_for_margin"] > 5
+    assert set(stats["assumptions"]) >= {"hoeffding", "mcnemar", "newcombe", "stratified_newcombe"}

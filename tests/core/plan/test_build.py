@@ -1,0 +1,106 @@
+"""Freezing: stable hashes (acceptance item 1), validation errors, execution cells."""
+
+import pytest
+
+from pytest_srbench.core.canonical import canonical_json, digest, integralize
+from pytest_srbench.core.models import Cell, Limits, Target
+from pytest_srbench.core.plan.build import PlanError, verify_plan
+from tests.core.helpers import case, manifest, target
+
+
+def test_canonical_json_rules():
+    assert canonical_json({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
+    assert integralize({"a": [1.0, -0.0, 1.5, True]}) == {"a": [1, 0, 1.5, True]}
+
+
+def test_same_manifest_same_hash_and_changes_change_it():
+    cases = [case("mmlu-pro", "1")]
+    first = manifest(cases, [target("t")])
+    assert manifest(cases, [target("t")]).plan_sha256 == first.plan_sha256
+    assert (
+        manifest(cases, [target("t")], sampling={"temperature": 0.5}).plan_sha256
+        != first.plan_sha256
+    )
+    changed = Target(
+        id="t",
+        model="t",
+        base_url="http://127.0.0.1:9/v1",
+        prices=target("t").prices,
+        request_params={"top_p": 0.5},
+    )
+    assert manifest(cases, [changed]).plan_sha256 != first.plan_sha256
+
+
+def test_float_one_and_int_one_hash_alike():
+    cases = [case("mmlu-pro", "1")]
+    a = manifest(cases, [target("t")], limits=Limits(total_timeout_s=100.0))
+    b = manifest(cases, [target("t")], limits=Limits.model_validate({"total_timeout_s": 100}))
+    assert a.plan_sha256 == b.plan_sha256
+    verify_plan(a)
+    tampered = a.model_copy(update={"name": "other"})
+    with pytest.raises(PlanError, match="reviewed_plan_changed"):
+        verify_plan(tampered)
+
+
+def test_case_hash_is_the_digest_of_the_cases():
+    cases = [case("mmlu-pro", "1")]
+    plan = manifest(cases, [target("t")])
+    assert plan.case_sha256 == digest([c.model_dump(mode="json") for c in cases])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"targets": []}, "at least one target"),
+        ({"targets": [Target(id="t", model="m", base_url="http://h/v1")]}, "has no prices"),
+        ({"sampling": {"max_tokens": 10_000}}, "max_tokens exceeds"),
+        ({"sampling": {"n": 2}}, "n must be exactly 1"),
+        ({"sampling": {"frobnicate": 1}}, "unsupported generation parameter"),
+        (
+            {"benchmark_options": {"mmlu-pro": {"judge": "nobody"}}},
+            "judge target 'nobody' is not defined",
+        ),
+    ],
+)
+def test_invalid_plans_are_rejected_with_a_reason(kwargs, message):
+    targets = kwargs.pop("targets", [target("t")])
+    with pytest.raises(PlanError, match=message):
+        manifest([case("mmlu-pro", "1")], targets, **kwargs)
+
+
+def test_execution_cells_are_normalised_and_full_product_becomes_none():
+    cases = [case("mmlu-pro", "1"), case("mmlu-pro", "2")]
+    targets = [target("a"), target("b")]
+    subset = manifest(
+        cases,
+        targets,
+        execution_cells=[
+            Cell(case_id="mmlu-pro/2", target_id="b"),
+            Cell(case_id="mmlu-pro/1", target_id="a"),
+        ],
+    )
+    assert [(c.case_id, c.target_id) for c in subset.planned_cells()] == [
+        ("mmlu-pro/1", "a"),
+        ("mmlu-pro/2", "b"),
+    ]
+    full = [Cell(case_id=c.id, target_id=t.id) for c in cases for t in targets]
+    assert manifest(cases, targets, execution_cells=full).execution_cells is None
+    with pytest.raises(PlanError, match="without a cell"):
+        manifest(cases, targets, execution_cells=[Cell(case_id="mmlu-pro/1", target_id="a")])
+
+
+def test_target_validation():
+    with pytest.raises(ValueError, match="credentials come only from the environment"):
+        Target.model_validate(
+            {"id": "t", "model": "m", "base_url": "http://h/v1", "api_key": "sk-secret"}
+        )
+    with pytest.raises(ValueError, match="must not contain credentials"):
+        Target(id="t", model="m", base_url="http://user:pw@h/v1")
+    with pytest.raises(ValueError, match="needs a base_url"):
+        Target(id="t", model="m")
+    with pytest.raises(ValueError):
+        Limits(idle_timeout_s=500)
+    with pytest.raises(ValueError, match="finite and > 0"):
+        Limits.model_validate({"max_cost_usd": 0})

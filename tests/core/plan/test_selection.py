@@ -1,0 +1,47 @@
+"""Seeded stratified selection: smoke ⊂ quick, standard disjoint, shortfall is an error."""
+
+import pytest
+
+from pytest_srbench.core.plan.selection import SelectionError, select_for_profile, stratified_order
+
+COUNTS = {"smoke": 3, "quick": 6, "standard": 4}
+
+
+def items(n_per_stratum=5, strata=("a", "b", "c")):
+    return [(f"x/{s}{i}", s) for s in strata for i in range(n_per_stratum)]
+
+
+def test_order_is_deterministic_and_covers_every_stratum_first():
+    order = stratified_order(items(), 7)
+    assert order == stratified_order(list(reversed(items())), 7)
+    assert {case_id[2] for case_id in order[:3]} == {"a", "b", "c"}
+    assert sorted(order) == sorted(case_id for case_id, _ in items())
+    assert stratified_order(items(), 8) != order
+
+
+def test_round_robin_balances_strata():
+    order = stratified_order(items(3, ("a", "b")), 1, round_robin=True)
+    assert [case_id[2] for case_id in order] == ["a", "b", "a", "b", "a", "b"]
+
+
+def test_smoke_is_a_prefix_of_quick_and_standard_is_disjoint():
+    order = stratified_order(items(), 3)
+    smoke = select_for_profile(order, "smoke", COUNTS, benchmark="x")
+    quick = select_for_profile(order, "quick", COUNTS, benchmark="x")
+    standard = select_for_profile(order, "standard", COUNTS, benchmark="x")
+    assert quick[: len(smoke)] == smoke
+    assert not set(standard) & set(quick)
+    assert len(standard) == 4
+
+
+def test_shortfall_is_an_error_never_padding():
+    with pytest.raises(SelectionError, match="needs 6 cases, but the suite has 4"):
+        select_for_profile(["x/1", "x/2", "x/3", "x/4"], "quick", COUNTS, benchmark="x")
+    with pytest.raises(SelectionError, match="after the 6 quick cases"):
+        select_for_profile([f"x/{i}" for i in range(8)], "standard", COUNTS, benchmark="x")
+
+
+def test_limit_keeps_a_prefix():
+    order = stratified_order(items(), 3)
+    assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=2) == order[:2]
+    assert select_for_profile(order, "smoke", COUNTS, benchmark="x", limit=50) == order[:3]

@@ -1,0 +1,261 @@
+"""pytest-srbench against servers other people wrote: llama.cpp's llama-server with a real
+model, LiteLLM's proxy in front of it, and llama-cpp-python's usage-less server."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_srbench.benchmarks.registry import default_registry
+from pytest_srbench.core.models import Case, Limits, Message, Prices, Target
+from pytest_srbench.core.plan.budget import Budget
+from pytest_srbench.core.report.build import build_report
+from pytest_srbench.engine import Engine, EngineOptions
+from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.managed.proxies import MASTER_KEY_ENV
+from pytest_srbench.store import GroupCommitWriter, open_store
+from pytest_srbench.transport import make_transport
+from tests.core.helpers import manifest, run
+
+pytestmark = [pytest.mark.realmodel, pytest.mark.xdist_group("real-servers")]
+
+REGISTRY = default_registry(with_entry_points=False)
+FREE = Prices(input=0.0, cached_input=0.0, cache_write=0.0, output=0.0)
+PROMPT = (
+    "A long shared instruction that stays the same between requests, so that the server's "
+    "prefix cache can reuse it. " * 6
+)
+
+
+def mcq(i: int, text: str | None = None) -> Case:
+    body = (
+        text
+        or f"{PROMPT}\nQuestion {i}: which letter comes first in the alphabet?\n\nA. a\nB. b\nC. c\nD. d\n\nReturn only the letter of the correct answer."
+    )
+    return Case(id=f"mmlu-pro/r{i}", benchmark="mmlu-pro", messages=[Message(role="user", content=body)],
+                answer="A", metadata={"letters": "ABCD"})  # fmt: skip
+
+
+def drive(
+    tmp_path,
+    targets_urls,
+    cases,
+    *,
+    concurrency=1,
+    sampling=None,
+    cost_policy="require_priced",
+    keep_alive=False,  # llama-server closes the connection after each streamed answer
+):
+    targets = [target for target, _ in targets_urls]
+    plan = manifest(
+        cases,
+        targets,
+        sampling=sampling or {"max_tokens": 24},
+        limits=Limits(idle_timeout_s=120.0),  # queued streams wait silently for a slot
+        cost_policy=cost_policy,
+    )
+    store = open_store(tmp_path / "store")
+    store.create_run("run-r", plan)
+    runtime = RunRuntime(
+        run_id="run-r", manifest=plan, store=store, writer=GroupCommitWriter(store),
+        transport=make_transport(connections=concurrency, keep_alive=keep_alive), adapters=REGISTRY,
+        base_urls={target.id: url for target, url in targets_urls}, budget=Budget(cap_usd=5),
+    )  # fmt: skip
+    engine = Engine(runtime, EngineOptions(concurrency=concurrency))
+    engine.start([(case, target) for case in cases for target in targets])
+    outcomes = {key: future.result(timeout=300) for key, future in engine.futures.items()}
+    assert engine.join(60)
+    return store, plan, outcomes
+
+
+def test_llama_server_quirks_are_handled(tmp_path, llama_server):
+    # the server ignores the requested model name: the receipt must record what answered
+    dear = Prices(input=100.0, cached_input=100.0, cache_write=100.0, output=100.0)
+    prices = {"no-such-model": dear, llama_server.alias: FREE}
+    target = Target(id="smol", model="no-such-model", base_url=llama_server.base_url, prices=prices)
+    cases = [mcq(0, PROMPT + "\nSay hello."), mcq(1, PROMPT + "\nSay hello.")]
+    store, _, outcomes = drive(tmp_path, [(target, llama_server.base_url)], cases)
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    first, second = store.calls("run-r")
+    for call in (first, second):
+        assert call["model"] == llama_server.alias and call["requested_model"] == "no-such-model"
+        assert call["usage"]["output_tokens"] > 0
+        assert call["cost_usd"] == 0.0  # priced as the model that answered, not the one asked for
+        assert call["ttft_s"] is not None and 0 < call["ttft_s"] <= call["latency_s"]
+        assert call["cache_read_reported"] is True
+        assert call["server_timings"]["predicted_n"] >= 1  # llama.cpp's non-OpenAI timings object
+        evidence = store.read_evidence(call["evidence"])
+        assert b'"content":null' in evidence and b'"choices":[]' in evidence
+    assert first["usage"]["cached_input_tokens"] == 0
+    assert second["usage"]["cached_input_tokens"] > 0  # the repeated prefix hit the KV cache
+
+
+def test_more_streams_than_slots_queue_in_ttft(tmp_path, llama_server):
+    target = Target(
+        id="smol",
+        model=llama_server.alias,
+        base_url=llama_server.base_url,
+        prices={llama_server.alias: FREE},
+    )
+    cases = [
+        mcq(10 + i, f"Write a long story number {i} about a lighthouse keeper.") for i in range(8)
+    ]
+    store, _, _ = drive(
+        tmp_path,
+        [(target, llama_server.base_url)],
+        cases,
+        concurrency=8,
+        sampling={"max_tokens": 24, "ignore_eos": True},
+    )
+    calls = store.calls("run-r")
+    assert [c["status"] for c in calls] == ["completed"] * 8, [c.get("error") for c in calls]
+    ttfts = sorted(call["ttft_s"] for call in calls)
+    assert len(ttfts) == 8
+    assert min(ttfts[4:]) > max(ttfts[:4])  # four slots: the other four wait for one
+
+
+def test_smoke_profile_against_the_real_model(pytester, llama_server):
+    pytester.makefile(
+        ".toml",
+        pyproject=textwrap.dedent(f"""
+        [tool.srbench]
+        default_targets = ["smollm2"]
+        [tool.srbench.sampling]
+        max_tokens = 48
+        [[tool.srbench.targets]]
+        id = "smollm2"
+        model = "{llama_server.alias}"
+        base_url = "{llama_server.base_url}"
+        keep_alive = false  # llama-server closes the connection after each streamed answer
+        [tool.srbench.targets.prices.{llama_server.alias}]
+        input = 0.0
+        cached_input = 0.0
+        cache_write = 0.0
+        output = 0.0
+    """),
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-concurrency=4",
+        "--srbench-json=report.json",
+        "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond",
+        "--srbench-benchmark=arc-agi-2",
+        "--srbench-limit=1",  # one cell per benchmark: every protocol, a fraction of the CPU
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    report = json.loads((pytester.path / "report.json").read_text())
+    (metric,) = report["summary"]["targets"]
+    assert metric["total"] == 3 and metric["completed"] == 3 and metric["failed"] == 0
+    assert metric["complete"] is True and metric["simulated"] is False
+    assert metric["tokens"]["output_tokens"] > 0 and metric["cost_usd"] == 0.0
+    assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
+    assert metric["cache_read_call_count"] == 3
+    assert metric["selected_models"] == {llama_server.alias: 3}
+    assert {row["benchmark"] for row in report["benchmarks"]} == {
+        "mmlu-pro",
+        "gpqa-diamond",
+        "arc-agi-2",
+    }
+
+
+def test_litellm_router_in_front_of_llama_server(tmp_path, litellm_proxy, monkeypatch):
+    monkeypatch.setenv(MASTER_KEY_ENV, litellm_proxy.master_key)
+    priced = {"smol": FREE, "fallback-group": FREE}
+    direct = Target(
+        id="via-proxy",
+        model="smol",
+        base_url=litellm_proxy.base_url,
+        api_key_env=MASTER_KEY_ENV,
+        prices=priced,
+    )
+    fallback = Target(id="via-fallback", model="fallback-group", base_url=litellm_proxy.base_url,
+                      api_key_env=MASTER_KEY_ENV, prices=priced)  # fmt: skip
+    store, _, outcomes = drive(
+        tmp_path, [(direct, litellm_proxy.base_url), (fallback, litellm_proxy.base_url)], [mcq(30)]
+    )
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    calls = {call["target_id"]: call for call in store.calls("run-r")}
+    proxied = calls["via-proxy"]
+    assert proxied["model"] == "smol"  # the proxy rewrites the model to its group name
+    assert proxied["usage_via_proxy"] is True and proxied["usage"]["output_tokens"] > 0
+    assert b'"choices":[{"index":0,"delta":{}' in store.read_evidence(proxied["evidence"]).replace(
+        b" ", b""
+    )
+    assert calls["via-fallback"]["router"]["x-litellm-attempted-fallbacks"] == "1"
+
+
+def test_a_server_without_streaming_usage_leaves_usage_and_cost_null(
+    tmp_path, llama_cpp_python_server
+):
+    alias = llama_cpp_python_server.alias
+    target = Target(
+        id="no-usage", model=alias, base_url=llama_cpp_python_server.base_url, prices={alias: FREE}
+    )
+    store, plan, outcomes = drive(
+        tmp_path,
+        [(target, llama_cpp_python_server.base_url)],
+        [mcq(40), mcq(41)],
+        cost_policy="capability_only",
+    )
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    for call in store.calls("run-r"):
+        assert call["usage"] is None and call["cost_usd"] is None and call["raw_usage"] is None
+    metric = build_report(plan, run(), store.results("run-r"), store.calls("run-r"))["summary"][
+        "targets"
+    ][0]
+    assert (
+        metric["tokens"] is None
+        and metric["cost_usd"] is None
+        and metric["total_spend_usd"] is None
+    )
+    assert metric["known_cost_usd"] == 0 and metric["cache_read_call_count"] == 0
+    # under require_priced the same answer is a failed cell, never a zero-cost one
+    store2, _, priced = drive(
+        tmp_path / "priced", [(target, llama_cpp_python_server.base_url)], [mcq(42)]
+    )
+    (outcome,) = priced.values()
+    assert outcome.status == "failed" and "incomplete usage" in outcome.result["error"]
+
+
+def test_a_managed_target_starts_and_stops_its_own_server(pytester, llama_server, monkeypatch):
+    # pytester moves HOME; point the plugin at the build the session fixture found
+    monkeypatch.setenv("SRBENCH_CACHE", str(llama_server.binary.parents[3]))
+    pytester.makefile(
+        ".toml",
+        pyproject=textwrap.dedent("""
+        [tool.srbench]
+        default_targets = ["smollm2"]
+        [tool.srbench.sampling]
+        max_tokens = 24
+        [[tool.srbench.targets]]
+        id = "smollm2"
+        model = "smollm2-135m"
+        managed = "llama-server"
+        [tool.srbench.targets.prices.smollm2-135m]
+        input = 0.0
+        cached_input = 0.0
+        cache_write = 0.0
+        output = 0.0
+    """),
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--srbench-profile=smoke",
+        "--srbench-benchmark=gpqa-diamond",
+        "--srbench-concurrency=4",
+        "--srbench-json=report.json",
+        "-n",
+        "2",
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    report = json.loads((pytester.path / "report.json").read_text())
+    (metric,) = report["summary"]["targets"]
+    assert metric["completed"] == 4 and metric["selected_models"] == {"smollm2-135m": 4}
+    logs = list((pytester.path / ".srbench" / "servers").glob("llama-server-*.log"))
+    assert len(logs) == 1 and logs[0].stat().st_size > 0
