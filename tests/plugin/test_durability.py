@@ -29,10 +29,32 @@ def pytest_args(*extra: str) -> list[str]:
             "--srbench-profile=smoke", *BENCH, *extra]  # fmt: skip
 
 
+# Ctrl-C delivers to the run, as in a terminal: a process inherits an ignored SIGINT (a
+# background job, a parent that ignores it) and Python then leaves it ignored, so the test
+# would send a signal nobody hears. The default disposition survives the exec.
+INTERRUPTIBLE = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
 def start(root: Path, *extra: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-c", INTERRUPTIBLE, *pytest_args(*extra)[1:]]
     return subprocess.Popen(
-        pytest_args(*extra), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
+    """The process's output once it ends; one that does not end in time is killed (so no
+    test after this one meets its calls) and the test fails."""
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        raise AssertionError(f"the run did not end within {timeout} s:\n{out[-3000:]}") from None
+    return out
 
 
 def wait_for_calls(root: Path, at_least: int, timeout: float = 30.0) -> str:
@@ -208,7 +230,7 @@ def test_srbench_cancel_stops_a_running_run(pytester, sim):
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0 and "cancellation requested" in done.stdout
-    proc.communicate(timeout=60)
+    finish(proc)
     store = open_store(root / ".srbench")
     run = store.require_run(run_id)
     assert run.status == "cancelled"
@@ -228,7 +250,7 @@ def test_sigint_cancels_and_still_writes_the_report(pytester, sim):
     proc = start(root, "--srbench-concurrency=2", "--srbench-json=report.json")
     run_id = wait_for_in_flight(root, 2)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    finish(proc)
     report = json.loads((root / "report.json").read_text())
     assert report["run_id"] == run_id and report["status"] == "cancelled"
     target = report["summary"]["targets"][0]
