@@ -175,8 +175,12 @@ class LlamaServer:
         self.stop()
 
 
-def start_llama_server(alias: str = DEFAULT_ALIAS, *, log_dir: Path | None = None) -> LlamaServer:
-    """Start the cached build with the SmolLM2 model; a clear error says what is missing."""
+def start_llama_server(
+    alias: str = DEFAULT_ALIAS, *, log_dir: Path | None = None, threads: int = 2
+) -> LlamaServer:
+    """Start the cached build with the SmolLM2 model; a clear error says what is missing.
+    ``threads``: llama.cpp's compute threads (they spin: more threads than free cores is much
+    slower, not faster)."""
     binary = server_binary()
     if binary is None:
         raise RealPartError(
@@ -190,4 +194,6 @@ def start_llama_server(alias: str = DEFAULT_ALIAS, *, log_dir: Path | None = Non
     log_path = (log_dir / f"llama-server-{alias}.log") if log_dir else None
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-    return LlamaServer(binary=binary, model=model, alias=alias, log_path=log_path).start()
+    return LlamaServer(
+        binary=binary, model=model, alias=alias, threads=threads, log_path=log_path
+    ).start()

