@@ -90,6 +90,24 @@ def spawn_watched(
     )
 
 
+def terminate(process: subprocess.Popen[Any], *, grace_s: float, group: bool = False) -> None:
+    """Stop a started server: SIGTERM, then SIGKILL after ``grace_s``; ``group`` signals its
+    whole process group (a server started in a new session with children of its own)."""
+    if process.poll() is not None:
+        return
+
+    def send(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            (os.killpg if group else os.kill)(process.pid, signum)
+
+    send(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        process.wait(timeout=10)
+
+
 def die_with_parent(parent: int) -> bool:
     """Have the kernel SIGKILL this process the moment ``parent``, its parent now, dies: for a
     process somebody else started (a pytest-xdist worker of this host's controller). False

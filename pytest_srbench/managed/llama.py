@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, cache_root, free_port, wait_until_ready
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -158,15 +157,8 @@ class LlamaServer:
 
     def stop(self) -> None:
         """Stop the server by its process id (SIGTERM, then SIGKILL)."""
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        if self.process is not None:
+            terminate(self.process, grace_s=10)
 
     def __enter__(self) -> LlamaServer:
         return self.start() if self.process is None else self

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
 from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
 
@@ -46,15 +45,8 @@ class ManagedProcess:
             )
 
     def stop(self) -> None:
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        if self.process is not None:
+            terminate(self.process, grace_s=15, group=True)
 
 
 @dataclass

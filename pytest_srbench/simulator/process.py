@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_srbench.core.errors import UnavailableError
-from pytest_srbench.managed.childwatch import spawn_watched
+from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.simulator.profiles import SimModel
 
 
@@ -42,14 +41,7 @@ class SimulatorProcess:
 
     def stop(self) -> None:
         """Terminate the process (SIGTERM, then SIGKILL after 5 s)."""
-        if self.popen.poll() is not None:
-            return
-        self.popen.send_signal(signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait(timeout=5)
+        terminate(self.popen, grace_s=5)
 
 
 def start_simulator(
