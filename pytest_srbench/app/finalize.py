@@ -9,12 +9,10 @@ from typing import Any
 
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.reports import report_from_store, write_html_report
-from pytest_srbench.core.models import FAILED_CELL_STATUSES
+from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.render.json_report import write_report
 from pytest_srbench.render.outputs import OutputError
 from pytest_srbench.store.base import Store
-
-FAILED_LIKE = FAILED_CELL_STATUSES
 
 
 def final_status(
@@ -26,15 +24,16 @@ def final_status(
 ) -> str:
     """cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
     failed-like cell) > cancelled (stopped) > completed > failed."""
+    cells = cell_progress(counts, total)
     if interrupted or any(stop.get("user") for stop in stops):
         return "cancelled"
-    if workers_lost and counts.get("completed", 0) != total:
+    if workers_lost and not cells.all_completed:
         return "interrupted"
-    if any(counts.get(status) for status in FAILED_LIKE):
+    if cells.failed:
         return "failed"
     if stops:
         return "cancelled"
-    return "completed" if counts.get("completed", 0) == total else "failed"
+    return "completed" if cells.all_completed else "failed"
 
 
 def finalize_run(

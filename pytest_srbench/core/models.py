@@ -1,5 +1,6 @@
-"""Pydantic records of the protocol: targets, prices, limits, cases, the frozen manifest, runs,
-call receipts and cell results.
+"""Pydantic records of the protocol: targets, prices, limits, cases, the frozen manifest and
+runs (call receipts and cell results, written on the hot path, are typed dicts in
+``core/records.py``).
 
 Why one long module: these are the frozen records a plan hash covers; keeping them together
 makes a change to the hashed shape visible in one diff."""
@@ -499,65 +500,3 @@ class Run(BaseModel):
     request_key: str | None = None
     error: str | None = None
     parent_run_id: str | None = None
-
-
-class CallReceipt(BaseModel):
-    """What one HTTP inference request cost and returned (the stored call row's data)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    case_id: str
-    target_id: str
-    role: Role = "subject"
-    status: CallStatus = "sent"
-    model: str | None = None
-    requested_model: str | None = None
-    usage: dict[str, int] | None = None
-    raw_usage: dict[str, Any] | None = None
-    cost_usd: float | None = None
-    cost_complete: bool = False
-    latency_s: float | None = None
-    ttft_s: float | None = None
-    finish_reason: str | None = None
-    output_complete: bool | None = None
-    inference_call_count: int | None = None
-    selected_model: str | None = None
-    decision: str | None = None
-    cache_read_reported: bool | None = None
-    cache_write_reported: bool | None = None
-    usage_via_proxy: bool | None = None
-    session_id: str | None = None
-    phase: str | None = None
-    phase_source: str | None = None
-    evidence: str | None = None
-    error: str | None = None
-    attempt: int = 1
-    simulated: bool = False
-    started_at: str | None = None
-    finished_at: str | None = None
-
-
-class CellResult(BaseModel):
-    """The terminal (or running) outcome of one cell, as the store upserts it."""
-
-    model_config = ConfigDict(extra="allow")
-
-    case_id: str
-    target_id: str
-    benchmark: str
-    status: CellStatus
-    correct: bool | None = None
-    answer: Any = None
-    score: int | None = None
-    latency_s: float | None = None
-    subject_latency_s: float | None = None
-    queue_wait_s: float | None = None
-    ttft_s: float | None = None
-    usage: dict[str, int] | None = None
-    cost_usd: float | None = None
-    call_count: int = 0
-    details: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None

@@ -35,6 +35,7 @@ from pytest_srbench.core.calls.usage import is_known_cost
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import reservation_usd
 from pytest_srbench.core.plan.build import request_params_for
+from pytest_srbench.core.records import CallReceipt
 from pytest_srbench.engine.runtime import LiveCall, RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
@@ -166,7 +167,7 @@ class _Prepared:
     payload: bytes
     headers: dict[str, str]
     reservation: float
-    row: dict[str, Any]
+    row: CallReceipt
 
     @property
     def call_id(self) -> str:
@@ -182,7 +183,7 @@ class _Streamed:
     evidence: bytearray
     response_headers: dict[str, str]
     http_status: int | None
-    fields: dict[str, Any]
+    fields: CallReceipt
     outcome: Any
     failure: BaseException | None
 
@@ -224,7 +225,7 @@ async def _prepare(
             rt.stop("cost budget exhausted (max_cost_usd)")
             raise
     call_id = "call-" + os.urandom(16).hex()
-    row: dict[str, Any] = {
+    row: CallReceipt = {
         "id": call_id,
         "case_id": cell.case.id,
         "target_id": cell.target.id,
@@ -245,7 +246,7 @@ async def _prepare(
     }
     sent = {"call_id": call_id, "case_id": cell.case.id, "target_id": cell.target.id, "role": role}
     await rt.writer.run(
-        [InsertCall(rt.run_id, dict(row)), AppendEvent(rt.run_id, "call_sent", sent)]
+        [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
     )
     return _Prepared(target, payload, headers, reservation, row)
 
@@ -262,7 +263,7 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
     response_headers: dict[str, str] = {}
     http_status: int | None = None
     failure: BaseException | None = None
-    fields: dict[str, Any] = {}
+    fields: CallReceipt = {}
     outcome = None
     request = HttpRequest(
         url=rt.base_url(target) + "/chat/completions",
@@ -332,7 +333,7 @@ def _finish(
     call: _Prepared,
     got: _Streamed,
     messages: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
+) -> CallReceipt:
     """The finished receipt (the ``sent`` row plus everything the response told), and the
     budget reservation settled against what the call is known to have cost."""
     state, outcome, failure = got.state, got.outcome, got.failure
@@ -341,7 +342,7 @@ def _finish(
     fields = got.fields
     if not fields and state.raw_usage is not None:
         fields = {"model": state.model, "usage": state.usage, "raw_usage": state.raw_usage}
-    finished = dict(call.row)
+    finished = call.row.copy()
     finished.update(fields)
     finished.update(
         {
@@ -367,17 +368,10 @@ def _finish(
             "finished_at": now_iso(),
         }
     )
-    if failure is None:
-        finished["status"] = "completed"
-        finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
-    else:
-        is_cancel = isinstance(failure, asyncio.CancelledError | CellCancelled) or cell.cancelled
-        finished["status"] = "cancelled" if is_cancel else "failed"
-        finished["error"] = (
-            "cancelled" if isinstance(failure, asyncio.CancelledError) else str(failure)
-        )
+    set_ending(finished, failure, cell)
+    if failure is not None:
         finished.setdefault("cost_usd", None)
-        finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
+    finished["cost_complete"] = is_known_cost(finished.get("cost_usd"))
     if failure is None:
         rt.budget.settle(call.reservation, finished.get("cost_usd"))
     elif isinstance(failure, CallFailure) and failure.nothing_generated:
@@ -385,6 +379,17 @@ def _finish(
     else:
         rt.budget.settle(call.reservation, None)
     return finished
+
+
+def set_ending(finished: CallReceipt, failure: BaseException | None, cell: CellCalls) -> None:
+    """Set a finished receipt's status (and error) from how its request ended: a stopped run or
+    cell makes it ``cancelled``, any other failure ``failed``."""
+    if failure is None:
+        finished["status"] = "completed"
+        return
+    stopped = isinstance(failure, asyncio.CancelledError | CellCancelled) or cell.cancelled
+    finished["status"] = "cancelled" if stopped else "failed"
+    finished["error"] = "cancelled" if isinstance(failure, asyncio.CancelledError) else str(failure)
 
 
 async def _attempt(

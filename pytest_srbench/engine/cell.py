@@ -19,7 +19,8 @@ from pytest_srbench.core.calls.failures import (
     summarize_failure,
 )
 from pytest_srbench.core.calls.usage import add_buckets, is_known_cost
-from pytest_srbench.core.models import Case, Role, Target
+from pytest_srbench.core.models import Case, CellStatus, Role, Target
+from pytest_srbench.core.records import CellResult
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.preview import preview_call
 from pytest_srbench.engine.retrieval import retrieval_call
@@ -134,7 +135,7 @@ def _check_grade(grade: object) -> Grade:
 
 async def run_cell(
     rt: RunRuntime, case: Case, target: Target
-) -> tuple[dict[str, Any], asyncio.Future[Any]]:
+) -> tuple[CellResult, asyncio.Future[Any]]:
     """Execute one cell; returns its result row and the future of the row's commit.
 
     The caller need not wait for the commit before starting the next cell; it must not
@@ -147,7 +148,7 @@ async def run_cell(
     deadline = min(rt.deadline, started + rt.limits.case_timeout_s)
     calls = CellCalls(case=case, target=target, deadline=deadline)
     run_id = rt.run_id
-    running = {
+    running: CellResult = {
         "case_id": case.id,
         "target_id": target.id,
         "benchmark": case.benchmark,
@@ -162,7 +163,7 @@ async def run_cell(
             AppendEvent(run_id, "case_running", {"case_id": case.id, "target_id": target.id}),
         ]
     )
-    status = "completed"
+    status: CellStatus = "completed"
     error: str | None = None
     grade: Grade | None = None
     details: dict[str, Any] = {}
@@ -202,7 +203,7 @@ async def run_cell(
     finished = time.monotonic()
     usages = calls.subject_usages
     costs = calls.subject_costs
-    result: dict[str, Any] = {
+    result: CellResult = {
         **running,
         "status": status,
         "correct": grade.correct if grade and status == "completed" else None,

@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
-from pytest_srbench.engine.call import CellCalls
+from pytest_srbench.core.records import CallReceipt
+from pytest_srbench.engine.call import CellCalls, set_ending
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
@@ -32,8 +33,8 @@ async def json_call(
     headers: Mapping[str, str],
     label: str,
     parse: Callable[[bytes], dict[str, Any]],
-    receipt: Callable[[dict[str, Any]], dict[str, Any]],
-    row_extra: Mapping[str, Any] | None = None,
+    receipt: Callable[[dict[str, Any]], CallReceipt],
+    row_extra: CallReceipt | None = None,
 ) -> tuple[dict[str, Any], float]:
     """POST ``body`` as JSON, journal the call as ``kind``; the parsed answer and its latency.
 
@@ -45,7 +46,7 @@ async def json_call(
     target, case, limits = cell.target, cell.case, rt.limits
     cell.calls_made += 1
     call_id = "call-" + os.urandom(16).hex()
-    row: dict[str, Any] = {
+    row: CallReceipt = {
         "id": call_id, "case_id": case.id, "target_id": target.id, "role": "subject",
         "kind": kind, "status": "sent", "attempt": 1, "requested_model": target.model,
         "model": None, "simulated": target.simulated, "request": {"url": url, "body": dict(body)},
@@ -53,7 +54,7 @@ async def json_call(
     }  # fmt: skip
     sent = {"call_id": call_id, "case_id": case.id, "target_id": target.id, "role": "subject"}
     await rt.writer.run(
-        [InsertCall(rt.run_id, dict(row)), AppendEvent(rt.run_id, "call_sent", sent)]
+        [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
     )
     started = time.monotonic()
     timeout = min(limits.total_timeout_s, limits.idle_timeout_s)
@@ -86,21 +87,18 @@ async def json_call(
     except (CallFailure, CellCancelled) as error:
         failure = error
     latency = time.monotonic() - started
-    finished = {
-        **row,
-        **(receipt(answer) if answer else {}),
-        "status": "completed" if failure is None else "failed",
-        "http_status": status,
-        "latency_s": latency,
-        "evidence_bytes": len(evidence),
-        "finished_at": now_iso(),
-    }
-    if failure is not None:
-        stopped = isinstance(failure, asyncio.CancelledError | CellCancelled) or cell.cancelled
-        finished["status"] = "cancelled" if stopped else "failed"
-        finished["error"] = (
-            "cancelled" if isinstance(failure, asyncio.CancelledError) else str(failure)
-        )
+    finished = row.copy()
+    if answer:
+        finished.update(receipt(answer))
+    finished.update(
+        {
+            "http_status": status,
+            "latency_s": latency,
+            "evidence_bytes": len(evidence),
+            "finished_at": now_iso(),
+        }
+    )
+    set_ending(finished, failure, cell)
     rt.writer.post([FinishCall(rt.run_id, finished, bytes(evidence))])
     if failure is not None:
         raise failure

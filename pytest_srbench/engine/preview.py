@@ -16,22 +16,24 @@ from pytest_srbench.core.calls.preview import (
     routing_from_response,
 )
 from pytest_srbench.core.calls.receipts import request_phase
+from pytest_srbench.core.calls.usage import UsageBuckets
+from pytest_srbench.core.records import CallReceipt
 from pytest_srbench.engine.call import CellCalls
 from pytest_srbench.engine.json_call import json_call
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.transport.auth import auth_header
 
-ZERO_USAGE = {"input_tokens": 0, "cached_input_tokens": 0, "cache_write_tokens": 0,
-              "output_tokens": 0}  # fmt: skip
+ZERO_USAGE = UsageBuckets(input_tokens=0, cached_input_tokens=0, cache_write_tokens=0,
+                          output_tokens=0)  # fmt: skip
 
 
-def _receipt(routing: dict[str, Any]) -> dict[str, Any]:
+def _receipt(routing: dict[str, Any]) -> CallReceipt:
     selected = routing.get("selected_model")
     return {
         "routing": routing,
         "selected_model": selected if isinstance(selected, str) and selected else None,
         "decision": routing_decision(routing),
-        "usage": dict(ZERO_USAGE),
+        "usage": ZERO_USAGE.copy(),
     }
 
 

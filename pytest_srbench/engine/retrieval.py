@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_srbench.core.calls.retrieval import SEARCH_PATH, parse_search, search_body
+from pytest_srbench.core.records import CallReceipt
 from pytest_srbench.engine.call import CellCalls
 from pytest_srbench.engine.json_call import json_call
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.transport.auth import auth_header
 
 
-def _receipt(answer: dict[str, Any]) -> dict[str, Any]:
+def _receipt(answer: dict[str, Any]) -> CallReceipt:
     return {
         "retrieval": {
             "mode": answer.get("mode"),

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.store.base import Store
 
 LIVE_INTERVAL_S = 1.0
@@ -37,10 +38,11 @@ class Status:
 def read_status(store: Store, run_id: str, planned: int, started: float) -> Status:
     """Counts from the store (works for every process of a distributed run)."""
     counts = store.progress_counts(run_id)
+    cells = cell_progress(counts.statuses, planned)
     return Status(
         planned,
-        counts.done,
-        counts.failed,
+        cells.done,
+        cells.failed,
         counts.in_flight,
         counts.spend_usd,
         time.monotonic() - started,

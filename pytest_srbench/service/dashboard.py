@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -19,6 +19,7 @@ from jinja2 import Environment
 
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.compare.runs import ComparisonError, compare_many
+from pytest_srbench.core.models import RunStatus
 from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.render.html import (
     render_compare_html,
@@ -48,6 +49,7 @@ NAV = [("/", "runs", "Runs"), ("/new", "new", "Create evaluation"),
 def environment() -> Environment:
     env = make_environment("pytest_srbench.service")
     env.globals["nav"] = NAV
+    env.globals["run_statuses"] = get_args(RunStatus)
     return env
 
 

@@ -39,7 +39,7 @@ NAMES = {
     "interrupted": "RunFailed",
     "cancelled": "RunCancelled",
 }
-TERMINAL = frozenset({"completed", "failed", "interrupted", "cancelled"})
+TERMINAL = TERMINAL_RUN_STATUSES  # run-level event kinds are the terminal run statuses
 ACTIVITY = (
     "running", "case_running", "call_sent", "case_completed", "case_failed", "case_cancelled",
     "case_sent_unknown", "failure_observed", "dispatch_stopped", "completed", "failed",

@@ -10,7 +10,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from pytest_srbench.core.models import FAILED_CELL_STATUSES, Run
+from pytest_srbench.core.models import Run
+from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.service.worker import ServiceError
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.run_listing import (
@@ -23,7 +24,6 @@ from pytest_srbench.store.run_listing import (
 )
 
 CACHED_RUNS = 50_000
-ENDED = tuple(sorted(FAILED_CELL_STATUSES))
 
 
 def run_not_found(run_id: str) -> ServiceError:
@@ -39,12 +39,12 @@ def require_run(store: Store, run_id: str) -> Run:
 
 def progress(counts: dict[str, int], planned: int) -> dict[str, int]:
     """Cells completed, ended otherwise (failed, cancelled, sent_unknown), running, pending."""
-    failed = sum(counts.get(status, 0) for status in ENDED)
+    cells = cell_progress(counts, planned)
     return {
-        "completed": counts.get("completed", 0),
-        "failed": failed,
-        "running": counts.get("running", 0),
-        "pending": max(0, planned - sum(counts.values())),
+        "completed": cells.completed,
+        "failed": cells.failed,
+        "running": cells.running,
+        "pending": cells.pending,
     }
 
 

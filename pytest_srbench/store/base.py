@@ -29,10 +29,10 @@ class StoreError(SrbenchError, RuntimeError):
 
 @dataclass(frozen=True)
 class ProgressCounts:
-    """A run in progress, as its journal shows it."""
+    """A run in progress, as its journal shows it: result rows per status (the meaning of
+    each is ``core/progress.py``'s), calls in flight and the known spend."""
 
-    done: int
-    failed: int
+    statuses: dict[str, int]
     in_flight: int
     spend_usd: float
 

@@ -19,7 +19,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -176,16 +176,16 @@ UPDATE_CALL = (
 )
 
 
-def _insert_call_args(run_id: str, call: Row, now: str) -> tuple[Any, ...]:
+def _insert_call_args(run_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
     return (call["id"], run_id, call["case_id"], call["target_id"], call["role"],
             call["status"], _dumps(call), now, *_accounting(call))  # fmt: skip
 
 
-def _update_call_args(call_id: str, call: Row, now: str) -> tuple[Any, ...]:
+def _update_call_args(call_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
     return (call["status"], _dumps(call), now, *_accounting(call), call_id)
 
 
-def _accounting(call: Row) -> tuple[int, float | None, str | None]:
+def _accounting(call: Mapping[str, Any]) -> tuple[int, float | None, str | None]:
     """Usage known, cost in USD (None when unknown) and finish reason of a receipt."""
     cost = call.get("cost_usd")
     finish = call.get("finish_reason")
@@ -591,17 +591,8 @@ class SqliteStore:
         return bool(moved)
 
     def progress_counts(self, run_id: str) -> ProgressCounts:
-        """Cells done and failed, calls in flight and the known spend so far, for a run in
+        """Result rows per status, calls in flight and the known spend so far, for a run in
         progress (every process of a distributed run writes here, so any of them can read)."""
-        done = failed = 0
-        for row in self.db.execute(
-            "SELECT status, COUNT(*) AS n FROM results WHERE run_id = ? GROUP BY status", (run_id,)
-        ):
-            if row["status"] == "completed":
-                done += row["n"]
-            elif row["status"] != "running":
-                done += row["n"]
-                failed += row["n"]
         in_flight = self.db.execute(
             "SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND status = 'sent'", (run_id,)
         ).fetchone()["n"]
@@ -610,7 +601,7 @@ class SqliteStore:
             " WHERE run_id = ?",
             (run_id,),
         ).fetchone()["s"]
-        return ProgressCounts(done, failed, int(in_flight), float(spend or 0))
+        return ProgressCounts(self.status_counts(run_id), int(in_flight), float(spend or 0))
 
     def last_activity_at(self, run_id: str) -> str | None:
         """When anything of the run was last recorded: the run row, a call, a result, an

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_srbench.core.records import CallReceipt, CellResult
+
 Row = dict[str, Any]
 
 
@@ -18,7 +20,7 @@ class UpsertResult:
     """Insert or replace the one row of a cell."""
 
     run_id: str
-    row: Row
+    row: CellResult
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class InsertCall:
     """Journal a call (status ``sent``) before its request leaves."""
 
     run_id: str
-    row: Row
+    row: CallReceipt
 
 
 @dataclass
@@ -34,7 +36,7 @@ class FinishCall:
     """Store a finished call's receipt and its raw response bytes (the evidence)."""
 
     run_id: str
-    row: Row
+    row: CallReceipt
     evidence: bytes = b""
 
 

@@ -22,6 +22,7 @@ from pytest_srbench.simulator.targets import simulated_router_target
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest, run
+from tests.engine.test_engine import assert_declared
 
 REGISTRY = default_registry(with_entry_points=False)
 
@@ -95,6 +96,7 @@ def test_router_calls_are_priced_by_receipt_and_carry_routing_and_sessions(tmp_p
     assert sum(d["cases"] for d in breakdown.values()) == 6
     assert breakdown["general"]["selected_models"] == {"sim-small": 2}
     assert target["continuity"]["session_mode"] == "session_aware"
+    assert_declared(calls, store.results("run-r"))
 
 
 def test_stateless_router_sends_no_session_header(tmp_path, sim):
@@ -148,6 +150,7 @@ def test_preview_mode_asks_the_router_and_generates_nothing(tmp_path, sim):
     assert sum(target_row["selected_models"].values()) == 6
     assert target_row["continuity"]["session_mode"] == "stateless"
     assert any("Preview run" in line for line in report["limitations"])
+    assert_declared(calls, results)
 
 
 def test_preview_with_a_stale_config_hash_fails_the_cell(tmp_path, sim):

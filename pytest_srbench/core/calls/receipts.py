@@ -17,6 +17,7 @@ from pytest_srbench.core.calls.sse import StreamOutcome
 from pytest_srbench.core.calls.usage import add_buckets, cost_for, is_known_cost, normalize_usage
 from pytest_srbench.core.canonical import digest
 from pytest_srbench.core.models import Target
+from pytest_srbench.core.records import CallReceipt
 
 MODEL_USAGE_HEADER = "x-vsr-model-usage"
 MODEL_USAGE_MAX_BYTES = 12288
@@ -32,7 +33,7 @@ def _prices(target: Target) -> dict[str, dict[str, float]]:
     return {model: price.model_dump() for model, price in target.prices.items()}
 
 
-def _mom_receipt(raw: str, target: Target) -> dict[str, Any]:
+def _mom_receipt(raw: str, target: Target) -> CallReceipt:
     if len(raw.encode("utf-8")) > MODEL_USAGE_MAX_BYTES:
         raise CallFailure("Router model-usage receipt exceeds 12288 bytes")
     try:
@@ -83,11 +84,11 @@ def _mom_receipt(raw: str, target: Target) -> dict[str, Any]:
 
 def receipt_fields(
     target: Target, outcome: StreamOutcome, headers: Mapping[str, str]
-) -> dict[str, Any]:
+) -> CallReceipt:
     """Usage, cost and identity of one finished call, priced by the model that answered."""
     response_model = outcome.model or target.model
     selected = headers.get("x-vsr-selected-model") or response_model
-    fields: dict[str, Any] = {
+    fields: CallReceipt = {
         "model": response_model,
         "selected_model": selected,
         "decision": headers.get("x-vsr-selected-decision") or None,
@@ -104,12 +105,14 @@ def receipt_fields(
         )
     if target.kind == "single":
         fields.update(
-            usage=outcome.usage,
-            cost_usd=cost_for(outcome.usage, response_model, _prices(target)),
-            inference_call_count=1,
-            usage_complete=outcome.usage is not None,
-            cache_read_reported=outcome.cache_read_reported,
-            cache_write_reported=outcome.cache_write_reported,
+            {
+                "usage": outcome.usage,
+                "cost_usd": cost_for(outcome.usage, response_model, _prices(target)),
+                "inference_call_count": 1,
+                "usage_complete": outcome.usage is not None,
+                "cache_read_reported": outcome.cache_read_reported,
+                "cache_write_reported": outcome.cache_write_reported,
+            }
         )
         return fields
     if target.config_hash is not None and fields["config_hash"] != target.config_hash:
@@ -119,15 +122,21 @@ def receipt_fields(
         fields.update(_mom_receipt(receipt, target))
     elif headers.get("x-vsr-inference-call-count") == "1" and headers.get("x-vsr-selected-model"):
         fields.update(
-            usage=outcome.usage,
-            cost_usd=cost_for(outcome.usage, headers["x-vsr-selected-model"], _prices(target)),
-            inference_call_count=1,
-            usage_complete=outcome.usage is not None,
-            cache_read_reported=outcome.cache_read_reported,
-            cache_write_reported=outcome.cache_write_reported,
+            {
+                "usage": outcome.usage,
+                "cost_usd": cost_for(
+                    outcome.usage, headers["x-vsr-selected-model"], _prices(target)
+                ),
+                "inference_call_count": 1,
+                "usage_complete": outcome.usage is not None,
+                "cache_read_reported": outcome.cache_read_reported,
+                "cache_write_reported": outcome.cache_write_reported,
+            }
         )
     else:
-        fields.update(usage=None, cost_usd=None, inference_call_count=None, usage_complete=False)
+        fields.update(
+            {"usage": None, "cost_usd": None, "inference_call_count": None, "usage_complete": False}
+        )
     count = fields.get("inference_call_count")
     if (
         target.max_inference_calls is not None
