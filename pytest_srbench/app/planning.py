@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_srbench.app.config import ConfigError, SrbenchConfig, TargetConfig
+from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.agent_bench import AgentAdapter
 from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
 from pytest_srbench.benchmarks.rag import RagAdapter
@@ -37,24 +38,6 @@ from pytest_srbench.datasets.suites import (
     shipped_suites_dir,
 )
 from pytest_srbench.simulator.profiles import BUILTIN_MODELS, simulated_target
-
-
-@dataclass
-class PlanRequest:
-    """What a user asked for on the command line (or through the API)."""
-
-    profile: str = "smoke"
-    seed: int | None = None
-    benchmarks: list[str] | None = None
-    targets: list[str] | None = None
-    limit: int | None = None
-    repeats: int = 1
-    name: str = "sr-bench"
-    limits: dict[str, Any] = field(default_factory=dict)
-    mode: Literal["live", "preview"] = "live"
-    preview_context: dict[str, Any] | None = None
-    offline: bool = False
-    sampling: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -212,7 +195,7 @@ def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, 
 
 
 def build_draft(
-    config: SrbenchConfig, request: PlanRequest, registry: AdapterRegistry, rootdir: Path
+    config: SrbenchConfig, request: RunOptions, registry: AdapterRegistry, rootdir: Path
 ) -> PlanDraft:
     """Select and render the cases of a profile; resolve the targets."""
     if request.profile not in PROFILES:
@@ -307,7 +290,7 @@ def build_draft(
 
 
 def prepared_selection(
-    suite: Suite, prepared: dict[str, Any], ids: list[str], request: PlanRequest, seed: int
+    suite: Suite, prepared: dict[str, Any], ids: list[str], request: RunOptions, seed: int
 ) -> list[str]:
     """A prepared suite is used as stored; it must have been prepared for this profile and seed."""
     if prepared.get("profile") != request.profile or prepared.get("seed") != seed:

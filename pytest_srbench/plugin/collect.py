@@ -11,7 +11,7 @@ import pytest
 
 from pytest_srbench.app.config import ConfigError
 from pytest_srbench.app.lifecycle import claim_ownership
-from pytest_srbench.app.planning import PlanRequest, build_draft
+from pytest_srbench.app.planning import build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
@@ -42,26 +42,12 @@ class CollectPhase(PluginState):
         if self.settings.recover is not None:
             self._collect_recovery(session, items)
             return
-        request = PlanRequest(
-            profile=self.settings.profile,
-            seed=self.settings.seed,
-            benchmarks=self.settings.benchmarks,
-            targets=self.settings.targets,
-            limit=self.settings.limit,
-            limits=self.settings.limits,
-            repeats=self.settings.repeats,
-            mode=self.settings.mode,
-            preview_context=self.settings.preview_context,
-            offline=self.settings.offline,
-            name=self.settings.name,
-            sampling=dict(self.settings.sampling or {}),
-        )
         try:
-            draft = build_draft(self.project, request, self.registry, self.rootdir)
+            draft = build_draft(self.project, self.settings.run, self.registry, self.rootdir)
         except (ConfigError, SuiteError, ValueError) as error:
             refuse(self.config, f"pytest-srbench: {error}")
             return  # an xdist worker: it collects nothing, the controller says why
-        if check_plan(self.config, draft, self.project, self.settings.targets):
+        if check_plan(self.config, draft, self.project, self.settings.run.targets):
             return  # refused in an xdist worker: it collects nothing, the controller says why
         self.draft = draft
         items[:0] = self._cell_items(session, draft.cells())

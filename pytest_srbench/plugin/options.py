@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_srbench.app.run_flags import RUN_FLAGS
 from pytest_srbench.core.compare.gate import parse_margin
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.plan.choices import (
     DEFAULT_MARGIN,
     GATE_INTERVALS,
     GATE_MODES,
-    PROFILES,
     TRANSPORTS,
 )
 
-if TYPE_CHECKING:  # the configuration loads only when srbench is active
+if TYPE_CHECKING:  # the configuration and pydantic load only when srbench is active
     from pytest_srbench.app.config import SrbenchConfig
+    from pytest_srbench.app.run_options import RunOptions
+
+
+def _margin(text: str) -> float:
+    try:
+        return parse_margin(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(f"--srbench-margin {error}") from None
 
 
 def _positive_int(text: str) -> int:
@@ -33,18 +42,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _limit_override(text: str) -> tuple[str, float]:
+def _number_pair(text: str) -> tuple[str, int | float]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
         number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"limit {key} needs a number, got {value!r}") from None
+        raise argparse.ArgumentTypeError(f"{key.strip()} needs a number, got {value!r}") from None
     return key.strip(), int(number) if number.is_integer() else number
 
 
-def _preview_context(text: str) -> tuple[str, str | int]:
+def _preview_pair(text: str) -> tuple[str, str | int]:
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or key not in ("session_id", "conversation_id", "sampling_seed"):
@@ -61,35 +70,37 @@ def _preview_context(text: str) -> tuple[str, str | int]:
     return key, value
 
 
-def _margin(text: str) -> float:
-    try:
-        return parse_margin(text)
-    except InputError as error:
-        raise argparse.ArgumentTypeError(f"--srbench-margin {error}") from None
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": int,
+    "positive_int": _positive_int,
+    "number_pairs": _number_pair,
+    "preview_pairs": _preview_pair,
+}
+
+
+def _add_run_options(group: Any) -> None:
+    """The flags of the run options, generated from their one table (``app/run_flags.py``)."""
+    for flag in RUN_FLAGS.values():
+        if flag.kind == "switch":
+            group.addoption(flag.name, action="store_true", help=flag.help)
+            continue
+        kwargs: dict[str, Any] = {"help": flag.help}
+        if flag.metavar:
+            kwargs["metavar"] = flag.metavar
+        if flag.kind in PARSERS:
+            kwargs["type"] = PARSERS[flag.kind]
+        if flag.choices:
+            kwargs["choices"] = flag.choices
+        if flag.repeat:
+            kwargs["action"] = "append"
+        group.addoption(flag.name, **kwargs)
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("srbench", "pytest-srbench: benchmark LLMs and routers")
-    group.addoption(
-        "--srbench-profile", choices=PROFILES, help="run this benchmark profile (activates srbench)"
-    )
-    group.addoption(
-        "--srbench-benchmark",
-        action="append",
-        metavar="NAME",
-        help="run this benchmark (repeatable; activates srbench)",
-    )
-    group.addoption(
-        "--srbench-target", action="append", metavar="ID", help="target to evaluate (repeatable)"
-    )
+    _add_run_options(group)
     group.addoption(
         "--srbench-store", metavar="DIR", help="store folder (default .srbench under the rootdir)"
-    )
-    group.addoption(
-        "--srbench-concurrency",
-        type=_positive_int,
-        metavar="N",
-        help="cells in flight per process (default 16)",
     )
     group.addoption(
         "--srbench-json",
@@ -106,37 +117,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="write the self-contained HTML report (default reports/srbench-report.html)",
     )
     group.addoption(
-        "--srbench-seed",
-        type=int,
-        metavar="N",
-        help="selection and shuffling seed (default 20260918)",
-    )
-    group.addoption(
-        "--srbench-limit",
-        type=_positive_int,
-        metavar="N",
-        help="at most N cases per benchmark (a custom subset)",
-    )
-    group.addoption(
-        "--srbench-limits",
-        action="append",
-        type=_limit_override,
-        metavar="KEY=VALUE",
-        help="override a frozen limit, e.g. max_cost_usd=2 or idle_timeout_s=60 (repeatable)",
-    )
-    group.addoption(
         "--srbench-config",
         metavar="FILE",
         help="configuration file (default srbench.toml / pyproject.toml)",
     )
     group.addoption(
         "--srbench-transport", choices=TRANSPORTS, help="HTTP transport (default aiohttp)"
-    )
-    group.addoption(
-        "--srbench-repeats",
-        type=_positive_int,
-        metavar="K",
-        help="run every cell K times, each repeat its own journaled cell (default 1)",
     )
     group.addoption(
         "--srbench-baseline",
@@ -170,34 +156,6 @@ def add_options(parser: pytest.Parser) -> None:
         help="with a --mode failed recovery plan: attempt cells that already spent money again",
     )
     group.addoption(
-        "--srbench-mode",
-        choices=("live", "preview"),
-        help="live (default): answer and grade; preview: only ask each router target where it "
-        "would route every case (no answers, accuracy null)",
-    )
-    group.addoption(
-        "--srbench-preview-context",
-        action="append",
-        type=_preview_context,
-        metavar="KEY=VALUE",
-        help="preview mode: session_id, conversation_id or sampling_seed sent with every "
-        "preview request (repeatable)",
-    )
-    group.addoption("--srbench-name", metavar="NAME", help="a name for the run (default sr-bench)")
-    group.addoption(
-        "--srbench-sampling",
-        action="append",
-        type=_limit_override,
-        metavar="KEY=VALUE",
-        help="override a sampling parameter for every target, e.g. temperature=0 (repeatable)",
-    )
-    group.addoption(
-        "--srbench-offline",
-        action="store_true",
-        help="allow agent benchmarks against simulated targets (they are refused by default: "
-        "an agent benchmark measures real providers)",
-    )
-    group.addoption(
         "--srbench-run-key",
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
@@ -208,31 +166,20 @@ def add_options(parser: pytest.Parser) -> None:
 class Settings:
     """Resolved options: command line over configuration over defaults."""
 
-    profile: str
-    benchmarks: list[str] | None
-    targets: list[str] | None
+    run: RunOptions
     store: Path
     reports: Path
     concurrency: int
     json_path: Path | None
     html_path: Path | None
-    seed: int | None
-    limit: int | None
     transport: str
     run_key: str | None
-    limits: dict[str, float]
-    repeats: int = 1
     baseline: str | None = None
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "newcombe"
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
-    mode: Literal["live", "preview"] = "live"
-    preview_context: dict[str, Any] | None = None
-    offline: bool = False
-    name: str = "sr-bench"
-    sampling: dict[str, float] | None = None
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -295,33 +242,42 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     store_path = Path(store)
     if not store_path.is_absolute():
         store_path = rootdir / store_path
+    run = run_options(config, project)
     return Settings(
-        profile=config.getoption("srbench_profile") or project.profile,
-        benchmarks=config.getoption("srbench_benchmark"),
-        targets=config.getoption("srbench_target"),
+        run=run,
         store=store_path,
         reports=reports,
-        concurrency=config.getoption("srbench_concurrency") or project.concurrency,
+        concurrency=run.concurrency or project.concurrency,
         json_path=json_path,
         html_path=html_path,
-        seed=config.getoption("srbench_seed"),
-        limit=config.getoption("srbench_limit"),
         transport=config.getoption("srbench_transport") or project.transport,
         run_key=config.getoption("srbench_run_key"),
-        limits=dict(config.getoption("srbench_limits") or []),
-        repeats=config.getoption("srbench_repeats") or 1,
         baseline=config.getoption("srbench_baseline"),
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
         gate_interval=config.getoption("srbench_gate_interval") or "newcombe",
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
-        mode=config.getoption("srbench_mode") or "live",
-        preview_context=dict(config.getoption("srbench_preview_context") or []) or None,
-        offline=bool(config.getoption("srbench_offline")),
-        name=config.getoption("srbench_name") or "sr-bench",
-        sampling=dict(config.getoption("srbench_sampling") or []) or None,
     )
+
+
+def run_options(config: pytest.Config, project: SrbenchConfig) -> RunOptions:
+    """The run options the flags give (the profile falls back to the configuration's),
+    validated like every other entry point's."""
+    from pytest_srbench.app.config import ConfigError
+    from pytest_srbench.app.run_options import validated_options
+
+    values: dict[str, object] = {}
+    for name, flag in RUN_FLAGS.items():
+        value = config.getoption(flag.dest)
+        if value is None or value is False:
+            continue
+        values[name] = dict(value) if flag.pairs else value
+    values.setdefault("profile", project.profile)
+    try:
+        return validated_options(values)
+    except InputError as error:
+        raise ConfigError(str(error)) from None
 
 
 def check_gate_options(config: pytest.Config) -> None:

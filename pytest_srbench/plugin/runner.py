@@ -214,7 +214,7 @@ class RunPhase(PluginState):
             return None
         if info.get("correct"):
             return "correct", ".", ("CORRECT", {"green": True})
-        if info.get("routed_to") is not None or self.settings.mode == "preview":
+        if info.get("routed_to") is not None or self.settings.run.mode == "preview":
             return "routed", "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
         why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
         return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})

@@ -74,14 +74,14 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         if self.settings.recover is not None:
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
-        selected = self.project.select_targets(self.settings.targets, kinds=self._kinds())
+        selected = self.project.select_targets(self.settings.run.targets, kinds=self._kinds())
         return [target.to_target() for target in selected]
 
     def _kinds(self) -> set[str]:
         """Target kinds the run may need, before its benchmarks are loaded: a profile run is
         chat only; a benchmark without a registered adapter may be a RAG or agent dataset."""
-        kinds: set[str] = set() if self.settings.benchmarks else {"single", "mom"}
-        for benchmark in self.settings.benchmarks or []:
+        kinds: set[str] = set() if self.settings.run.benchmarks else {"single", "mom"}
+        for benchmark in self.settings.run.benchmarks or []:
             if benchmark in self.registry:
                 kinds |= set(self.registry.get(benchmark).target_kinds)
             else:

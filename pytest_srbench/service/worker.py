@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from pytest_srbench.app.config import ConfigError, load_config
 from pytest_srbench.app.lifecycle import open_swept_store, request_cancel
-from pytest_srbench.app.planning import PlanRequest, build_draft
+from pytest_srbench.app.planning import build_draft
+from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.errors import SrbenchError
@@ -46,55 +45,13 @@ class ServiceError(SrbenchError):
         self.message = message
 
 
-class RunRequest(BaseModel):
-    """What a client asks to run (the same choices as the pytest options)."""
+class RunRequest(RunOptions):
+    """What a client asks to run: the run options, as the pytest flags take them."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field("sr-bench", min_length=1, max_length=200)
-    profile: Profile = "smoke"
-    benchmarks: list[str] | None = None
-    targets: list[str] | None = None
-    limit: int | None = Field(None, ge=1, le=100_000)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
-    repeats: int = Field(1, ge=1, le=100)
-    limits: dict[str, float] = Field(default_factory=dict)
-    sampling: dict[str, float] = Field(default_factory=dict)
-    mode: Literal["live", "preview"] = "live"
-    preview_context: dict[str, str] | None = None
-    offline: bool = False
-    concurrency: int | None = Field(None, ge=1, le=1024)
-
-    def plan_request(self) -> PlanRequest:
-        return PlanRequest(
-            profile=self.profile, seed=self.seed, benchmarks=self.benchmarks,
-            targets=self.targets, limit=self.limit, repeats=self.repeats, name=self.name,
-            limits=dict(self.limits), mode=self.mode,
-            preview_context=dict(self.preview_context) if self.preview_context else None,
-            offline=self.offline, sampling=dict(self.sampling),
-        )  # fmt: skip
-
-    def pytest_args(self, store: Path, key: str) -> list[str]:
+    def worker_args(self, store: Path, key: str) -> list[str]:
         """The pytest command line that freezes the very same plan and adopts the run."""
-        args = ["-p", "no:cacheprovider", "-q", f"--srbench-profile={self.profile}",
-                f"--srbench-store={store}", f"--srbench-run-key={key}", f"--srbench-name={self.name}",
-                f"--srbench-mode={self.mode}", f"--srbench-repeats={self.repeats}"]  # fmt: skip
-        args += [f"--srbench-benchmark={b}" for b in self.benchmarks or ()]
-        args += [f"--srbench-target={t}" for t in self.targets or ()]
-        if self.limit is not None:
-            args.append(f"--srbench-limit={self.limit}")
-        if self.seed is not None:
-            args.append(f"--srbench-seed={self.seed}")
-        args += [f"--srbench-limits={k}={v}" for k, v in self.limits.items()]
-        args += [f"--srbench-sampling={k}={v}" for k, v in self.sampling.items()]
-        args += [
-            f"--srbench-preview-context={k}={v}" for k, v in (self.preview_context or {}).items()
-        ]
-        if self.offline:
-            args.append("--srbench-offline")
-        if self.concurrency is not None:
-            args.append(f"--srbench-concurrency={self.concurrency}")
-        return args
+        return ["-p", "no:cacheprovider", "-q", f"--srbench-store={store}",
+                f"--srbench-run-key={key}", *self.pytest_args()]  # fmt: skip
 
 
 @dataclass
@@ -162,7 +119,7 @@ class RunService:
         try:
             config = load_config(self.project_root)
             registry = default_registry()
-            draft = build_draft(config, request.plan_request(), registry, self.project_root)
+            draft = build_draft(config, request, registry, self.project_root)
             return draft.freeze(None)
         except BenchmarkError as error:
             raise ServiceError(error.code, _status(error.code), error.message) from None
@@ -212,7 +169,7 @@ class RunService:
                                       runner={"source": "service"})  # fmt: skip
             log = store.run_dir(run.id) / "worker.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            process = self._start(request.pytest_args(self.store_path, key), log)
+            process = self._start(request.worker_args(self.store_path, key), log)
             self._registry[run.id] = Handle(run.id, process, log)
             return run, True
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.app.config import SrbenchConfig
-from pytest_srbench.app.planning import PlanRequest, build_draft
+from pytest_srbench.app.planning import build_draft
+from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.benchmarks.tau_library import LibraryState
 from pytest_srbench.cli.datasets import main
@@ -142,7 +143,7 @@ def test_the_planner_selects_quick_and_standard_from_the_synthetic_suites(standa
     assert set(found) == set(SYNTH_BENCHMARKS)
     seen = {}
     for profile in ("quick", "standard"):
-        draft = build_draft(config, PlanRequest(profile=profile), registry, standard_root.parent)
+        draft = build_draft(config, RunOptions(profile=profile), registry, standard_root.parent)
         counts = collections.Counter(case.benchmark for case in draft.cases)
         assert counts == {b: PROFILE_COUNTS[b][profile] for b in SYNTH_BENCHMARKS}
         assert all(s["location"] == "project" for s in draft.dataset.suites)

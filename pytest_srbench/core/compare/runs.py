@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from pytest_srbench.core.canonical import canonical_json
+from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.report.frontier import frontier, frontier_point
@@ -187,6 +187,11 @@ def _repeat_counts(side: RunSide) -> dict[str, int]:
     return counts
 
 
+def _identity(value: Any) -> str:
+    """The form two plan fields are compared in: the plan hash's (1.0 and 1 are the same)."""
+    return canonical_json(integralize(value))
+
+
 def _profile(side: RunSide, target: Mapping[str, Any]) -> dict[str, Any]:
     sampling = dict(side.plan.get("sampling") or {})
     sampling.update(target.get("request_params") or {})
@@ -208,7 +213,7 @@ def _effective_roles(side: RunSide) -> dict[tuple[str, str], Any]:
             if bound is None:
                 continue
             target = inventory.get(bound) or {}
-            roles[(benchmark, role)] = canonical_json(
+            roles[(benchmark, role)] = _identity(
                 {
                     "kind": target.get("kind"),
                     "model": target.get("model"),
@@ -235,13 +240,11 @@ def check_protocol(baseline: RunSide, candidate: RunSide) -> None:
     if policy == "native" and base.get("native_model_limits") != cand.get("native_model_limits"):
         raise ComparisonError("Cannot compare runs with different native model limits")
     for key in ("case_sha256", "sampling", "benchmark_weights", "adapter_versions", "mode"):
-        if canonical_json(base.get(key)) != canonical_json(cand.get(key)):
+        if _identity(base.get(key)) != _identity(cand.get(key)):
             raise ComparisonError(f"Cannot compare runs with different {key}")
-    if canonical_json(_options_without_roles(baseline)) != canonical_json(
-        _options_without_roles(candidate)
-    ):
+    if _identity(_options_without_roles(baseline)) != _identity(_options_without_roles(candidate)):
         raise ComparisonError("Cannot compare runs with different benchmark_options")
-    if canonical_json(base.get("limits")) != canonical_json(cand.get("limits")):
+    if _identity(base.get("limits")) != _identity(cand.get("limits")):
         raise ComparisonError("Cannot compare runs with different limits")
     if _effective_roles(baseline) != _effective_roles(candidate):
         raise ComparisonError("Cannot compare runs with different judge or simulator targets")
@@ -250,11 +253,11 @@ def check_protocol(baseline: RunSide, candidate: RunSide) -> None:
     for side in (baseline, candidate):
         for target in _inventory(side).values():
             for model, price in (target.get("prices") or {}).items():
-                text = canonical_json(price)
+                text = _identity(price)
                 if prices.setdefault(model, text) != text:
                     raise ComparisonError(f"Cannot compare runs with different prices for {model}")
             if target.get("kind", "single") == "single":
-                text = canonical_json(_profile(side, target))
+                text = _identity(_profile(side, target))
                 if profiles.setdefault(str(target["model"]), text) != text:
                     raise ComparisonError(
                         f"Cannot compare runs with different request parameters for "

@@ -283,3 +283,15 @@ def test_paired_statistics_side_by_side() -> None:
     assert hoeffding[0] < low < high < hoeffding[1]
     assert stats["cases_needed_for_margin"] > 5
     assert set(stats["assumptions"]) >= {"hoeffding", "mcnemar", "newcombe", "stratified_newcombe"}
+
+
+def test_plans_equal_under_the_plan_hash_are_comparable_whatever_the_number_spelling() -> None:
+    """A service request that says 0.0 and a command line that says 0 freeze the same plan
+    hash; comparison reads plan fields the same way, so the two runs compare."""
+    base = side("base", {"b": ids(0)}, sampling={"temperature": 0.0},
+                limits=Limits(max_cost_usd=2.0))  # fmt: skip
+    cand = side("cand", {"b": ids(0)}, sampling={"temperature": 0}, limits=Limits(max_cost_usd=2))
+    compare(base, cand)
+    warmer = side("warm", {"b": ids(0)}, sampling={"temperature": 0.5})
+    with pytest.raises(ComparisonError, match="different sampling"):
+        compare(base, warmer)

@@ -1,0 +1,64 @@
+"""The run options are declared once: the flag table and the model agree, and every entry
+point (pytest flags, the service's request) reads and writes the same values."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from pytest_srbench.app.config import SrbenchConfig
+from pytest_srbench.app.run_flags import RUN_FLAGS
+from pytest_srbench.app.run_options import Profile, RunOptions, validated_options
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.plan.choices import PROFILES
+from pytest_srbench.plugin.options import run_options
+from pytest_srbench.service.worker import RunRequest
+
+SAMPLES = [
+    RunOptions(),
+    RunOptions(profile="quick", benchmarks=["mmlu-pro", "gpqa"], targets=["a", "b"], limit=3,
+               seed=7, repeats=2, name="nightly run", limits={"max_cost_usd": 2.5,
+               "idle_timeout_s": 60}, sampling={"temperature": 0}, concurrency=32),
+    RunOptions(mode="preview", preview_context={"session_id": "s-1", "sampling_seed": 4},
+               offline=True),
+]  # fmt: skip
+
+
+def test_the_flag_table_and_the_model_name_the_same_options_in_the_same_order():
+    assert list(RUN_FLAGS) == list(RunOptions.model_fields)
+    assert get_args(Profile) == PROFILES == RUN_FLAGS["profile"].choices
+
+
+@pytest.mark.parametrize("options", SAMPLES)
+def test_pytest_flags_rendered_from_options_parse_back_to_the_same_options(pytester, options):
+    config = pytester.parseconfig(*options.pytest_args())
+    assert run_options(config, SrbenchConfig()) == options
+
+
+def test_the_service_request_renders_the_same_flags_behind_its_store_and_key(tmp_path):
+    request = RunRequest(**SAMPLES[1].model_dump())
+    args = request.worker_args(tmp_path, "key-1")
+    assert args[-len(SAMPLES[1].pytest_args()) :] == SAMPLES[1].pytest_args()
+    assert f"--srbench-store={tmp_path}" in args and "--srbench-run-key=key-1" in args
+
+
+def test_a_profile_from_the_configuration_fills_in_when_no_flag_names_one(pytester):
+    config = pytester.parseconfig("--srbench-benchmark=mmlu-pro")
+    assert run_options(config, SrbenchConfig(profile="quick")).profile == "quick"
+
+
+@pytest.mark.parametrize(
+    ("values", "flag"),
+    [({"repeats": 101}, "--srbench-repeats"), ({"seed": -1}, "--srbench-seed"),
+     ({"limit": 0}, "--srbench-limit"), ({"concurrency": 5000}, "--srbench-concurrency"),
+     ({"profile": "huge"}, "--srbench-profile"), ({"name": ""}, "--srbench-name")],
+)  # fmt: skip
+def test_an_out_of_range_option_names_its_flag(values, flag):
+    with pytest.raises(InputError, match=flag):
+        validated_options(values)
+
+
+def test_an_unknown_option_is_refused():
+    with pytest.raises(InputError, match="surprise"):
+        validated_options({"surprise": 1})
