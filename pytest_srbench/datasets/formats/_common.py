@@ -214,6 +214,14 @@ def need_str(record: Record, key: str, *, strip: bool = False, empty: bool = Fal
     return value
 
 
+def need_cell(record: Record, column: str) -> str:
+    """A CSV cell stripped of surrounding whitespace; an empty one is an error."""
+    value = str(record.data[column]).strip()
+    if not value:
+        raise fail(record.where, f"column {column!r} is empty")
+    return value
+
+
 def need_id(record: Record, key: str) -> str:
     """An identifier given as a non-empty string or an integer; always returned as a string."""
     value = need(record, key)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pytest_srbench.datasets.formats._common import (
     Conversion,
-    Record,
     Row,
     UniqueIds,
     fail,
+    need_cell,
     read_csv,
     source_files,
 )
@@ -25,12 +25,6 @@ COLUMNS = (
 )
 
 
-def _cell(record: Record, column: str) -> str:
-    value = str(record.data[column]).strip()
-    if not value:
-        raise fail(record.where, f"column {column!r} is empty")
-    return value
-
 
 def convert_gpqa(path: Path) -> Conversion:
     """Every cell is stripped of surrounding whitespace; ``Subdomain`` goes to metadata."""
@@ -40,16 +34,16 @@ def convert_gpqa(path: Path) -> Conversion:
     for file in files:
         _, records = read_csv(file, COLUMNS)
         for record in records:
-            native = _cell(record, "Record ID")
+            native = need_cell(record, "Record ID")
             ids.add(native, record.where)
-            correct = _cell(record, "Correct Answer")
-            incorrect = [_cell(record, f"Incorrect Answer {n}") for n in (1, 2, 3)]
+            correct = need_cell(record, "Correct Answer")
+            incorrect = [need_cell(record, f"Incorrect Answer {n}") for n in (1, 2, 3)]
             row: Row = {
                 "record_id": native,
-                "question": _cell(record, "Question"),
+                "question": need_cell(record, "Question"),
                 "correct_answer": correct,
                 "incorrect_answers": incorrect,
-                "domain": _cell(record, "High-level domain"),
+                "domain": need_cell(record, "High-level domain"),
             }
             subdomain = str(record.data.get("Subdomain") or "").strip()
             if subdomain:

@@ -17,6 +17,7 @@ from pytest_srbench.datasets.formats._common import (
     Row,
     UniqueIds,
     fail,
+    need_cell,
     read_csv,
     source_files,
 )
@@ -35,12 +36,6 @@ def _literal_metadata(record: Record) -> dict[str, Any]:
     return value
 
 
-def _text(record: Record, column: str) -> str:
-    value = str(record.data[column]).strip()
-    if not value:
-        raise fail(record.where, f"column {column!r} is empty")
-    return value
-
 
 def convert_simpleqa(path: Path) -> Conversion:
     files = source_files(path, (".csv",))
@@ -51,7 +46,7 @@ def convert_simpleqa(path: Path) -> Conversion:
         header, records = read_csv(file, ("problem", "answer"))
         id_column = next((c for c in ("original_index", "id") if c in header), None)
         for record in records:
-            native = _text(record, id_column) if id_column else str(index)
+            native = need_cell(record, id_column) if id_column else str(index)
             index += 1
             ids.add(native, record.where)
             meta = _literal_metadata(record) if "metadata" in header else {}
@@ -59,8 +54,8 @@ def convert_simpleqa(path: Path) -> Conversion:
             answer_type = str(record.data.get("answer_type") or meta.get("answer_type") or "")
             row: Row = {
                 "id": native,
-                "problem": _text(record, "problem"),
-                "answer": _text(record, "answer"),
+                "problem": need_cell(record, "problem"),
+                "answer": need_cell(record, "answer"),
             }
             if topic:
                 row["topic"] = topic
