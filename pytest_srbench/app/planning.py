@@ -136,7 +136,8 @@ def dataset_suite(
         raise ConfigError(str(error)) from None
     dataset = loaded.dataset
     adapter_class = RagAdapter if dataset.kind == "rag" else AgentAdapter
-    registry.register(adapter_class.for_dataset(dataset_id))
+    if dataset_id not in registry:  # an earlier plan of this session may have registered it
+        registry.register(adapter_class.for_dataset(dataset_id))
     rows = [case.model_dump(mode="json") for case in dataset.cases]
     meta = {
         "benchmark": dataset_id, "version": dataset.version, "source": f"dataset {dataset_id}",
@@ -208,7 +209,10 @@ def build_draft(
     if request.benchmarks:
         benchmarks = list(dict.fromkeys(request.benchmarks))
         for benchmark in benchmarks:
-            if benchmark not in available and benchmark not in registry:
+            is_dataset = benchmark in registry and isinstance(
+                registry.get(benchmark), RagAdapter | AgentAdapter
+            )  # registered by an earlier plan of this session
+            if benchmark not in available and (benchmark not in registry or is_dataset):
                 datasets[benchmark] = dataset_suite(config, rootdir, benchmark, registry)
                 continue
             if benchmark not in registry:

@@ -55,6 +55,11 @@ class Grade:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+class NotGraded(Exception):
+    """A cell that reaches no grade: its benchmark cannot grade what it was given, or the test
+    body that produced the answer raised (one line, kept as the cell's reason)."""
+
+
 class CellContext(Protocol):
     """What an adapter may use while it evaluates one cell."""
 
@@ -148,6 +153,16 @@ class Adapter(ABC):
     @abstractmethod
     async def evaluate(self, ctx: CellContext) -> Grade:
         """Run the cell's protocol through ``ctx.call`` and grade the outcome."""
+
+    async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
+        """Grade an answer that a test body produced (a benchmark written as a pytest test).
+
+        Benchmarks whose protocol is one answer to the case's messages grade it here; the
+        others (agents, code run in the sandbox, multi-turn) refuse with a clear reason.
+        """
+        raise NotGraded(
+            f"benchmark {ctx.case.benchmark!r} cannot grade an answer returned by a test body"
+        )
 
     def simulator_script(self, case: Case) -> dict[str, Any] | None:
         """What the built-in simulator needs to play this case (it may know the answer)."""

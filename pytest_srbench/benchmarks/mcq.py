@@ -28,8 +28,12 @@ class McqAdapter(Adapter):
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
         reply = await ctx.call([message.model_dump() for message in case.messages])
+        return await self.grade_answer(ctx, reply.final_text)
+
+    async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
+        case = ctx.case
         letters = str(case.metadata["letters"])
-        grade = grade_choice(reply.final_text, str(case.answer), letters)
+        grade = grade_choice(answer, str(case.answer), letters)
         return Grade(
             correct=grade.correct,
             answer=grade.answer,

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.benchmarks.base import CodeRun, Grade, ModelReply
+from pytest_srbench.benchmarks.base import Adapter, CodeRun, Grade, ModelReply, NotGraded
 from pytest_srbench.core.calls.failures import (
     CallFailure,
     CellCancelled,
@@ -134,14 +134,15 @@ def _check_grade(grade: object) -> Grade:
 
 
 async def run_cell(
-    rt: RunRuntime, case: Case, target: Target
+    rt: RunRuntime, case: Case, target: Target, adapter: Adapter | None = None
 ) -> tuple[CellResult, asyncio.Future[Any]]:
     """Execute one cell; returns its result row and the future of the row's commit.
 
     The caller need not wait for the commit before starting the next cell; it must not
-    report the cell before the commit resolved.
+    report the cell before the commit resolved. ``adapter`` replaces the benchmark's own
+    protocol (a test body written by the user runs this way).
     """
-    adapter = rt.adapters.get(case.benchmark)
+    adapter = adapter or rt.adapters.get(case.benchmark)
     started = time.monotonic()
     started_at = now_iso()
     queue_wait = started - rt.started
@@ -185,6 +186,8 @@ async def run_cell(
         status, error = "cancelled", "Request cancelled after the run stopped"
     except CallFailure as failure:
         status, error = ("cancelled" if calls.cancelled else "failed"), str(failure)
+    except NotGraded as refused:
+        status, error = "failed", str(refused)
     except Exception as unexpected:  # an adapter bug must not take the run down
         status, error = "failed", f"Adapter error: {type(unexpected).__name__}: {unexpected}"
     finally:

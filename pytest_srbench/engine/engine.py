@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_srbench.benchmarks.base import Adapter
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.engine.cell import run_cell
 from pytest_srbench.engine.runtime import RunRuntime
@@ -68,11 +69,16 @@ class Engine:
         self._thread: threading.Thread | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._done = threading.Event()
+        self._closed: asyncio.Event | None = None
+        self._submitted: set[asyncio.Task[Any]] = set()
         self.in_flight = 0
         self.finished = 0
 
-    def start(self, cells: Iterable[tuple[Case, Target]]) -> None:
-        """Begin dispatching ``cells`` (in the given order) on a background loop."""
+    def start(self, cells: Iterable[tuple[Case, Target]], *, keep_open: bool = False) -> None:
+        """Begin dispatching ``cells`` (in the given order) on a background loop.
+
+        ``keep_open``: the loop stays up after them for cells submitted one by one
+        (``submit``) until ``close``; a test body written by the user runs this way."""
         queue = [(case, target) for case, target in cells]
         for case, target in queue:
             self.futures[(case.id, target.id)] = Future()
@@ -82,6 +88,9 @@ class Engine:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
+            self._closed = asyncio.Event()
+            if not keep_open:
+                self._closed.set()
             ready.set()
             try:
                 loop.run_until_complete(self._dispatch(queue))
@@ -147,13 +156,17 @@ class Engine:
                 if task is not current:
                     task.cancel()
 
-        rt.abort_in_flight = abort_others
+        rt.abort_in_flight = abort_others  # (fail-closed: submitted cells are not aborted)
         self._tasks = [
             asyncio.create_task(worker()) for _ in range(max(1, self.options.concurrency))
         ]
         watcher = asyncio.create_task(self._watch())
         try:
             outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+            assert self._closed is not None
+            await self._closed.wait()
+            if self._submitted:
+                await asyncio.gather(*self._submitted, return_exceptions=True)
         finally:
             watcher.cancel()
         crashes = [error for error in outcomes if isinstance(error, Exception)]
@@ -181,13 +194,68 @@ class Engine:
                     task.cancel()
                 return
 
+    def submit(self, case: Case, target: Target, adapter: Adapter) -> Future[CellOutcome]:
+        """Run one cell with ``adapter`` (from any thread); its outcome once it is committed.
+
+        Cells submitted this way keep every rule of dispatched ones: the run's stop, the
+        per-cell deadline, the budget and the journal."""
+        future: Future[CellOutcome] = Future()
+        self.futures[(case.id, target.id)] = future
+        loop = self._loop
+        if loop is None or self._done.is_set():
+            future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
+            return future
+
+        def begin() -> None:
+            task = asyncio.ensure_future(self._run_submitted(case, target, adapter, future))
+            self._submitted.add(task)
+            task.add_done_callback(self._submitted.discard)
+
+        loop.call_soon_threadsafe(begin)
+        return future
+
+    async def _run_submitted(
+        self, case: Case, target: Target, adapter: Adapter, future: Future[CellOutcome]
+    ) -> None:
+        rt = self.runtime
+        if rt.stopping():
+            future.set_result(CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}"))
+            return
+        self.in_flight += 1
+        try:
+            result, committed = await run_cell(rt, case, target, adapter)
+            await asyncio.wait([committed])
+        except BaseException as error:  # never leave an item waiting forever
+            if not future.done():
+                future.set_result(
+                    CellOutcome("failed", None, f"engine error: {type(error).__name__}")
+                )
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            return
+        finally:
+            self.in_flight -= 1
+            self.finished += 1
+        _report(future, CellOutcome(result["status"], rt.redactor.value(result)), set(), committed)
+
+    def close(self) -> None:
+        """No more cells will be submitted: the loop ends once those in flight are done."""
+
+        def closing() -> None:
+            if self._closed is not None:
+                self._closed.set()
+
+        self._call_on_loop(closing)
+
     def cancel(self, reason: str, *, user: bool = True) -> None:
         """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""
 
         def stop() -> None:
             self.runtime.stop(reason, user=user)
-            for task in self._tasks:
+            for task in [*self._tasks, *self._submitted]:
                 task.cancel()
+            if self._closed is not None:
+                self._closed.set()
 
         self._call_on_loop(stop)
 

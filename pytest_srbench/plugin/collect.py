@@ -18,6 +18,7 @@ from pytest_srbench.core.models import Cell, Manifest, Run
 from pytest_srbench.core.offline.recovery import RecoveryError
 from pytest_srbench.core.report.build import plan_identity
 from pytest_srbench.datasets.suites import SuiteError
+from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, marked_benchmark
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
 from pytest_srbench.plugin.roles import owns
@@ -35,12 +36,35 @@ class CollectPhase(PluginState):
             return True
         return None
 
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """A test marked ``@pytest.mark.srbench("<benchmark>")`` gets one item per cell."""
+        benchmark = marked_benchmark(metafunc.definition)
+        if benchmark is None:
+            return
+        cells = self._cells_of_benchmark(benchmark)
+        metafunc.parametrize(
+            CELL_PARAM, cells, ids=[cell_id(case, target) for case, target in cells]
+        )
+
+    def _cells_of_benchmark(self, benchmark: str) -> list[tuple[str, str]]:
+        if benchmark not in self._test_cells:
+            options = self.settings.run.model_copy(update={"benchmarks": [benchmark]})
+            try:
+                draft = build_draft(self.project, options, self.registry, self.rootdir)
+            except (ConfigError, SuiteError, ValueError) as error:
+                raise pytest.UsageError(f"pytest-srbench: {error}") from None
+            self._test_cells[benchmark] = draft.cells()
+        return self._test_cells[benchmark]
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         if self.settings.recover is not None:
             self._collect_recovery(session, items)
+            return
+        if self._test_cells:
+            self._plan_marked_tests(items)
             return
         try:
             draft = build_draft(self.project, self.settings.run, self.registry, self.rootdir)
@@ -51,6 +75,30 @@ class CollectPhase(PluginState):
             return  # refused in an xdist worker: it collects nothing, the controller says why
         self.draft = draft
         items[:0] = self._cell_items(session, draft.cells())
+
+    def _plan_marked_tests(self, items: list[pytest.Item]) -> None:
+        """The plan of a session of marked test functions: their benchmarks, no shipped items."""
+        options = self.settings.run.model_copy(update={"benchmarks": sorted(self._test_cells)})
+        try:
+            draft = build_draft(self.project, options, self.registry, self.rootdir)
+        except (ConfigError, SuiteError, ValueError) as error:
+            refuse(self.config, f"pytest-srbench: {error}")
+            return
+        planned = set(draft.cells())
+        for benchmark, cells in self._test_cells.items():
+            if not set(cells) <= planned:
+                raise pytest.UsageError(
+                    f"pytest-srbench: the cells of {benchmark} differ between its own plan and "
+                    "the session's; report this as a bug"
+                )
+        keys = [cell_of(item) for item in items]
+        if len([k for k in keys if k is not None]) != len({k for k in keys if k is not None}):
+            raise pytest.UsageError(
+                "pytest-srbench: two test functions are marked with the same benchmark; a cell "
+                "is one test body (mark one function per benchmark)"
+            )
+        self.draft = draft
+        self.driven = True
 
     def _cell_items(
         self, session: pytest.Session, cells: list[tuple[str, str]]
@@ -99,10 +147,10 @@ class CollectPhase(PluginState):
         self.recovery = RecoveryRequest(plan=plan, parent=parent, manifest=manifest)
         items[:0] = self._cell_items(session, manifest.planned_keys())
 
-    def _create_recovery_child(self, selected: list[SrbenchCell]) -> None:
+    def _create_recovery_child(self, selected: list[pytest.Item]) -> None:
         assert self.recovery is not None and self.store is not None
         planned = {(c.case_id, c.target_id) for c in self.recovery.manifest.planned_cells()}
-        if {(item.case_id, item.target_id) for item in selected} != planned:
+        if {cell_of(item) for item in selected} != planned:
             raise pytest.UsageError(
                 "pytest-srbench: a recovery run executes exactly its plan's cells; edit "
                 "selected_cells in the plan instead of deselecting items"
@@ -137,7 +185,7 @@ class CollectPhase(PluginState):
             or self.config.getoption("collectonly")
         ):
             return
-        selected = [item for item in session.items if isinstance(item, SrbenchCell)]
+        selected = [item for item in session.items if cell_of(item) is not None]
         if not selected:  # say why, never a bare "no tests ran"
             note_deselected(self.config, self.draft)
             return
@@ -146,7 +194,7 @@ class CollectPhase(PluginState):
             self._assign(session, selected)
             return
         assert self.draft is not None
-        cells = [Cell(case_id=item.case_id, target_id=item.target_id) for item in selected]
+        cells = [Cell(case_id=c[0], target_id=c[1]) for c in map(cell_of, selected) if c]
         try:
             self.manifest = self.draft.freeze(cells)
         except ValueError as error:
@@ -203,7 +251,7 @@ class CollectPhase(PluginState):
                 for snapshot in snapshots:
                     store.save_recipe(run_id, snapshot)
 
-    def _assign(self, session: pytest.Session, selected: list[SrbenchCell]) -> None:
+    def _assign(self, session: pytest.Session, selected: list[pytest.Item]) -> None:
         """The cells this process dispatches (its xdist share; none for a replacement)."""
         if self.role.replacement:
             self.view_only = True
@@ -217,4 +265,4 @@ class CollectPhase(PluginState):
             if self.role.kind == "worker"
             else selected
         )
-        self._owned = [(item.case_id, item.target_id) for item in owned]
+        self._owned = [cell for cell in map(cell_of, owned) if cell is not None]

@@ -14,10 +14,15 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.plugin import hookspecs
-from pytest_srbench.plugin.fixtures import srbench_llama_server
+from pytest_srbench.plugin.fixtures import (
+    srbench_case,
+    srbench_cell,
+    srbench_llama_server,
+    srbench_target,
+)
 from pytest_srbench.plugin.options import add_options, check_gate_options, is_active
 
-__all__ = ["srbench_llama_server"]
+__all__ = ["srbench_case", "srbench_cell", "srbench_llama_server", "srbench_target"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -3,8 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+
+@pytest.fixture
+def srbench_cell(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """The (case id, target id) of a test marked ``@pytest.mark.srbench("<benchmark>")``
+    (the plugin parametrizes it; unmarked tests cannot use the srbench fixtures)."""
+    raise pytest.UsageError(
+        f"pytest-srbench: {request.node.nodeid} uses srbench_case / srbench_target without "
+        '@pytest.mark.srbench("<benchmark>") (or srbench is not active: pass '
+        "--srbench-profile)"
+    )
+
+
+def _session(request: pytest.FixtureRequest) -> Any:
+    plugin = request.config.pluginmanager.get_plugin("srbench-session")
+    if plugin is None or plugin.manifest is None:
+        pytest.skip("srbench is not active: pass --srbench-profile or --srbench-benchmark")
+    return plugin
+
+
+@pytest.fixture
+def srbench_case(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) -> Any:
+    """The cell's case: ``id``, ``benchmark``, ``messages``, ``metadata``, ``prompt`` (the
+    reference answer stays with the grader)."""
+    from pytest_srbench.plugin.bench_tests import CaseView
+
+    manifest = _session(request).manifest
+    case = next(c for c in manifest.cases if c.id == srbench_cell[0])
+    return CaseView.of(case)
+
+
+@pytest.fixture
+def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) -> Any:
+    """The cell's target: ``await srbench_target.ask(messages)`` (``ask_sync`` in a plain
+    ``def`` test) sends one journaled call and returns the reply."""
+    from pytest_srbench.plugin.bench_tests import TargetHandle
+
+    manifest = _session(request).manifest
+    return TargetHandle.of(manifest.target_inventory()[srbench_cell[1]])
 
 
 @pytest.fixture(scope="session")

@@ -59,18 +59,23 @@ class SrbenchCell(pytest.Item):
         """What travels on the test report (also across xdist): status, grade, reason."""
         if self.outcome is None:
             return None
-        result = self.outcome.result or {}
-        details = result.get("details") or {}
-        return {
-            "case_id": self.case_id,
-            "target_id": self.target_id,
-            "status": self.outcome.status,
-            "correct": result.get("correct"),
-            "answer": result.get("answer"),
-            "answer_status": details.get("answer_status"),
-            "quality_failure": details.get("quality_failure"),
-            "routed_to": (details.get("routing") or {}).get("selected_model"),
-        }
+        return outcome_summary(self.case_id, self.target_id, self.outcome)
+
+
+def outcome_summary(case_id: str, target_id: str, outcome: CellOutcome) -> dict[str, Any]:
+    """What travels on a cell's test report (also across xdist): status, grade, reason."""
+    result = outcome.result or {}
+    details = result.get("details") or {}
+    return {
+        "case_id": case_id,
+        "target_id": target_id,
+        "status": outcome.status,
+        "correct": result.get("correct"),
+        "answer": result.get("answer"),
+        "answer_status": details.get("answer_status"),
+        "quality_failure": details.get("quality_failure"),
+        "routed_to": (details.get("routing") or {}).get("selected_model"),
+    }
 
 
 def _nothing() -> None:

@@ -22,7 +22,13 @@ from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.plugin.items import SrbenchCell, run_cell_protocol
+from pytest_srbench.plugin.bench_tests import TestBodyAdapter, cell_of
+from pytest_srbench.plugin.items import (
+    CellNotGraded,
+    SrbenchCell,
+    outcome_summary,
+    run_cell_protocol,
+)
 from pytest_srbench.plugin.progress import read_status
 from pytest_srbench.plugin.signals import request_cancellation
 from pytest_srbench.plugin.state import TERMINAL, PluginState, peak_rss_mb, process_id
@@ -94,7 +100,8 @@ class RunPhase(PluginState):
         if self.store.cancellation_requested(self.run_id):  # SIGTERM / cancel during start-up
             runtime.stop("cancelled by request before dispatch", user=True)
         self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
-        self.engine.start(work)
+        # marked test functions: each item submits its own cell when pytest runs it
+        self.engine.start([] if self.driven else work, keep_open=self.driven)
 
     def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
         by_url: dict[str, list[Any]] = {}
@@ -121,6 +128,7 @@ class RunPhase(PluginState):
         engine = self.engine
         if engine is None:
             return
+        engine.close()
         if session.shouldstop or session.shouldfail:
             engine.cancel(f"pytest stopped: {session.shouldstop or session.shouldfail}", user=False)
         elif not all(future.done() for future in engine.futures.values()):
@@ -148,6 +156,28 @@ class RunPhase(PluginState):
         if not isinstance(item, SrbenchCell) or not self.lean:
             return None
         run_cell_protocol(item)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """A marked test's body runs as its cell, on the engine (see ``bench_tests``)."""
+        __tracebackhide__ = True
+        cell = cell_of(pyfuncitem)
+        if cell is None or self.manifest is None:
+            return None
+        engine = self.engine
+        if engine is None or self.view_only:
+            outcome = self.outcome(*cell)  # another process ran it, or the run is only reported
+        else:
+            case = next(c for c in self.manifest.cases if c.id == cell[0])
+            target = self.manifest.target_inventory()[cell[1]]
+            grader = self.registry.get(case.benchmark)
+            engine.submit(case, target, TestBodyAdapter(pyfuncitem, grader))
+            outcome = self.outcome(*cell)
+        pyfuncitem.srbench_outcome = outcome  # type: ignore[attr-defined]
+        if outcome.status != "completed":
+            reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
+            raise CellNotGraded(f"{outcome.status}: {reason}")
         return True
 
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:
@@ -206,6 +236,10 @@ class RunPhase(PluginState):
         report = yield
         if call.when == "call" and isinstance(item, SrbenchCell):
             report.srbench = item.summary()  # type: ignore[attr-defined]
+        elif call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
+            cell = cell_of(item)
+            assert cell is not None
+            report.srbench = outcome_summary(*cell, item.srbench_outcome)  # type: ignore[attr-defined]
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -93,6 +93,8 @@ class PluginState:
         self.swept: list[Any] = []
         self.recovery: RecoveryRequest | None = None
         self._owned: list[tuple[str, str]] = []  # (case, target) cells this process dispatches
+        self.driven = False  # the cells are marked test functions: each item runs its own
+        self._test_cells: dict[str, list[tuple[str, str]]] = {}  # benchmark -> its cells
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
             self.owner = dict(workerinput.get("srbench_owner") or self.owner)

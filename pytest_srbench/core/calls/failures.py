@@ -45,6 +45,8 @@ _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
     # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
     # been answered and billed, nothing is known about it, and it is never re-sent
     (("worker stopped", "runner process stopped"), INTERRUPTED),
+    # a benchmark written as a pytest test: its body's own exception text is the user's
+    (("the test body raised", "the test body returned"), "The test body failed"),
     (("deadline", "wall-time", "wall time"), "Request or case deadline exceeded"),
     (("readtimeout", "read timeout", "idle"), "Target idle/read timeout"),
     (("connectionerror", "connecttimeout", "connection"), "Target connection failed"),
@@ -56,7 +58,7 @@ _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("truncated",), "Auxiliary model output was truncated; grading is incomplete"),
     (("cap", "limit"), "Frozen output or call limit exceeded"),
     (("harness", "sandbox"), "Benchmark harness failed"),
-    (("judge", "verdict", "grader"), "Benchmark grading failed"),
+    (("judge", "verdict", "grader", "cannot grade"), "Benchmark grading failed"),
     (("incomplete final",), "Target final response was incomplete"),
 )
 

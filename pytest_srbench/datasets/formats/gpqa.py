@@ -25,7 +25,6 @@ COLUMNS = (
 )
 
 
-
 def convert_gpqa(path: Path) -> Conversion:
     """Every cell is stripped of surrounding whitespace; ``Subdomain`` goes to metadata."""
     files = source_files(path, (".csv",))

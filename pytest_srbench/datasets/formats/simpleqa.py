@@ -36,7 +36,6 @@ def _literal_metadata(record: Record) -> dict[str, Any]:
     return value
 
 
-
 def convert_simpleqa(path: Path) -> Conversion:
     files = source_files(path, (".csv",))
     ids = UniqueIds("id")

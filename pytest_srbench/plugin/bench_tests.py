@@ -1,0 +1,173 @@
+"""Benchmarks written as pytest tests.
+
+A test function marked ``@pytest.mark.srbench("mmlu-pro")`` is parametrized by the frozen plan's
+(case, target) cells of that benchmark; it receives the case (``srbench_case``) and the target
+(``srbench_target``) as fixtures, and what it returns is the answer the benchmark's grader
+grades. Its body runs as the cell: on the engine's loop (an ``async def`` test) or in a worker
+thread (a plain ``def`` test), inside the cell's deadline and the run's budget, with every call
+through ``srbench_target`` journaled like the engine's own. A wrong answer is recorded (``w``)
+and does not fail the test; an exception in the body is a failed cell with its one-line reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, ModelReply, NotGraded
+from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
+from pytest_srbench.core.models import Case, Target
+
+MARKER = "srbench"
+CELL_PARAM = "srbench_cell"
+
+
+def marked_benchmark(definition: pytest.Function | Any) -> str | None:
+    """The benchmark a test function is marked with, or None when it is not marked."""
+    marker = definition.get_closest_marker(MARKER)
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str) or not marker.args[0]:
+        raise pytest.UsageError(
+            f'pytest-srbench: {definition.nodeid}: use @pytest.mark.srbench("<benchmark>"), '
+            f'e.g. @pytest.mark.srbench("mmlu-pro")'
+        )
+    return str(marker.args[0])
+
+
+def cell_of(item: pytest.Item) -> tuple[str, str] | None:
+    """The (case, target) cell an item runs: a shipped cell item or a marked test's."""
+    if hasattr(item, "case_id") and hasattr(item, "target_id"):
+        return (str(item.case_id), str(item.target_id))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and CELL_PARAM in callspec.params:
+        case_id, target_id = callspec.params[CELL_PARAM]
+        return (str(case_id), str(target_id))
+    return None
+
+
+def cell_id(case_id: str, target_id: str) -> str:
+    """The readable id of a parametrized cell: ``mmlu-pro/q12-sim-large``."""
+    return f"{case_id}-{target_id}"
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """What a test body may read of its case: the rendered messages and the metadata (the
+    reference answer stays with the grader)."""
+
+    id: str
+    benchmark: str
+    messages: list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        """The last user message's text (the question, for a single-turn benchmark)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user" and isinstance(message.get("content"), str):
+                return str(message["content"])
+        return ""
+
+    @classmethod
+    def of(cls, case: Case) -> CaseView:
+        hidden = {"reference_solution", "wrong_solution"}
+        return cls(
+            id=case.id,
+            benchmark=case.benchmark,
+            messages=[message.model_dump(exclude_none=True) for message in case.messages],
+            metadata={k: v for k, v in case.metadata.items() if k not in hidden},
+        )
+
+
+@dataclass
+class TargetHandle:
+    """A configured target as a test body sees it: ``await ask(...)`` (or ``ask_sync`` from a
+    plain ``def`` test) sends one journaled call and returns the model's reply."""
+
+    id: str
+    model: str
+    kind: str
+    _ctx: CellContext | None = field(default=None, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+
+    def _bind(self, ctx: CellContext, loop: asyncio.AbstractEventLoop) -> None:
+        self._ctx, self._loop = ctx, loop
+
+    def _context(self) -> CellContext:
+        if self._ctx is None:
+            raise RuntimeError("srbench_target can be called only inside the test body")
+        return self._ctx
+
+    async def ask(
+        self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
+    ) -> ModelReply:
+        """One journaled chat call: a prompt string or OpenAI-style messages."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        return await self._context().call(list(messages), extra_body=extra_body or None)
+
+    def ask_sync(
+        self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
+    ) -> ModelReply:
+        """``ask`` for a plain ``def`` test body (it runs in a worker thread)."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("srbench_target can be called only inside the test body")
+        future = asyncio.run_coroutine_threadsafe(self.ask(messages, **extra_body), loop)
+        return future.result()
+
+    @classmethod
+    def of(cls, target: Target) -> TargetHandle:
+        return cls(id=target.id, model=target.model, kind=target.kind)
+
+
+def answer_text(returned: object) -> str:
+    """The answer a test body returned: text, or the reply of a model call."""
+    if isinstance(returned, ModelReply):
+        return returned.final_text
+    if isinstance(returned, str):
+        return returned
+    if returned is None:
+        raise NotGraded("the test body returned no answer (return the answer text)")
+    raise NotGraded(f"the test body returned {type(returned).__name__}, not the answer text")
+
+
+class TestBodyAdapter(Adapter):
+    """Runs a test function's body as a cell's protocol, then the benchmark's grader."""
+
+    __test__ = False  # not a test class, whatever pytest's name patterns say
+
+    def __init__(self, item: pytest.Function, grader: Adapter) -> None:
+        self.item = item
+        self.grader = grader
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:  # pragma: no cover
+        return self.grader.render(row, seed)
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        item = self.item
+        loop = asyncio.get_running_loop()
+        arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+        for value in arguments.values():
+            if isinstance(value, TargetHandle):
+                value._bind(ctx, loop)
+        function = item.obj
+        try:
+            if inspect.iscoroutinefunction(function):
+                returned = await function(**arguments)
+            else:
+                returned = await asyncio.to_thread(function, **arguments)
+        except (CallFailure, CellCancelled, NotGraded, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise NotGraded(
+                f"the test body raised {type(error).__name__}" + (f": {first}" if first else "")
+            ) from error
+        return await self.grader.grade_answer(ctx, answer_text(returned))

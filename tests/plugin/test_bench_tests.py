@@ -1,0 +1,161 @@
+"""Benchmarks written as pytest tests: a marked test function is parametrized by the plan's
+cells, its body runs as the cell (async on the engine's loop, sync in a thread), its answer is
+graded by the benchmark, and the run gets the same receipts and report as a shipped suite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import textwrap
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ASYNC_MMLU = """
+import pytest
+from typing import Any
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_mmlu(srbench_case, srbench_target):
+    assert "answer" not in vars(srbench_case)  # the reference stays with the grader
+    reply = await srbench_target.ask(srbench_case.messages)
+    return reply.final_text
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str, name: str = "report.json") -> tuple[Any, dict]:
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", f"--srbench-json={name}", *args
+    )
+    return result, json.loads((pytester.path / name).read_text())
+
+
+def scrubbed_targets(report: dict) -> list[dict]:
+    keep = ("id", "total", "completed", "failed", "correct", "accuracy", "accuracy_ci95",
+            "tokens", "cost_usd", "complete")  # fmt: skip
+    return [{k: t[k] for k in keep} for t in report["summary"]["targets"]]
+
+
+def test_an_async_test_body_benchmarks_like_the_shipped_suite(pytester):
+    pytester.makepyfile(test_mine=ASYNC_MMLU)
+    result, mine = run(pytester, "test_mine.py")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*test_mine.py*", "*srbench report*", "* correct, * wrong in *"])
+    ids = [line for line in result.stdout.lines if "test_mmlu[" in line]
+    assert ids == []  # quiet progress; the ids are checked through --collect-only below
+    shipped_result, shipped = run(pytester, "--srbench-benchmark=mmlu-pro", name="shipped.json")
+    assert shipped_result.ret == 0
+    assert scrubbed_targets(mine) == scrubbed_targets(shipped)
+    assert mine["summary"]["targets"][0]["total"] == 14
+    listed = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--collect-only", "-q", "test_mine.py"
+    )
+    listed.stdout.fnmatch_lines(["test_mine.py::test_mmlu[[]mmlu-pro/smoke-*-sim-large[]]"])
+
+
+def test_calls_from_the_body_are_journaled_receipts(pytester):
+    pytester.makepyfile(test_mine=ASYNC_MMLU)
+    result, report = run(pytester, "test_mine.py", "--srbench-store=store")
+    assert result.ret == 0
+    db = sqlite3.connect(pytester.path / "store" / "journal.sqlite3")
+    rows = [json.loads(data) for (data,) in db.execute("SELECT data FROM calls")]
+    assert len(rows) == 28 and {row["status"] for row in rows} == {"completed"}
+    assert all(row["usage"]["output_tokens"] > 0 and row["ttft_s"] is not None for row in rows)
+    assert all(row["evidence_bytes"] > 0 for row in rows)
+
+
+SYNC_GPQA = """
+import pytest
+from typing import Any
+
+@pytest.mark.srbench("gpqa-diamond")
+def test_gpqa(srbench_case, srbench_target):
+    if srbench_case.id.endswith("-002"):
+        raise ValueError("my pipeline broke\\nwith a second line")
+    if srbench_case.id.endswith("-003"):
+        return None
+    if srbench_case.id.endswith("-004"):
+        return "B"  # answered without any journaled call: tokens and cost stay unknown
+    return srbench_target.ask_sync(srbench_case.prompt).final_text
+"""
+
+
+def test_a_sync_body_an_exception_and_no_answer_are_failed_cells_counted_wrong(pytester):
+    pytester.makepyfile(test_mine=SYNC_GPQA)
+    result, report = run(pytester, "test_mine.py", "--srbench-store=store")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*failed: the test body raised ValueError: my pipeline broke"])
+    result.stdout.fnmatch_lines(["*failed: the test body returned no answer*"])
+    assert "second line" not in result.stdout.str()
+    for target in report["summary"]["targets"]:
+        assert target["total"] == 4 and target["failed"] == 2 and target["completed"] == 2
+        assert target["accuracy"] == target["correct"] / 4  # full denominator
+        assert target["cost_usd"] is None and target["tokens"] is None  # one cell: no calls
+    db = sqlite3.connect(pytester.path / "store" / "journal.sqlite3")
+    results = {
+        case: json.loads(data)
+        for case, data in db.execute(
+            "SELECT case_id, data FROM results WHERE target_id = 'sim-small'"
+        )
+    }
+    silent = results["gpqa-diamond/smoke-004"]
+    assert silent["status"] == "completed" and silent["call_count"] == 0
+    assert silent["usage"] is None and silent["cost_usd"] is None
+
+
+def test_xdist_gives_the_same_report(pytester):
+    pytester.makepyfile(test_mine=ASYNC_MMLU)
+    single_result, single = run(pytester, "test_mine.py")
+    dist_result, dist = run(pytester, "test_mine.py", "-n", "2", name="dist.json")
+    assert single_result.ret == dist_result.ret == 0
+    assert scrubbed_targets(single) == scrubbed_targets(dist)
+    assert dist["provenance"]["runner"]["processes"] == 2
+
+
+def test_a_benchmark_that_cannot_grade_a_returned_answer_says_so(pytester):
+    pytester.makepyfile(
+        test_mine="""
+        import pytest
+
+        @pytest.mark.srbench("agent-smoke")
+        async def test_agent(srbench_case):
+            return "done"
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-offline", "test_mine.py"
+    )
+    result.stdout.fnmatch_lines(["*cannot grade an answer returned by a test body*"])
+
+
+def test_fixtures_without_the_marker_are_a_clear_error(pytester):
+    pytester.makepyfile(
+        test_mine="""
+        def test_plain(srbench_case):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
+                                           "test_mine.py")  # fmt: skip
+    result.stdout.fnmatch_lines(["*uses srbench_case / srbench_target without*"])
+    assert result.ret != 0
+
+
+def test_a_bad_marker_is_a_usage_error(pytester):
+    pytester.makepyfile(
+        test_mine=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.srbench
+            async def test_bare(srbench_case):
+                return "A"
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
+                                           "test_mine.py")  # fmt: skip
+    result.stdout.fnmatch_lines(['*use @pytest.mark.srbench("<benchmark>")*'])
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
