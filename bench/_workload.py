@@ -24,6 +24,15 @@ def pytest_srbench_adapters(registry, config):
     registry.register(BenchQuiz())
 """
 
+TEST_MODULE = """
+import pytest
+
+
+@pytest.mark.srbench("bench-mcq")
+async def test_bench(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+
 PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 0.0\noutput = 2.0\n"
 
 
@@ -75,6 +84,8 @@ def make_project(root: Path, workload: Workload) -> Path:
             "profiles": {"smoke": workload.cells}}  # fmt: skip
     (suite / "suite.json").write_text(json.dumps(meta))
     (root / "conftest.py").write_text(CONFTEST)
+    (root / "test_bench.py").write_text(TEST_MODULE)  # the test-function path (collected only
+    # when named on the command line)
     model = model_spec(workload)
     lines = [
         'default_targets = ["bench"]',
@@ -110,10 +121,15 @@ class PytestRun:
     status: str
 
 
-def run_pytest(project: Path, workload: Workload) -> PytestRun:
-    """Run the plugin on the project; wall time is the run's own (created → finished)."""
+def run_pytest(project: Path, workload: Workload, *, as_test: bool = False) -> PytestRun:
+    """Run the plugin on the project; wall time is the run's own (created → finished).
+
+    ``as_test``: the cases parametrize ``test_bench.py`` (a benchmark written as a pytest test)
+    instead of being the shipped-suite items."""
+    selection = ["--srbench-profile", "smoke", "test_bench.py"] if as_test else [
+        "--srbench-benchmark", "bench-mcq"]  # fmt: skip
     command = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--srbench-benchmark", "bench-mcq",
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
         "--srbench-concurrency", str(workload.concurrency), "--srbench-json", "report.json",
         "--srbench-store", ".srbench", "--srbench-transport", workload.transport,
     ]  # fmt: skip

@@ -1,5 +1,7 @@
 """Framework overhead: pytest-srbench against the built-in simulator at fixed latency, beside a
-hand-written asyncio loop on the same transport and, with --peers, lm-eval and inspect-ai.
+hand-written asyncio loop on the same transport and, with --peers, lm-eval and inspect-ai; the
+same cases also run as a benchmark written as a pytest test ("as test functions", × ours = its
+wall over the shipped-suite path)
 
     python bench/overhead.py                 # our settings + the hand-written loop
     python bench/overhead.py --peers         # also lm-eval and inspect-ai (installed once
@@ -79,6 +81,15 @@ def main() -> int:
             note = "rows == cells" if not duplicates else "ROW COUNT MISMATCH"
             note += "" if all(run.status == "completed" for run in runs) else " (not completed!)"
             rows.append(row("pytest-srbench", workload, wall, rss, None, note))
+            if workload.cells <= 4000:
+                tests = [run_pytest(project, workload, as_test=True) for _ in range(args.repeat)]
+                test_wall = statistics.median(run.wall_s for run in tests)
+                test_rss = max((run.peak_rss_mb or 0) for run in tests) or None
+                counted = all(r.calls == r.cells == workload.cells for r in tests)
+                rows.append(
+                    row("  as test functions", workload, test_wall, test_rss, wall,
+                        "rows == cells" if counted else "ROW COUNT MISMATCH")
+                )  # fmt: skip
             if workload.workers == 1 and workload.cells <= 4000:
                 loop = statistics.median(run_hand_loop(workload) for _ in range(args.repeat))
                 rows.append(

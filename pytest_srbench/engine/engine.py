@@ -71,7 +71,11 @@ class Engine:
         self._done = threading.Event()
         self._closed: asyncio.Event | None = None
         self._submitted: set[asyncio.Task[Any]] = set()
+        self._slots: dict[str | None, asyncio.Semaphore] = {}  # submitted cells: run, target
         self.in_flight = 0
+        self.waiting = 0  # submitted cells waiting for a slot
+        self._submissions = 0  # submitted cells without an outcome yet (any thread reads)
+        self._submissions_lock = threading.Lock()
         self.finished = 0
 
     def start(self, cells: Iterable[tuple[Case, Target]], *, keep_open: bool = False) -> None:
@@ -89,6 +93,9 @@ class Engine:
             self._loop = loop
             asyncio.set_event_loop(loop)
             self._closed = asyncio.Event()
+            self._slots = {None: asyncio.Semaphore(max(1, self.options.concurrency))}
+            for target_id, cap in (self.options.target_concurrency or {}).items():
+                self._slots[target_id] = asyncio.Semaphore(cap)
             if not keep_open:
                 self._closed.set()
             ready.set()
@@ -201,6 +208,9 @@ class Engine:
         per-cell deadline, the budget and the journal."""
         future: Future[CellOutcome] = Future()
         self.futures[(case.id, target.id)] = future
+        with self._submissions_lock:
+            self._submissions += 1
+        future.add_done_callback(self._submission_done)
         loop = self._loop
         if loop is None or self._done.is_set():
             future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
@@ -214,13 +224,38 @@ class Engine:
         loop.call_soon_threadsafe(begin)
         return future
 
+    def _submission_done(self, _: Future[CellOutcome]) -> None:
+        with self._submissions_lock:
+            self._submissions -= 1
+
+    @property
+    def unfinished_submissions(self) -> int:
+        """Submitted cells whose outcome is not known yet."""
+        return self._submissions
+
     async def _run_submitted(
         self, case: Case, target: Target, adapter: Adapter, future: Future[CellOutcome]
     ) -> None:
         rt = self.runtime
-        if rt.stopping():
-            future.set_result(CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}"))
-            return
+        async with contextlib.AsyncExitStack() as slots:
+            self.waiting += 1
+            try:
+                for key in (None, target.id):
+                    if key in self._slots:
+                        await slots.enter_async_context(self._slots[key])
+            finally:
+                self.waiting -= 1
+            if rt.stopping():
+                future.set_result(
+                    CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
+                )
+                return
+            await self._run_one(case, target, adapter, future)
+
+    async def _run_one(
+        self, case: Case, target: Target, adapter: Adapter, future: Future[CellOutcome]
+    ) -> None:
+        rt = self.runtime
         self.in_flight += 1
         try:
             result, committed = await run_cell(rt, case, target, adapter)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,26 +138,74 @@ def answer_text(returned: object) -> str:
     raise NotGraded(f"the test body returned {type(returned).__name__}, not the answer text")
 
 
+OWN_FIXTURES = frozenset({CELL_PARAM, "srbench_case", "srbench_target"})
+
+
+def early_arguments(
+    item: pytest.Function, case: CaseView, target: TargetHandle
+) -> dict[str, Any] | None:
+    """The body's arguments without pytest's set-up of the item, or None when the body needs
+    something only that set-up gives.
+
+    A body may start before pytest reaches its item (so that many run at once) only when every
+    fixture it depends on, autouse ones included, is srbench's own, a value of its
+    parametrization, or a session-scoped, unparametrized fixture already set up (its cached
+    value is the one pytest will hand the item). A function-, class- or module-scoped fixture
+    wraps its own item, so such a body waits for its turn.
+    """
+    info = item._fixtureinfo
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    shared: dict[str, Any] = {}
+    for name in info.names_closure:
+        if name in OWN_FIXTURES or name in params:
+            continue
+        if name == "request" and name not in info.argnames:
+            continue  # asked for by a fixture (srbench's own, or one judged on its own here)
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions:
+            return None  # ``request`` in the body's own arguments: pytest's, per item
+        definition = definitions[-1]
+        cached = definition.cached_result
+        if definition.scope != "session" or definition.params is not None:
+            return None
+        if cached is None or cached[2] is not None:
+            return None
+        shared[name] = cached[0]
+    own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target}
+    arguments: dict[str, Any] = {}
+    for name in info.argnames:
+        if name in own:
+            arguments[name] = own[name]
+        elif name in params:
+            arguments[name] = params[name]
+        else:
+            arguments[name] = shared[name]
+    return arguments
+
+
 class TestBodyAdapter(Adapter):
     """Runs a test function's body as a cell's protocol, then the benchmark's grader."""
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
 
-    def __init__(self, item: pytest.Function, grader: Adapter) -> None:
-        self.item = item
+    def __init__(
+        self, function: Callable[..., Any], arguments: dict[str, Any], grader: Adapter
+    ) -> None:
+        self.function = function
+        self.arguments = arguments
         self.grader = grader
 
     def render(self, row: Mapping[str, Any], seed: int) -> Case:  # pragma: no cover
         return self.grader.render(row, seed)
 
     async def evaluate(self, ctx: CellContext) -> Grade:
-        item = self.item
         loop = asyncio.get_running_loop()
-        arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+        arguments = self.arguments
         for value in arguments.values():
             if isinstance(value, TargetHandle):
                 value._bind(ctx, loop)
-        function = item.obj
+        function = self.function
         try:
             if inspect.iscoroutinefunction(function):
                 returned = await function(**arguments)

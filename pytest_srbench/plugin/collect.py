@@ -266,3 +266,8 @@ class CollectPhase(PluginState):
             else selected
         )
         self._owned = [cell for cell in map(cell_of, owned) if cell is not None]
+        if self.driven:
+            self._driven_items = [item for item in owned if isinstance(item, pytest.Function)]
+            self._driven_position = {
+                item.nodeid: position for position, item in enumerate(self._driven_items)
+            }

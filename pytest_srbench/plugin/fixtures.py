@@ -30,21 +30,14 @@ def _session(request: pytest.FixtureRequest) -> Any:
 def srbench_case(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) -> Any:
     """The cell's case: ``id``, ``benchmark``, ``messages``, ``metadata``, ``prompt`` (the
     reference answer stays with the grader)."""
-    from pytest_srbench.plugin.bench_tests import CaseView
-
-    manifest = _session(request).manifest
-    case = next(c for c in manifest.cases if c.id == srbench_cell[0])
-    return CaseView.of(case)
+    return _session(request).case_view(srbench_cell[0])
 
 
 @pytest.fixture
 def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) -> Any:
     """The cell's target: ``await srbench_target.ask(messages)`` (``ask_sync`` in a plain
     ``def`` test) sends one journaled call and returns the reply."""
-    from pytest_srbench.plugin.bench_tests import TargetHandle
-
-    manifest = _session(request).manifest
-    return TargetHandle.of(manifest.target_inventory()[srbench_cell[1]])
+    return _session(request).target_handle(srbench_cell[1])
 
 
 @pytest.fixture(scope="session")

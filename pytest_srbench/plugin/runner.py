@@ -17,12 +17,18 @@ from typing import Any
 import pytest
 
 from pytest_srbench.app.planning import suite_search_path
-from pytest_srbench.core.models import Target
+from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.plugin.bench_tests import TestBodyAdapter, cell_of
+from pytest_srbench.plugin.bench_tests import (
+    CaseView,
+    TargetHandle,
+    TestBodyAdapter,
+    cell_of,
+    early_arguments,
+)
 from pytest_srbench.plugin.items import (
     CellNotGraded,
     SrbenchCell,
@@ -166,19 +172,72 @@ class RunPhase(PluginState):
         if cell is None or self.manifest is None:
             return None
         engine = self.engine
-        if engine is None or self.view_only:
-            outcome = self.outcome(*cell)  # another process ran it, or the run is only reported
-        else:
-            case = next(c for c in self.manifest.cases if c.id == cell[0])
-            target = self.manifest.target_inventory()[cell[1]]
-            grader = self.registry.get(case.benchmark)
-            engine.submit(case, target, TestBodyAdapter(pyfuncitem, grader))
-            outcome = self.outcome(*cell)
+        if engine is not None and not self.view_only:
+            if cell not in engine.futures:  # not started ahead: it runs now, with its fixtures
+                names = pyfuncitem._fixtureinfo.argnames
+                self._submit_body(pyfuncitem, cell, {n: pyfuncitem.funcargs[n] for n in names})
+            self._start_ahead(pyfuncitem)
+        # (without an engine, another process ran the cell or the run is only reported)
+        outcome = self.outcome(*cell)
         pyfuncitem.srbench_outcome = outcome  # type: ignore[attr-defined]
         if outcome.status != "completed":
             reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
             raise CellNotGraded(f"{outcome.status}: {reason}")
         return True
+
+    def _submit_body(
+        self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]
+    ) -> None:
+        assert self.engine is not None and self.manifest is not None
+        case = self._case(cell[0])
+        target = self._target(cell[1])
+        adapter = TestBodyAdapter(item.obj, arguments, self.registry.get(case.benchmark))
+        self.engine.submit(case, target, adapter)
+
+    def _case(self, case_id: str) -> Case:
+        assert self.manifest is not None
+        if not self._cases_by_id:
+            self._cases_by_id = {case.id: case for case in self.manifest.cases}
+        return self._cases_by_id[case_id]
+
+    def _target(self, target_id: str) -> Target:
+        assert self.manifest is not None
+        if not self._targets_by_id:
+            self._targets_by_id = self.manifest.target_inventory()
+        return self._targets_by_id[target_id]
+
+    def case_view(self, case_id: str) -> CaseView:
+        """What a test body sees of a case (one object per case, shared by its cells)."""
+        view = self._case_views.get(case_id)
+        if view is None:
+            view = self._case_views[case_id] = CaseView.of(self._case(case_id))
+        return view
+
+    def target_handle(self, target_id: str) -> TargetHandle:
+        """A fresh handle on a target for one cell's body (it is bound to that cell)."""
+        return TargetHandle.of(self._target(target_id))
+
+    def _start_ahead(self, current: pytest.Function) -> None:
+        """Start the bodies of the items after ``current`` that need no per-item set-up, so
+        that up to ``--srbench-concurrency`` run at once (see ``early_arguments``)."""
+        engine = self.engine
+        assert engine is not None and self.manifest is not None
+        room = self.settings.concurrency - engine.unfinished_submissions
+        items = self._driven_items
+        position = max(self._ahead, self._driven_position.get(current.nodeid, -1) + 1)
+        while room > 0 and position < len(items):
+            item = items[position]
+            position += 1
+            cell = cell_of(item)
+            if cell is None or cell in engine.futures:
+                continue
+            arguments = early_arguments(
+                item, self.case_view(cell[0]), self.target_handle(cell[1])
+            )
+            if arguments is not None:
+                self._submit_body(item, cell, arguments)
+                room -= 1
+        self._ahead = position
 
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:
         """The cell's terminal outcome: from this process's engine, or from the store."""

@@ -21,7 +21,7 @@ from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.recovery import RecoveryRequest
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.core.compare.runs import RunSide
-from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Manifest, Target
+from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Manifest, Target
 from pytest_srbench.engine.engine import CellOutcome, Engine
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay
@@ -95,6 +95,12 @@ class PluginState:
         self._owned: list[tuple[str, str]] = []  # (case, target) cells this process dispatches
         self.driven = False  # the cells are marked test functions: each item runs its own
         self._test_cells: dict[str, list[tuple[str, str]]] = {}  # benchmark -> its cells
+        self._driven_items: list[pytest.Function] = []  # this process's marked test items
+        self._driven_position: dict[str, int] = {}  # their node ids -> position
+        self._ahead = 0  # the first of them not yet considered for an early start
+        self._cases_by_id: dict[str, Case] = {}
+        self._targets_by_id: dict[str, Target] = {}
+        self._case_views: dict[str, Any] = {}
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
             self.owner = dict(workerinput.get("srbench_owner") or self.owner)

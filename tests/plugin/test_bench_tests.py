@@ -5,6 +5,7 @@ graded by the benchmark, and the run gets the same receipts and report as a ship
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import textwrap
 from typing import Any
@@ -159,3 +160,81 @@ def test_a_bad_marker_is_a_usage_error(pytester):
                                            "test_mine.py")  # fmt: skip
     result.stdout.fnmatch_lines(['*use @pytest.mark.srbench("<benchmark>")*'])
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
+
+
+CONCURRENT = """
+import asyncio
+import pytest
+
+@pytest.fixture(scope="session")
+def meter():
+    return {"now": 0, "most": 0, "seen": 0}
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_mmlu(srbench_case, srbench_target, meter):
+    meter["now"] += 1
+    meter["seen"] += 1
+    meter["most"] = max(meter["most"], meter["now"])
+    try:
+        await asyncio.sleep(0.2)
+        return (await srbench_target.ask(srbench_case.messages)).final_text
+    finally:
+        meter["now"] -= 1
+
+def test_zz_after(meter):  # an ordinary test, run after the benchmark's items
+    print(f"METER most={meter['most']} seen={meter['seen']}")
+"""
+
+
+def test_async_bodies_with_session_fixtures_run_at_once(pytester):
+    pytester.makepyfile(test_mine=CONCURRENT)
+    result, report = run(pytester, "test_mine.py", "-s", "--srbench-concurrency=8")
+    assert result.ret == 0
+    (found,) = re.findall(r"METER most=(\d+) seen=(\d+)", result.stdout.str())
+    most, seen = int(found[0]), int(found[1])
+    assert seen == 28 and 2 <= most <= 8  # bounded by --srbench-concurrency
+    assert report["summary"]["targets"][0]["total"] == 14
+
+
+SCOPES = """
+import asyncio
+import pytest
+
+ACTIVE = []
+
+@pytest.fixture(scope="session")
+def session_value():
+    return "session"
+
+@pytest.fixture(scope="module")
+def module_value():
+    return "module"
+
+@pytest.fixture(scope="class")
+def class_value():
+    return "class"
+
+@pytest.fixture
+def function_value(srbench_case):
+    ACTIVE.append(srbench_case.id)
+    yield srbench_case.id
+    ACTIVE.remove(srbench_case.id)
+
+class TestScopes:
+    @pytest.mark.srbench("gpqa-diamond")
+    async def test_gpqa(self, srbench_case, srbench_target, session_value, module_value,
+                        class_value, function_value):
+        assert (session_value, module_value, class_value) == ("session", "module", "class")
+        assert ACTIVE == [srbench_case.id] == [function_value]  # set up for this item alone
+        await asyncio.sleep(0.05)
+        assert ACTIVE == [srbench_case.id]
+        return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+
+
+def test_fixtures_of_every_scope_and_a_function_fixture_wraps_only_its_own_body(pytester):
+    pytester.makepyfile(test_mine=SCOPES)
+    result, report = run(pytester, "test_mine.py")
+    assert result.ret == 0, result.stdout.str()
+    for target in report["summary"]["targets"]:
+        assert target["total"] == 4 and target["completed"] == 4 and target["failed"] == 0
