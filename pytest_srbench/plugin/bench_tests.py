@@ -46,8 +46,9 @@ def cell_of(item: pytest.Item) -> tuple[str, str] | None:
         return (str(item.case_id), str(item.target_id))
     callspec = getattr(item, "callspec", None)
     if callspec is not None and CELL_PARAM in callspec.params:
-        case_id, target_id = callspec.params[CELL_PARAM]
-        return (str(case_id), str(target_id))
+        cell = callspec.params[CELL_PARAM]
+        if isinstance(cell, tuple):  # (not pytest's NOTSET of an empty parametrization)
+            return (str(cell[0]), str(cell[1]))
     return None
 
 

@@ -41,12 +41,22 @@ class CollectPhase(PluginState):
         benchmark = marked_benchmark(metafunc.definition)
         if benchmark is None:
             return
+        chosen = self.settings.run.benchmarks
+        if chosen and benchmark not in chosen and self.settings.recover is None:
+            metafunc.parametrize(CELL_PARAM, [])  # skipped: --srbench-benchmark names others
+            return
         cells = self._cells_of_benchmark(benchmark)
         metafunc.parametrize(
             CELL_PARAM, cells, ids=[cell_id(case, target) for case, target in cells]
         )
 
     def _cells_of_benchmark(self, benchmark: str) -> list[tuple[str, str]]:
+        if self.settings.recover is not None:  # a recovery child: its reviewed plan's cells
+            manifest = self._recovery_request().manifest
+            benchmarks = {case.id: case.benchmark for case in manifest.cases}
+            cells = [key for key in manifest.planned_keys() if benchmarks[key[0]] == benchmark]
+            self._test_cells[benchmark] = cells
+            return cells
         if benchmark not in self._test_cells:
             options = self.settings.run.model_copy(update={"benchmarks": [benchmark]})
             try:
@@ -125,7 +135,18 @@ class CollectPhase(PluginState):
         return items
 
     def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """Items of a recovery child: exactly the cells its reviewed plan selected."""
+        """Items of a recovery child: exactly the cells its reviewed plan selected (the marked
+        test functions' own items when its parent ran a benchmark written as tests)."""
+        recovery = self._recovery_request()
+        if self._test_cells:
+            self.driven = True
+            return
+        items[:0] = self._cell_items(session, recovery.manifest.planned_keys())
+
+    def _recovery_request(self) -> RecoveryRequest:
+        """The reviewed recovery plan and its child's manifest (prepared once)."""
+        if self.recovery is not None:
+            return self.recovery
         assert self.settings.recover is not None
         if not self.settings.run_key:
             raise pytest.UsageError(
@@ -145,7 +166,7 @@ class CollectPhase(PluginState):
         except (RecoveryError, StoreError) as error:
             raise pytest.UsageError(f"pytest-srbench: --srbench-recover: {error}") from None
         self.recovery = RecoveryRequest(plan=plan, parent=parent, manifest=manifest)
-        items[:0] = self._cell_items(session, manifest.planned_keys())
+        return self.recovery
 
     def _create_recovery_child(self, selected: list[pytest.Item]) -> None:
         assert self.recovery is not None and self.store is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 import textwrap
 from typing import Any
 
@@ -238,3 +239,57 @@ def test_fixtures_of_every_scope_and_a_function_fixture_wraps_only_its_own_body(
     assert result.ret == 0, result.stdout.str()
     for target in report["summary"]["targets"]:
         assert target["total"] == 4 and target["completed"] == 4 and target["failed"] == 0
+
+
+FLAKY_BODY = """
+import os
+import pytest
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target):
+    if os.environ.get("BREAK") and srbench_case.id.endswith(("-001", "-003")):
+        raise RuntimeError("pipeline down")
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+
+
+def test_a_recovery_child_reruns_only_the_unanswered_test_cells(pytester, monkeypatch):
+    pytester.makepyfile(test_mine=FLAKY_BODY)
+    monkeypatch.setenv("BREAK", "1")
+    first, parent = run(pytester, "test_mine.py", "--srbench-store=store")
+    assert first.ret == 1 and parent["status"] == "failed"
+    assert sum(t["failed"] for t in parent["summary"]["targets"]) == 4
+    monkeypatch.delenv("BREAK")
+    planned = pytester.run(
+        sys.executable, "-m", "pytest_srbench", "--store", "store", "recover-plan",
+        parent["run_id"], "--mode", "undispatched", "--output", "plan.json",
+    )  # fmt: skip
+    assert planned.ret == 0, planned.stderr.str()
+    assert json.loads((pytester.path / "plan.json").read_text())["counts"]["eligible"] == 4
+    child = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-store=store", "--srbench-recover=plan.json",
+        "--srbench-run-key=recover-1", "--srbench-json=child.json", "test_mine.py",
+    )  # fmt: skip
+    assert child.ret == 0, child.stdout.str()
+    child.stdout.fnmatch_lines(["*collected 4 items*"])  # only the plan's cells
+    report = json.loads((pytester.path / "child.json").read_text())
+    assert report["recovery"]["parent_run_id"] == parent["run_id"]
+    assert report["summary"]["planned_cells"] == 4
+    db = sqlite3.connect(pytester.path / "store" / "journal.sqlite3")
+    (calls,) = db.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (report["run_id"],))
+    assert calls == (4,)  # one request per re-run cell, none for the cells already completed
+
+
+def test_srbench_benchmark_picks_among_marked_tests(pytester):
+    pytester.makepyfile(
+        test_mine=ASYNC_MMLU
+        + """
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+    )
+    result, report = run(pytester, "test_mine.py", "--srbench-benchmark=gpqa-diamond")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*1 skipped*"])  # test_mmlu: no cells in this plan
+    assert {b["benchmark"] for b in report["benchmarks"]} == {"gpqa-diamond"}

@@ -278,3 +278,45 @@ def test_run_key_reuses_the_run_without_a_single_call(pytester, sim):
     assert other.returncode == pytest.ExitCode.USAGE_ERROR
     assert "already bound to a different plan" in other.stderr + other.stdout
     assert sim_client.stats(sim.admin_url)["requests"] == requests
+
+
+def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
+    """A benchmark written as a test keeps the engine's promise: every request the endpoint
+    received has a journal row, and recovery sends only the cells that never ran."""
+    project(pytester, sim, "slow")  # 0.3 s per answer
+    pytester.makepyfile(
+        test_mine="""
+        import pytest
+
+        @pytest.mark.srbench("mmlu-pro")
+        async def test_mmlu(srbench_case, srbench_target):
+            return (await srbench_target.ask(srbench_case.messages)).final_text
+        """
+    )
+    root = pytester.path
+    command = [sys.executable, "-c", INTERRUPTIBLE, "-m", "pytest", "-p", "no:cacheprovider",
+               "-q", "--srbench-profile=smoke", "--srbench-concurrency=2", "test_mine.py"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    run_id = wait_for_calls(root, 3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    stats = settle_simulator(sim)
+    store, swept = open_swept_store(root / ".srbench")
+    assert [run.id for run in swept] == [run_id]
+    receipts, unknown, sent = accounting(store, run_id)
+    assert sent == 0 and stats["requests"] <= receipts + unknown  # journaled before sent
+    store.close()
+    planned = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "recover-plan", run_id, "--output", "plan.json"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    eligible = json.loads((root / "plan.json").read_text())["counts"]["eligible"]
+    assert 0 < eligible < 14
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_mine.py",
+         "--srbench-recover=plan.json", "--srbench-run-key=recover-1"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert child.returncode == 0, child.stdout[-3000:]
+    assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"] + eligible
