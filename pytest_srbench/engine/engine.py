@@ -246,9 +246,7 @@ class Engine:
             finally:
                 self.waiting -= 1
             if rt.stopping():
-                future.set_result(
-                    CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
-                )
+                future.set_result(CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}"))
                 return
             await self._run_one(case, target, adapter, future)
 

@@ -231,9 +231,7 @@ class RunPhase(PluginState):
             cell = cell_of(item)
             if cell is None or cell in engine.futures:
                 continue
-            arguments = early_arguments(
-                item, self.case_view(cell[0]), self.target_handle(cell[1])
-            )
+            arguments = early_arguments(item, self.case_view(cell[0]), self.target_handle(cell[1]))
             if arguments is not None:
                 self._submit_body(item, cell, arguments)
                 room -= 1
