@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "normalize_usage": "pytest_srbench.core.calls.usage",
     "percentile": "pytest_srbench.core.stats",
     "wilson_interval": "pytest_srbench.core.stats",
+    "target": "pytest_srbench.core.user_targets",
 }
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "digest",
     "normalize_usage",
     "percentile",
+    "target",
     "wilson_interval",
 ]
 
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from pytest_srbench.core.canonical import canonical_json, digest
     from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target
     from pytest_srbench.core.stats import percentile, wilson_interval
+    from pytest_srbench.core.user_targets import target
 
 
 def __getattr__(name: str) -> Any:

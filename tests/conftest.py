@@ -5,6 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+# A C extension cannot be loaded twice in one process, and pytester's in-process runs
+# (tests/plugin/test_signals.py) unload every module first imported during them: numpy,
+# imported lazily by comparisons, is therefore loaded before any test runs.
+import numpy  # noqa: F401
 import pytest
 
 from pytest_srbench.core.models import Prices

@@ -196,9 +196,16 @@ def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, 
 
 
 def build_draft(
-    config: SrbenchConfig, request: RunOptions, registry: AdapterRegistry, rootdir: Path
+    config: SrbenchConfig,
+    request: RunOptions,
+    registry: AdapterRegistry,
+    rootdir: Path,
+    user_targets: Sequence[TargetConfig] = (),
 ) -> PlanDraft:
-    """Select and render the cases of a profile; resolve the targets."""
+    """Select and render the cases of a profile; resolve the targets.
+
+    ``user_targets`` are ``python`` targets (the user's fixtures, for benchmarks written as
+    tests): every benchmark may run against them, and they join the default selection."""
     if request.profile not in PROFILES:
         raise ConfigError(
             f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
@@ -235,7 +242,12 @@ def build_draft(
     weights: dict[str, float] = {}
     custom = False
     kinds = {kind for b in benchmarks for kind in registry.get(b).target_kinds}
+    if user_targets:
+        kinds.add("python")
+        config = config.model_copy(update={"targets": [*config.targets, *user_targets]})
     targets = config.select_targets(request.targets, kinds=kinds)
+    if user_targets and not request.targets:
+        targets += [t for t in user_targets if t.id not in {s.id for s in targets}]
     check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
@@ -288,7 +300,10 @@ def build_draft(
         repeats=request.repeats,
         mode=request.mode,
         preview_context=request.preview_context,
-        target_kinds={b: registry.get(b).target_kinds for b in benchmarks},
+        target_kinds={
+            b: registry.get(b).target_kinds + (("python",) if user_targets else ())
+            for b in benchmarks
+        },
         sampling=dict(request.sampling),
     )
 

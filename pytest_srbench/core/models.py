@@ -178,13 +178,14 @@ def check_request_params(params: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 class Target(Frozen):
-    """One system under test (a ``single`` model or a ``mom`` router), or an auxiliary model."""
+    """One system under test (a ``single`` model, a ``mom`` router, a ``retrieval`` service, or
+    ``python``: the user's own code, a pytest fixture), or an auxiliary model."""
 
     # a validation error never repeats the input: a URL may carry a password
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     id: str
-    kind: Literal["single", "mom", "retrieval"] = "single"
+    kind: Literal["single", "mom", "retrieval", "python"] = "single"
     base_url: str | None = None
     model: str
     api_key_env: str | None = None
@@ -240,7 +241,10 @@ class Target(Frozen):
 
     @model_validator(mode="after")
     def _reachable(self) -> Target:
-        if self.base_url is None and not self.simulated and self.managed is None:
+        if self.kind == "python":
+            if self.base_url is not None or self.managed is not None or self.simulated:
+                raise ValueError(f"target {self.id!r}: a python target is a fixture, not a server")
+        elif self.base_url is None and not self.simulated and self.managed is None:
             raise ValueError(
                 f"target {self.id!r} needs a base_url (or simulated = true, or managed = 'llama-server')"
             )

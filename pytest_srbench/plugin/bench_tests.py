@@ -128,6 +128,37 @@ class TargetHandle:
         return cls(id=target.id, model=target.model, kind=target.kind)
 
 
+@dataclass
+class AppHandle(TargetHandle):
+    """A ``python`` target (the user's own code, a fixture's value) as a test body sees it:
+    ``app`` is the value; ``ask`` calls it with the messages when it is callable (an ``async``
+    callable on the engine's loop, a plain one in a worker thread so that it blocks nothing)."""
+
+    app: Any = None
+
+    async def ask(
+        self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
+    ) -> ModelReply:
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        app = self.app
+        if not callable(app):
+            raise NotGraded(
+                f"target {self.id!r}: its fixture's value is not callable; use srbench_target.app"
+            )
+        call = getattr(app, "__call__", app)  # noqa: B004 - the bound method tells async apart
+        if inspect.iscoroutinefunction(app) or inspect.iscoroutinefunction(call):
+            answer = await app(list(messages), **extra_body)
+        else:
+            answer = await asyncio.to_thread(app, list(messages), **extra_body)
+        if isinstance(answer, ModelReply):
+            return answer
+        text = answer_text(answer)
+        return ModelReply(call_id="", final_text=text, content=text, reasoning="",
+                          finish_reason=None, output_complete=True, tool_calls=[],
+                          model=self.model)  # fmt: skip
+
+
 def answer_text(returned: object) -> str:
     """The answer a test body returned: text, or the reply of a model call."""
     if isinstance(returned, ModelReply):

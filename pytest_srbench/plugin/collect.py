@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_srbench.app.config import ConfigError
+from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
@@ -17,6 +17,7 @@ from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_
 from pytest_srbench.core.models import Cell, Manifest, Run
 from pytest_srbench.core.offline.recovery import RecoveryError
 from pytest_srbench.core.report.build import plan_identity
+from pytest_srbench.core.user_targets import declared_targets, target_record
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, marked_benchmark
 from pytest_srbench.plugin.errors import usage_errors
@@ -52,6 +53,7 @@ class CollectPhase(PluginState):
 
     def _cells_of_benchmark(self, benchmark: str) -> list[tuple[str, str]]:
         if self.settings.recover is not None:  # a recovery child: its reviewed plan's cells
+            self._python_targets()
             manifest = self._recovery_request().manifest
             benchmarks = {case.id: case.benchmark for case in manifest.cases}
             cells = [key for key in manifest.planned_keys() if benchmarks[key[0]] == benchmark]
@@ -60,11 +62,19 @@ class CollectPhase(PluginState):
         if benchmark not in self._test_cells:
             options = self.settings.run.model_copy(update={"benchmarks": [benchmark]})
             try:
-                draft = build_draft(self.project, options, self.registry, self.rootdir)
+                draft = build_draft(
+                    self.project, options, self.registry, self.rootdir, self._python_targets()
+                )
             except (ConfigError, SuiteError, ValueError) as error:
                 raise pytest.UsageError(f"pytest-srbench: {error}") from None
             self._test_cells[benchmark] = draft.cells()
         return self._test_cells[benchmark]
+
+    def _python_targets(self) -> list[TargetConfig]:
+        """The declared fixture targets (fixed at the first marked test's plan)."""
+        if not self._user_targets:
+            self._user_targets = {t.id: t for t in declared_targets()}
+        return [TargetConfig.model_validate(target_record(t)) for t in self._user_targets.values()]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -89,8 +99,15 @@ class CollectPhase(PluginState):
     def _plan_marked_tests(self, items: list[pytest.Item]) -> None:
         """The plan of a session of marked test functions: their benchmarks, no shipped items."""
         options = self.settings.run.model_copy(update={"benchmarks": sorted(self._test_cells)})
+        if {t.id for t in declared_targets()} != set(self._user_targets):
+            raise pytest.UsageError(
+                "pytest-srbench: a target fixture was declared after the plan was made; declare "
+                "@pytest_srbench.target fixtures in a conftest.py"
+            )
         try:
-            draft = build_draft(self.project, options, self.registry, self.rootdir)
+            draft = build_draft(
+                self.project, options, self.registry, self.rootdir, self._python_targets()
+            )
         except (ConfigError, SuiteError, ValueError) as error:
             refuse(self.config, f"pytest-srbench: {error}")
             return

@@ -37,7 +37,12 @@ def srbench_case(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) 
 def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]) -> Any:
     """The cell's target: ``await srbench_target.ask(messages)`` (``ask_sync`` in a plain
     ``def`` test) sends one journaled call and returns the reply."""
-    return _session(request).target_handle(srbench_cell[1])
+    session = _session(request)
+    target_id = srbench_cell[1]
+    if session.manifest.target_inventory()[target_id].kind == "python":  # the user's own code
+        app = request.getfixturevalue(session.user_fixture(target_id))
+        return session.target_handle(target_id, app)
+    return session.target_handle(target_id)
 
 
 @pytest.fixture(scope="session")

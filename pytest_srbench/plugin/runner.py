@@ -23,6 +23,7 @@ from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.plugin.bench_tests import (
+    AppHandle,
     CaseView,
     TargetHandle,
     TestBodyAdapter,
@@ -213,9 +214,40 @@ class RunPhase(PluginState):
             view = self._case_views[case_id] = CaseView.of(self._case(case_id))
         return view
 
-    def target_handle(self, target_id: str) -> TargetHandle:
-        """A fresh handle on a target for one cell's body (it is bound to that cell)."""
-        return TargetHandle.of(self._target(target_id))
+    def target_handle(self, target_id: str, app: Any = None) -> TargetHandle:
+        """A fresh handle on a target for one cell's body (it is bound to that cell); ``app``
+        is a ``python`` target's fixture value."""
+        target = self._target(target_id)
+        if target.kind == "python":
+            return AppHandle(id=target.id, model=target.model, kind="python", app=app)
+        return TargetHandle.of(target)
+
+    def user_fixture(self, target_id: str) -> str:
+        """The fixture that provides ``python`` target ``target_id``."""
+        declared = self._user_targets.get(target_id)
+        if declared is None:
+            raise pytest.UsageError(
+                f"pytest-srbench: target {target_id!r} is a python target of this run's plan, "
+                "but no fixture declares it (@pytest_srbench.target in a conftest.py)"
+            )
+        return declared.fixture
+
+    def _early_handle(self, item: pytest.Function, target_id: str) -> TargetHandle | None:
+        """The target handle of an item's body before its set-up, or None when a ``python``
+        target's fixture is not a session-wide value that is already set up."""
+        if self._target(target_id).kind != "python":
+            return self.target_handle(target_id)
+        manager = item.session._fixturemanager
+        definitions = manager.getfixturedefs(self.user_fixture(target_id), item)
+        if not definitions:
+            return None
+        definition = definitions[-1]
+        cached = definition.cached_result
+        if definition.scope != "session" or definition.params is not None:
+            return None
+        if cached is None or cached[2] is not None:
+            return None
+        return self.target_handle(target_id, cached[0])
 
     def _start_ahead(self, current: pytest.Function) -> None:
         """Start the bodies of the items after ``current`` that need no per-item set-up, so
@@ -231,7 +263,10 @@ class RunPhase(PluginState):
             cell = cell_of(item)
             if cell is None or cell in engine.futures:
                 continue
-            arguments = early_arguments(item, self.case_view(cell[0]), self.target_handle(cell[1]))
+            handle = self._early_handle(item, cell[1])
+            arguments = (
+                None if handle is None else early_arguments(item, self.case_view(cell[0]), handle)
+            )
             if arguments is not None:
                 self._submit_body(item, cell, arguments)
                 room -= 1

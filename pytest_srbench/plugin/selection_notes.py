@@ -26,7 +26,7 @@ from pytest_srbench.app.config import SrbenchConfig
 from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 
-KIND_WORDS = {"single": "model", "mom": "router", "retrieval": "retrieval"}
+KIND_WORDS = {"single": "model", "mom": "router", "retrieval": "retrieval", "python": "your code"}
 WORKER_KEY = "srbench_nothing_selected"
 
 

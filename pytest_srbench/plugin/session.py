@@ -74,7 +74,13 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         if self.settings.recover is not None:
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
-        selected = self.project.select_targets(self.settings.run.targets, kinds=self._kinds())
+        requested = self.settings.run.targets
+        if requested:  # an id no configuration knows may be a fixture target (@target), known
+            known = self.project.all_targets()  # only once the tests are collected; planning
+            requested = [i for i in requested if i in known]  # refuses a truly unknown one
+            if not requested:
+                return []
+        selected = self.project.select_targets(requested, kinds=self._kinds())
         return [target.to_target() for target in selected]
 
     def _kinds(self) -> set[str]:

@@ -22,6 +22,7 @@ from pytest_srbench.app.recovery import RecoveryRequest
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Manifest, Target
+from pytest_srbench.core.user_targets import UserTarget
 from pytest_srbench.engine.engine import CellOutcome, Engine
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay
@@ -101,6 +102,7 @@ class PluginState:
         self._cases_by_id: dict[str, Case] = {}
         self._targets_by_id: dict[str, Target] = {}
         self._case_views: dict[str, Any] = {}
+        self._user_targets: dict[str, UserTarget] = {}  # python targets of the plan, by id
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
             self.owner = dict(workerinput.get("srbench_owner") or self.owner)

@@ -3,6 +3,7 @@ point (pytest flags, the service's request) reads and writes the same values."""
 
 from __future__ import annotations
 
+import argparse
 from typing import get_args
 
 import pytest
@@ -12,7 +13,7 @@ from pytest_srbench.app.run_flags import RUN_FLAGS
 from pytest_srbench.app.run_options import Profile, RunOptions, validated_options
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.plan.choices import PROFILES
-from pytest_srbench.plugin.options import run_options
+from pytest_srbench.plugin.options import add_options, run_options
 from pytest_srbench.service.worker import RunRequest
 
 SAMPLES = [
@@ -30,10 +31,35 @@ def test_the_flag_table_and_the_model_name_the_same_options_in_the_same_order():
     assert get_args(Profile) == PROFILES == RUN_FLAGS["profile"].choices
 
 
+class ParsedFlags:
+    """The ``--srbench-*`` flags as the plugin declares them, parsed by argparse (what pytest
+    parses with), behind the one method ``run_options`` reads: ``getoption``.
+
+    (pytester's in-process config would import every installed plugin into this process and
+    then unload them, which breaks C extensions such as numpy for later tests.)"""
+
+    def __init__(self, *args: str) -> None:
+        parser = argparse.ArgumentParser()
+
+        class Group:
+            def addoption(self, *names: str, **kwargs: object) -> None:
+                parser.add_argument(*names, **kwargs)  # type: ignore[arg-type]
+
+        class Declarations:
+            def getgroup(self, *_: object) -> Group:
+                return Group()
+
+        add_options(Declarations())  # type: ignore[arg-type]
+        self.values = vars(parser.parse_args(list(args)))
+
+    def getoption(self, dest: str) -> object:
+        return self.values[dest]
+
+
 @pytest.mark.parametrize("options", SAMPLES)
-def test_pytest_flags_rendered_from_options_parse_back_to_the_same_options(pytester, options):
-    config = pytester.parseconfig(*options.pytest_args())
-    assert run_options(config, SrbenchConfig()) == options
+def test_pytest_flags_rendered_from_options_parse_back_to_the_same_options(options):
+    config = ParsedFlags(*options.pytest_args())
+    assert run_options(config, SrbenchConfig()) == options  # type: ignore[arg-type]
 
 
 def test_the_service_request_renders_the_same_flags_behind_its_store_and_key(tmp_path):
@@ -43,9 +69,9 @@ def test_the_service_request_renders_the_same_flags_behind_its_store_and_key(tmp
     assert f"--srbench-store={tmp_path}" in args and "--srbench-run-key=key-1" in args
 
 
-def test_a_profile_from_the_configuration_fills_in_when_no_flag_names_one(pytester):
-    config = pytester.parseconfig("--srbench-benchmark=mmlu-pro")
-    assert run_options(config, SrbenchConfig(profile="quick")).profile == "quick"
+def test_a_profile_from_the_configuration_fills_in_when_no_flag_names_one():
+    config = ParsedFlags("--srbench-benchmark=mmlu-pro")
+    assert run_options(config, SrbenchConfig(profile="quick")).profile == "quick"  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -293,3 +293,86 @@ async def test_gpqa(srbench_case, srbench_target):
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*1 skipped*"])  # test_mmlu: no cells in this plan
     assert {b["benchmark"] for b in report["benchmarks"]} == {"gpqa-diamond"}
+
+
+USER_TARGETS = """
+import asyncio
+import pytest
+import pytest_srbench
+
+
+class KeywordBot:
+    async def __call__(self, messages):
+        await asyncio.sleep(0.01)
+        return "B"
+
+
+@pytest_srbench.target("keyword-bot", model="keyword-bot-v1")
+@pytest.fixture(scope="session")
+def keyword_bot():
+    return KeywordBot()
+
+
+@pytest_srbench.target("echo-app")
+@pytest.fixture  # function scope: set up for each cell of this target
+def echo_app(srbench_case):
+    def answer(messages):  # a plain callable: it runs in a worker thread
+        assert messages[-1]["content"] == srbench_case.prompt
+        return "A"
+    return answer
+"""
+
+
+def test_user_fixtures_are_targets_of_the_plan(pytester):
+    pytester.makeconftest(USER_TARGETS)
+    pytester.makepyfile(test_mine=ASYNC_MMLU)
+    result, report = run(pytester, "test_mine.py", "--srbench-store=store")
+    assert result.ret == 0, result.stdout.str()
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    assert set(targets) == {"sim-large", "sim-small", "keyword-bot", "echo-app"}
+    for own in ("keyword-bot", "echo-app"):
+        row = targets[own]
+        assert row["total"] == 14 and row["completed"] == 14 and row["failed"] == 0
+        assert row["tokens"] is None and row["cost_usd"] is None  # nothing journaled: unknown
+        assert row["simulated"] is False
+    assert {t["id"]: t["kind"] for t in report["plan"]["targets"]}["keyword-bot"] == "python"
+    assert {t["id"]: t["model"] for t in report["plan"]["targets"]}["keyword-bot"] == (
+        "keyword-bot-v1"
+    )
+    db = sqlite3.connect(pytester.path / "store" / "journal.sqlite3")
+    (calls,) = db.execute("SELECT COUNT(*) FROM calls WHERE target_id = 'keyword-bot'")
+    assert calls == (0,)
+
+
+def test_one_user_target_selected_alone_and_called_from_a_sync_body(pytester):
+    pytester.makeconftest(USER_TARGETS)
+    pytester.makepyfile(
+        test_mine="""
+        import pytest
+
+        @pytest.mark.srbench("gpqa-diamond")
+        def test_gpqa(srbench_case, srbench_target):
+            return srbench_target.ask_sync(srbench_case.prompt).final_text
+        """
+    )
+    result, report = run(pytester, "test_mine.py", "--srbench-target=echo-app")
+    assert result.ret == 0, result.stdout.str()
+    (target,) = report["summary"]["targets"]
+    assert target["id"] == "echo-app" and target["total"] == 4 and target["failed"] == 0
+
+
+def test_a_target_declared_twice_is_an_error(pytester):
+    pytester.makeconftest(
+        USER_TARGETS
+        + """
+@pytest_srbench.target("keyword-bot")
+@pytest.fixture
+def another():
+    return None
+"""
+    )
+    pytester.makepyfile(test_mine=ASYNC_MMLU)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
+                                           "test_mine.py")  # fmt: skip
+    assert result.ret != 0
+    assert "target 'keyword-bot' is declared twice" in result.stdout.str() + result.stderr.str()

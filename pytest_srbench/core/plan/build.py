@@ -135,7 +135,10 @@ def _check_targets(
         if target.id in seen:
             raise PlanError(f"target id {target.id!r} is used twice")
         seen.add(target.id)
-        if cost_policy == "require_priced" and mode == "live" and target.kind != "retrieval":
+        # a retrieval search has no price; python targets (the user's code) are priced only when
+        # given prices, otherwise their cost is unknown (null), never 0
+        unpriced_kinds = ("retrieval", "python")
+        if cost_policy == "require_priced" and mode == "live" and target.kind not in unpriced_kinds:
             if not target.prices:
                 raise PlanError(
                     f"target {target.id!r} has no prices; cost_policy require_priced needs "
