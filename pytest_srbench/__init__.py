@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "percentile": "pytest_srbench.core.stats",
     "wilson_interval": "pytest_srbench.core.stats",
     "target": "pytest_srbench.core.user_targets",
+    "benchmark": "pytest_srbench.core.user_benchmarks",
 }
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Target",
     "UsageBuckets",
     "__version__",
+    "benchmark",
     "canonical_json",
     "cost_for",
     "digest",
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from pytest_srbench.core.canonical import canonical_json, digest
     from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target
     from pytest_srbench.core.stats import percentile, wilson_interval
+    from pytest_srbench.core.user_benchmarks import benchmark
     from pytest_srbench.core.user_targets import target
 
 

@@ -12,6 +12,7 @@ from pytest_srbench.app.config import ConfigError, SrbenchConfig, TargetConfig
 from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.agent_bench import AgentAdapter
 from pytest_srbench.benchmarks.base import Adapter, SuiteRowError
+from pytest_srbench.benchmarks.python_defined import PythonDefinedAdapter
 from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.benchmark_errors import BenchmarkError
@@ -29,6 +30,7 @@ from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
 from pytest_srbench.core.plan.choices import PROFILES
 from pytest_srbench.core.plan.selection import SELECTION_NAME, select_for_profile, stratified_order
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.user_benchmarks import PythonBenchmark, defined_benchmarks
 from pytest_srbench.datasets.controlled import DatasetDirectory
 from pytest_srbench.datasets.suites import (
     Suite,
@@ -118,6 +120,23 @@ class PlanDraft:
             preview_context=self.preview_context,
             target_kinds=self.frozen_target_kinds(),
         )
+
+
+def python_suite(definition: PythonBenchmark, registry: AdapterRegistry, rootdir: Path) -> Suite:
+    """A benchmark defined in Python, as a suite; its adapter is registered under its name."""
+    if definition.name not in registry:
+        registry.register(PythonDefinedAdapter.of(definition))
+    meta = {
+        "benchmark": definition.name, "version": definition.version, "source": "python",
+        "revision": definition.version, "sha256": definition.sha256, "kind": "python",
+        "count": len(definition.rows), "description": definition.description,
+    }  # fmt: skip
+    return Suite(
+        benchmark=definition.name,
+        path=rootdir,
+        meta=meta,
+        rows=tuple(enumerate(definition.rows, start=1)),
+    )
 
 
 def dataset_suite(
@@ -215,7 +234,11 @@ def build_draft(
     datasets: dict[str, Suite] = {}
     if request.benchmarks:
         benchmarks = list(dict.fromkeys(request.benchmarks))
+        defined = defined_benchmarks()
         for benchmark in benchmarks:
+            if benchmark in defined and benchmark not in available:
+                datasets[benchmark] = python_suite(defined[benchmark], registry, rootdir)
+                continue
             is_dataset = benchmark in registry and isinstance(
                 registry.get(benchmark), RagAdapter | AgentAdapter
             )  # registered by an earlier plan of this session

@@ -376,3 +376,66 @@ def another():
                                            "test_mine.py")  # fmt: skip
     assert result.ret != 0
     assert "target 'keyword-bot' is declared twice" in result.stdout.str() + result.stderr.str()
+
+
+CAPITALS = """
+import pytest
+import pytest_srbench
+
+CASES = [
+    {"id": "fr", "question": "Capital of France? One word.", "answer": "Paris", "group": "eu"},
+    {"id": "jp", "question": "Capital of Japan? One word.", "answer": "Tokyo", "group": "asia"},
+    {"id": "ke", "question": "Capital of Kenya? One word.", "answer": "Nairobi", "group": "af"},
+]
+
+def grade(answer, case):
+    if case["id"] == "ke" and answer == "odd":
+        return "yes"  # not a bool: the cell cannot be graded
+    return answer.strip().lower() == case["answer"].lower()
+
+pytest_srbench.benchmark("capitals", cases=CASES, grade=grade, version="2")
+
+ATLAS = {"France": "Paris", "Japan": "Osaka", "Kenya": "odd"}
+
+@pytest.mark.srbench("capitals")
+async def test_capitals(srbench_case):
+    assert "answer" not in srbench_case.metadata
+    return next(city for country, city in ATLAS.items() if country in srbench_case.prompt)
+"""
+
+
+def test_a_benchmark_defined_in_python_with_its_own_grader(pytester):
+    pytester.makepyfile(test_mine=CAPITALS)
+    result, report = run(pytester, "test_mine.py", "--srbench-target=sim-small")
+    assert result.ret == 1  # the ungradable cell fails
+    result.stdout.fnmatch_lines(["*the grader of 'capitals' returned str, not a bool*"])
+    (target,) = report["summary"]["targets"]
+    assert (target["total"], target["correct"], target["failed"]) == (3, 1, 1)
+    (suite,) = report["provenance"]["dataset"]["suites"]
+    assert suite["benchmark"] == "capitals" and suite["source"] == "python"
+    assert report["plan"]["adapter_versions"] == {"capitals": "python:2"}
+    changed = CAPITALS.replace("Capital of Kenya?", "Capital city of Kenya?")
+    pytester.makepyfile(test_mine=changed)
+    _, again = run(pytester, "test_mine.py", "--srbench-target=sim-small", name="again.json")
+    assert again["plan"]["case_sha256"] != report["plan"]["case_sha256"]
+
+
+@pytest.mark.parametrize(
+    ("cases", "message"),
+    [
+        ('[{"id": "a", "question": "q"}, {"id": "a", "question": "q"}]', "duplicate id 'a'"),
+        ('[{"id": "a"}]', "needs exactly one of 'question' or 'messages'"),
+        ("[]", "needs at least one case"),
+    ],
+)
+def test_a_malformed_python_benchmark_is_a_clear_error(pytester, cases, message):
+    pytester.makepyfile(
+        test_mine=f"""
+import pytest_srbench
+pytest_srbench.benchmark("broken", cases={cases}, grade=lambda a, c: True)
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
+                                           "test_mine.py")  # fmt: skip
+    assert result.ret != 0
+    assert message in result.stdout.str()
