@@ -58,6 +58,12 @@ def _report(
         future.set_result(outcome)
 
 
+def _engine_failure(future: Future[CellOutcome], error: BaseException) -> None:
+    """An item's cell failed inside the engine itself (not in its protocol)."""
+    if not future.done():
+        future.set_result(CellOutcome("failed", None, f"engine error: {type(error).__name__}"))
+
+
 class Engine:
     """Owns a thread with an event loop; dispatches cells and resolves one future per cell."""
 
@@ -134,9 +140,7 @@ class Engine:
                 try:
                     result, committed = await run_cell(rt, case, target)
                 except BaseException as error:  # never leave an item waiting forever
-                    future.set_result(
-                        CellOutcome("failed", None, f"engine error: {type(error).__name__}")
-                    )
+                    _engine_failure(future, error)
                     if isinstance(error, asyncio.CancelledError):
                         raise
                     continue
@@ -259,10 +263,7 @@ class Engine:
             result, committed = await run_cell(rt, case, target, adapter)
             await asyncio.wait([committed])
         except BaseException as error:  # never leave an item waiting forever
-            if not future.done():
-                future.set_result(
-                    CellOutcome("failed", None, f"engine error: {type(error).__name__}")
-                )
+            _engine_failure(future, error)
             if isinstance(error, asyncio.CancelledError):
                 raise
             return

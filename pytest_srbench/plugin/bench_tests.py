@@ -170,6 +170,20 @@ def answer_text(returned: object) -> str:
     raise NotGraded(f"the test body returned {type(returned).__name__}, not the answer text")
 
 
+def session_value(definitions: Sequence[Any] | None) -> tuple[bool, Any]:
+    """(True, value) when the fixture these definitions resolve to is session-scoped,
+    unparametrized and already set up without error; (False, None) otherwise."""
+    if not definitions:
+        return False, None
+    definition = definitions[-1]
+    cached = definition.cached_result
+    if definition.scope != "session" or definition.params is not None:
+        return False, None
+    if cached is None or cached[2] is not None:
+        return False, None
+    return True, cached[0]
+
+
 OWN_FIXTURES = frozenset({CELL_PARAM, "srbench_case", "srbench_target"})
 
 
@@ -194,16 +208,10 @@ def early_arguments(
             continue
         if name == "request" and name not in info.argnames:
             continue  # asked for by a fixture (srbench's own, or one judged on its own here)
-        definitions = info.name2fixturedefs.get(name)
-        if not definitions:
-            return None  # ``request`` in the body's own arguments: pytest's, per item
-        definition = definitions[-1]
-        cached = definition.cached_result
-        if definition.scope != "session" or definition.params is not None:
+        ready, value = session_value(info.name2fixturedefs.get(name))
+        if not ready:  # (``request`` in the body's own arguments has no definition: per item)
             return None
-        if cached is None or cached[2] is not None:
-            return None
-        shared[name] = cached[0]
+        shared[name] = value
     own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target}
     arguments: dict[str, Any] = {}
     for name in info.argnames:

@@ -29,6 +29,7 @@ from pytest_srbench.plugin.bench_tests import (
     TestBodyAdapter,
     cell_of,
     early_arguments,
+    session_value,
 )
 from pytest_srbench.plugin.items import (
     CellNotGraded,
@@ -238,16 +239,8 @@ class RunPhase(PluginState):
         if self._target(target_id).kind != "python":
             return self.target_handle(target_id)
         manager = item.session._fixturemanager
-        definitions = manager.getfixturedefs(self.user_fixture(target_id), item)
-        if not definitions:
-            return None
-        definition = definitions[-1]
-        cached = definition.cached_result
-        if definition.scope != "session" or definition.params is not None:
-            return None
-        if cached is None or cached[2] is not None:
-            return None
-        return self.target_handle(target_id, cached[0])
+        ready, app = session_value(manager.getfixturedefs(self.user_fixture(target_id), item))
+        return self.target_handle(target_id, app) if ready else None
 
     def _start_ahead(self, current: pytest.Function) -> None:
         """Start the bodies of the items after ``current`` that need no per-item set-up, so
