@@ -106,16 +106,23 @@ def is_known_cost(value: object) -> bool:
     )
 
 
+def _price(
+    usage: object, model: str | None, prices: Mapping[str, Mapping[str, float]]
+) -> Mapping[str, float] | None:
+    """The frozen prices of ``model`` when both the usage and the model are known."""
+    if usage is None or model is None:
+        return None
+    return prices.get(model)
+
+
 def cost_for(
     usage: UsageBuckets | Mapping[str, int] | None,
     model: str | None,
     prices: Mapping[str, Mapping[str, float]],
 ) -> float | None:
     """USD cost of ``usage`` at the frozen prices of ``model``; ``None`` if either is unknown."""
-    if usage is None or model is None:
-        return None
-    price = prices.get(model)
-    if price is None:
+    price = _price(usage, model, prices)
+    if usage is None or price is None:
         return None
     return (
         usage["input_tokens"] * price["input"]
@@ -131,10 +138,8 @@ def cache_neutral_cost(
     prices: Mapping[str, Mapping[str, float]],
 ) -> float | None:
     """Counterfactual cost with every prompt token at the fresh-input rate; not billed spend."""
-    if usage is None or model is None:
-        return None
-    price = prices.get(model)
-    if price is None:
+    price = _price(usage, model, prices)
+    if usage is None or price is None:
         return None
     prompt = usage["input_tokens"] + usage["cached_input_tokens"] + usage["cache_write_tokens"]
     return (prompt * price["input"] + usage["output_tokens"] * price["output"]) / 1_000_000
