@@ -24,6 +24,7 @@ from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.models import Case, Target
 
 MARKER = "srbench"
+PYTEST_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception)
 CELL_PARAM = "srbench_cell"
 
 
@@ -253,6 +254,10 @@ class TestBodyAdapter(Adapter):
                 returned = await asyncio.to_thread(function, **arguments)
         except (CallFailure, CellCancelled, NotGraded, asyncio.CancelledError):
             raise
+        except PYTEST_OUTCOMES as outcome:  # pytest.skip / fail / xfail inside a body
+            raise NotGraded(
+                f"the test body raised pytest's {type(outcome).__name__}: a cell needs an answer"
+            ) from outcome
         except Exception as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
             raise NotGraded(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.skipping import evaluate_skip_marks
 
 from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
@@ -223,7 +224,13 @@ class CollectPhase(PluginState):
             or self.config.getoption("collectonly")
         ):
             return
-        selected = [item for item in session.items if cell_of(item) is not None]
+        # a marked test that a skip mark skips plans no cells (its items are reported skipped)
+        selected = [
+            item
+            for item in session.items
+            if cell_of(item) is not None
+            and (isinstance(item, SrbenchCell) or evaluate_skip_marks(item) is None)
+        ]
         if not selected:  # say why, never a bare "no tests ran"
             note_deselected(self.config, self.draft)
             return

@@ -82,8 +82,9 @@ def _nothing() -> None:
     return None
 
 
-def run_cell_protocol(item: SrbenchCell) -> None:
-    """logstart → setup / call / teardown reports → logfinish, without capture wrappers.
+def run_cell_protocol(item: pytest.Item, runtest: Callable[[], None] | None = None) -> None:
+    """logstart → setup / call / teardown reports → logfinish, without capture wrappers;
+    ``runtest`` is the call phase (default: the item's own).
 
     Reports are made and logged through the ordinary hooks, so terminal output, xdist,
     JUnit XML and ``-x`` behave exactly as for any item.
@@ -91,7 +92,8 @@ def run_cell_protocol(item: SrbenchCell) -> None:
     ihook = item.ihook
     reraise: tuple[type[BaseException], ...] = (pytest.exit.Exception, KeyboardInterrupt)
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    for when, func in (("setup", _nothing), ("call", item.runtest), ("teardown", _nothing)):
+    phases = (("setup", _nothing), ("call", runtest or item.runtest), ("teardown", _nothing))
+    for when, func in phases:
         call = pytest.CallInfo.from_call(func, when=when, reraise=reraise)  # type: ignore[arg-type]
         report = ihook.pytest_runtest_makereport(item=item, call=call)
         ihook.pytest_runtest_logreport(report=report)

@@ -160,11 +160,51 @@ class RunPhase(PluginState):
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> bool | None:
         """A lean protocol for cell items: they have no fixtures, print and log nothing, so
-        capture, log capture and fixture set-up are skipped; every reporting hook still runs."""
-        if not isinstance(item, SrbenchCell) or not self.lean:
+        capture, log capture and fixture set-up are skipped; every reporting hook still runs.
+
+        A marked test's item whose body already started ahead takes it too: everything that
+        body depends on is session-wide and set up, so the item's own set-up and tear-down would
+        do nothing (the item before and the one after share its parent, so pytest's set-up
+        stack is the same on both sides; the session's fixtures are torn down by a later
+        item, and skip / xfail marks keep the ordinary protocol)."""
+        if not self.lean:
             return None
-        run_cell_protocol(item)
-        return True
+        if isinstance(item, SrbenchCell):
+            run_cell_protocol(item)
+            return True
+        if self._runs_lean(item, nextitem):
+            assert isinstance(item, pytest.Function)
+            run_cell_protocol(item, lambda: self._call_marked(item))
+            return True
+        return None
+
+    def _runs_lean(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+        engine = self.engine
+        cell = cell_of(item)
+        return (
+            engine is not None
+            and cell is not None
+            and cell in engine.futures  # started ahead: its fixtures are session-wide, set up
+            and nextitem is not None
+            and nextitem.parent is item.parent
+            and self._lean_parent is item.parent
+            and not any(item.iter_markers("skip"))
+            and not any(item.iter_markers("skipif"))
+            and not any(item.iter_markers("xfail"))
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """Remember whose set-up stack stays in place for the next item (see above)."""
+        self._lean_parent = nextitem.parent if nextitem is not None else None
+
+    def _call_marked(self, item: pytest.Function) -> None:
+        """The call phase of a marked test without pytest's set-up: its cell's outcome."""
+        __tracebackhide__ = True
+        cell = cell_of(item)
+        assert cell is not None and self.engine is not None
+        self._start_ahead(item)
+        self._check_outcome(item, self.outcome(*cell))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
@@ -180,12 +220,17 @@ class RunPhase(PluginState):
                 self._submit_body(pyfuncitem, cell, {n: pyfuncitem.funcargs[n] for n in names})
             self._start_ahead(pyfuncitem)
         # (without an engine, another process ran the cell or the run is only reported)
-        outcome = self.outcome(*cell)
-        pyfuncitem.srbench_outcome = outcome  # type: ignore[attr-defined]
+        self._check_outcome(pyfuncitem, self.outcome(*cell))
+        return True
+
+    @staticmethod
+    def _check_outcome(item: pytest.Function, outcome: CellOutcome) -> None:
+        """Keep the outcome for the report; a cell that reached no grade fails the item."""
+        __tracebackhide__ = True
+        item.srbench_outcome = outcome  # type: ignore[attr-defined]
         if outcome.status != "completed":
             reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
             raise CellNotGraded(f"{outcome.status}: {reason}")
-        return True
 
     def _submit_body(
         self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]

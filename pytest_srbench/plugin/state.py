@@ -99,6 +99,7 @@ class PluginState:
         self._driven_items: list[pytest.Function] = []  # this process's marked test items
         self._driven_position: dict[str, int] = {}  # their node ids -> position
         self._ahead = 0  # the first of them not yet considered for an early start
+        self._lean_parent: Any = None  # the parent whose set-up stays for the next item
         self._cases_by_id: dict[str, Case] = {}
         self._targets_by_id: dict[str, Target] = {}
         self._case_views: dict[str, Any] = {}

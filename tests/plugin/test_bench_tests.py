@@ -439,3 +439,56 @@ pytest_srbench.benchmark("broken", cases={cases}, grade=lambda a, c: True)
                                            "test_mine.py")  # fmt: skip
     assert result.ret != 0
     assert message in result.stdout.str()
+
+
+LEAN = """
+import pytest
+
+@pytest.fixture(scope="session")
+def resource():
+    yield "ready"
+    with open("torn-down.txt", "w") as done:  # in the project folder (the run's cwd)
+        done.write("yes")
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_mmlu(srbench_case, srbench_target, resource):
+    assert resource == "ready"
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+
+@pytest.mark.skip(reason="not today")
+@pytest.mark.srbench("gpqa-diamond")
+async def test_skipped(srbench_case, srbench_target, resource):
+    raise AssertionError("a skipped test's body never runs")
+"""
+
+
+def test_started_ahead_items_keep_pytests_reports_marks_and_teardown(pytester):
+    pytester.makepyfile(test_mine=LEAN)
+    result, report = run(pytester, "test_mine.py", "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*8 skipped*"])
+    assert (pytester.path / "torn-down.txt").read_text() == "yes"  # the session fixture's
+    junit = (pytester.path / "junit.xml").read_text()
+    assert junit.count("<testcase ") == 28 + 8
+    assert {t["id"]: t["total"] for t in report["summary"]["targets"]} == {
+        "sim-large": 14, "sim-small": 14,
+    }  # fmt: skip
+
+
+def test_pytest_skip_inside_a_body_is_a_failed_cell_not_a_lost_one(pytester):
+    pytester.makepyfile(
+        test_mine="""
+        import pytest
+
+        @pytest.mark.srbench("gpqa-diamond")
+        async def test_gpqa(srbench_case, srbench_target):
+            if srbench_case.id.endswith("-001"):
+                pytest.skip("no answer today")
+            return (await srbench_target.ask(srbench_case.messages)).final_text
+        """
+    )
+    result, report = run(pytester, "test_mine.py", "--srbench-target=sim-small")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*the test body raised pytest's Skipped: a cell needs an answer*"])
+    (target,) = report["summary"]["targets"]
+    assert target["total"] == 4 and target["failed"] == 1 and target["pending"] == 0
