@@ -79,7 +79,6 @@ class Engine:
         self._submitted: set[asyncio.Task[Any]] = set()
         self._slots: dict[str | None, asyncio.Semaphore] = {}  # submitted cells: run, target
         self.in_flight = 0
-        self.waiting = 0  # submitted cells waiting for a slot
         self._submissions = 0  # submitted cells without an outcome yet (any thread reads)
         self._submissions_lock = threading.Lock()
         self.finished = 0
@@ -242,13 +241,9 @@ class Engine:
     ) -> None:
         rt = self.runtime
         async with contextlib.AsyncExitStack() as slots:
-            self.waiting += 1
-            try:
-                for key in (None, target.id):
-                    if key in self._slots:
-                        await slots.enter_async_context(self._slots[key])
-            finally:
-                self.waiting -= 1
+            for key in (None, target.id):
+                if key in self._slots:
+                    await slots.enter_async_context(self._slots[key])
             if rt.stopping():
                 future.set_result(CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}"))
                 return

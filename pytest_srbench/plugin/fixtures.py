@@ -38,11 +38,9 @@ def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]
     """The cell's target: ``await srbench_target.ask(messages)`` (``ask_sync`` in a plain
     ``def`` test) sends one journaled call and returns the reply."""
     session = _session(request)
-    target_id = srbench_cell[1]
-    if session.manifest.target_inventory()[target_id].kind == "python":  # the user's own code
-        app = request.getfixturevalue(session.user_fixture(target_id))
-        return session.target_handle(target_id, app)
-    return session.target_handle(target_id)
+    fixture = session.app_fixture(srbench_cell[1])  # a python target: the user's own code
+    app = request.getfixturevalue(fixture) if fixture is not None else None
+    return session.target_handle(srbench_cell[1], app)
 
 
 @pytest.fixture(scope="session")

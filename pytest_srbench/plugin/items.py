@@ -41,11 +41,8 @@ class SrbenchCell(pytest.Item):
         self.extra_keyword_matches.update({self.benchmark, target_id})
 
     def runtest(self) -> None:
-        outcome = self._outcome(self.case_id, self.target_id)
-        self.outcome = outcome
-        if outcome.status != "completed":
-            reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
-            raise CellNotGraded(f"{outcome.status}: {reason}")
+        self.outcome = self._outcome(self.case_id, self.target_id)
+        require_graded(self.outcome)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CellNotGraded):
@@ -60,6 +57,14 @@ class SrbenchCell(pytest.Item):
         if self.outcome is None:
             return None
         return outcome_summary(self.case_id, self.target_id, self.outcome)
+
+
+def require_graded(outcome: CellOutcome) -> None:
+    """A cell that reached no graded outcome fails its item with a one-line reason."""
+    __tracebackhide__ = True
+    if outcome.status != "completed":
+        reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
+        raise CellNotGraded(f"{outcome.status}: {reason}")
 
 
 def outcome_summary(case_id: str, target_id: str, outcome: CellOutcome) -> dict[str, Any]:

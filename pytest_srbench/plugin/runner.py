@@ -32,9 +32,9 @@ from pytest_srbench.plugin.bench_tests import (
     session_value,
 )
 from pytest_srbench.plugin.items import (
-    CellNotGraded,
     SrbenchCell,
     outcome_summary,
+    require_graded,
     run_cell_protocol,
 )
 from pytest_srbench.plugin.progress import read_status
@@ -228,9 +228,7 @@ class RunPhase(PluginState):
         """Keep the outcome for the report; a cell that reached no grade fails the item."""
         __tracebackhide__ = True
         item.srbench_outcome = outcome  # type: ignore[attr-defined]
-        if outcome.status != "completed":
-            reason = outcome.reason or (outcome.result or {}).get("error") or outcome.status
-            raise CellNotGraded(f"{outcome.status}: {reason}")
+        require_graded(outcome)
 
     def _submit_body(
         self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]
@@ -268,8 +266,11 @@ class RunPhase(PluginState):
             return AppHandle(id=target.id, model=target.model, kind="python", app=app)
         return TargetHandle.of(target)
 
-    def user_fixture(self, target_id: str) -> str:
-        """The fixture that provides ``python`` target ``target_id``."""
+    def app_fixture(self, target_id: str) -> str | None:
+        """The fixture whose value is ``python`` target ``target_id`` (None for a target that
+        is a server: a model, a router, a retrieval service)."""
+        if self._target(target_id).kind != "python":
+            return None
         declared = self._user_targets.get(target_id)
         if declared is None:
             raise pytest.UsageError(
@@ -281,10 +282,11 @@ class RunPhase(PluginState):
     def _early_handle(self, item: pytest.Function, target_id: str) -> TargetHandle | None:
         """The target handle of an item's body before its set-up, or None when a ``python``
         target's fixture is not a session-wide value that is already set up."""
-        if self._target(target_id).kind != "python":
+        fixture = self.app_fixture(target_id)
+        if fixture is None:
             return self.target_handle(target_id)
         manager = item.session._fixturemanager
-        ready, app = session_value(manager.getfixturedefs(self.user_fixture(target_id), item))
+        ready, app = session_value(manager.getfixturedefs(fixture, item))
         return self.target_handle(target_id, app) if ready else None
 
     def _start_ahead(self, current: pytest.Function) -> None:
