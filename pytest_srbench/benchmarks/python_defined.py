@@ -17,6 +17,7 @@ class PythonDefinedAdapter(Adapter):
     """Renders rows and grades with the definition's function."""
 
     definition: ClassVar[PythonBenchmark]
+    rows_by_case: ClassVar[dict[str, dict[str, Any]]]  # the definition's rows by case id
 
     @classmethod
     def of(cls, definition: PythonBenchmark) -> Adapter:
@@ -24,19 +25,11 @@ class PythonDefinedAdapter(Adapter):
             f"{cls.__name__}[{definition.name}]",
             (cls,),
             {"benchmark": definition.name, "version": f"python:{definition.version}",
-             "definition": definition},
+             "definition": definition,
+             "rows_by_case": {f"{definition.name}/{row['id']}": row for row in definition.rows}},
         )  # fmt: skip
         adapter: Adapter = bound()
         return adapter
-
-    @classmethod
-    def rows_by_case(cls) -> dict[str, dict[str, Any]]:
-        """The definition's rows by case id (built once)."""
-        cached: dict[str, dict[str, Any]] | None = cls.__dict__.get("_rows_by_case")
-        if cached is None:
-            cached = {f"{cls.benchmark}/{row['id']}": row for row in cls.definition.rows}
-            cls._rows_by_case = cached  # type: ignore[attr-defined]
-        return cached
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
         count = len(self.definition.rows)
@@ -65,7 +58,7 @@ class PythonDefinedAdapter(Adapter):
     async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
         case = ctx.case
         case_id = str(case.metadata.get("repeat_of") or case.id)  # a repeat grades as its case
-        row = self.rows_by_case()[case_id]
+        row = self.rows_by_case[case_id]
         try:
             verdict = self.definition.grade(answer, row)
         except Exception as error:
