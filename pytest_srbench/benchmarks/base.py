@@ -60,6 +60,16 @@ class NotGraded(Exception):
     body that produced the answer raised (one line, kept as the cell's reason)."""
 
 
+def text_answer(benchmark: str, answer: object) -> str:
+    """The answer as text, or ``NotGraded`` naming what the body returned instead."""
+    if isinstance(answer, str):
+        return answer
+    raise NotGraded(
+        f"benchmark {benchmark!r} grades answer text; the test body returned "
+        f"{type(answer).__name__}"
+    )
+
+
 class CellContext(Protocol):
     """What an adapter may use while it evaluates one cell."""
 
@@ -154,11 +164,13 @@ class Adapter(ABC):
     async def evaluate(self, ctx: CellContext) -> Grade:
         """Run the cell's protocol through ``ctx.call`` and grade the outcome."""
 
-    async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         """Grade an answer that a test body produced (a benchmark written as a pytest test).
 
-        Benchmarks whose protocol is one answer to the case's messages grade it here; the
-        others (agents, code run in the sandbox, multi-turn) refuse with a clear reason.
+        ``answer`` is what the body returned (a reply's text when it returned a model reply);
+        most benchmarks take text (``text_answer``), some a structure (a RAG benchmark takes
+        the ranked results). Benchmarks whose protocol is not one answer (code run in the
+        sandbox, multi-turn) refuse with a clear reason.
         """
         raise NotGraded(
             f"benchmark {ctx.case.benchmark!r} cannot grade an answer returned by a test body"

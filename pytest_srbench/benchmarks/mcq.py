@@ -8,7 +8,14 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError, require
+from pytest_srbench.benchmarks.base import (
+    Adapter,
+    CellContext,
+    Grade,
+    SuiteRowError,
+    require,
+    text_answer,
+)
 from pytest_srbench.core.canonical import digest
 from pytest_srbench.core.grading.mcq import GRADER_VERSION, grade_choice
 from pytest_srbench.core.models import Case, Message
@@ -30,10 +37,10 @@ class McqAdapter(Adapter):
         reply = await ctx.call([message.model_dump() for message in case.messages])
         return await self.grade_answer(ctx, reply.final_text)
 
-    async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         case = ctx.case
         letters = str(case.metadata["letters"])
-        grade = grade_choice(answer, str(case.answer), letters)
+        grade = grade_choice(text_answer(case.benchmark, answer), str(case.answer), letters)
         return Grade(
             correct=grade.correct,
             answer=grade.answer,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, NotGraded
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, NotGraded, text_answer
 from pytest_srbench.core.models import Case, Message
 from pytest_srbench.core.user_benchmarks import PythonBenchmark
 
@@ -55,10 +55,11 @@ class PythonDefinedAdapter(Adapter):
         reply = await ctx.call([message.model_dump() for message in ctx.case.messages])
         return await self.grade_answer(ctx, reply.final_text)
 
-    async def grade_answer(self, ctx: CellContext, answer: str) -> Grade:
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         case = ctx.case
         case_id = str(case.metadata.get("repeat_of") or case.id)  # a repeat grades as its case
         row = self.rows_by_case[case_id]
+        answer = text_answer(self.benchmark, answer)
         try:
             verdict = self.definition.grade(answer, row)
         except Exception as error:

@@ -161,14 +161,21 @@ class AppHandle(TargetHandle):
 
 
 def answer_text(returned: object) -> str:
-    """The answer a test body returned: text, or the reply of a model call."""
+    """The text of what a python target's callable returned: text, or a model call's reply."""
+    answer = body_answer(returned)
+    if isinstance(answer, str):
+        return answer
+    raise NotGraded(f"the target returned {type(returned).__name__}, not the answer text")
+
+
+def body_answer(returned: object) -> object:
+    """The answer a test body returned, for its benchmark's grader: a model call's reply is
+    its text; anything else goes as it is (text, or a structure such as ranked results)."""
     if isinstance(returned, ModelReply):
         return returned.final_text
-    if isinstance(returned, str):
-        return returned
     if returned is None:
         raise NotGraded("the test body returned no answer (return the answer text)")
-    raise NotGraded(f"the test body returned {type(returned).__name__}, not the answer text")
+    return returned
 
 
 def session_value(definitions: Sequence[Any] | None) -> tuple[bool, Any]:
@@ -263,4 +270,4 @@ class TestBodyAdapter(Adapter):
             raise NotGraded(
                 f"the test body raised {type(error).__name__}" + (f": {first}" if first else "")
             ) from error
-        return await self.grader.grade_answer(ctx, answer_text(returned))
+        return await self.grader.grade_answer(ctx, body_answer(returned))
