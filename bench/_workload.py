@@ -33,6 +33,16 @@ async def test_bench(srbench_case, srbench_target):
     return (await srbench_target.ask(srbench_case.messages)).final_text
 """
 
+CLIENT_TEST_MODULE = """
+import pytest
+
+
+@pytest.mark.srbench("bench-mcq")
+async def test_bench(srbench_case, srbench_client):
+    return (await srbench_client.chat(srbench_case.messages)).final_text
+"""
+TEST_MODULES = {"target": "test_bench.py", "client": "test_bench_client.py"}
+
 PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 0.0\noutput = 2.0\n"
 
 
@@ -84,8 +94,9 @@ def make_project(root: Path, workload: Workload) -> Path:
             "profiles": {"smoke": workload.cells}}  # fmt: skip
     (suite / "suite.json").write_text(json.dumps(meta))
     (root / "conftest.py").write_text(CONFTEST)
-    (root / "test_bench.py").write_text(TEST_MODULE)  # the test-function path (collected only
-    # when named on the command line)
+    # the test-function paths (collected only when named on the command line)
+    (root / TEST_MODULES["target"]).write_text(TEST_MODULE)
+    (root / TEST_MODULES["client"]).write_text(CLIENT_TEST_MODULE)
     model = model_spec(workload)
     lines = [
         'default_targets = ["bench"]',
@@ -121,12 +132,13 @@ class PytestRun:
     status: str
 
 
-def run_pytest(project: Path, workload: Workload, *, as_test: bool = False) -> PytestRun:
+def run_pytest(project: Path, workload: Workload, *, as_test: str | None = None) -> PytestRun:
     """Run the plugin on the project; wall time is the run's own (created → finished).
 
-    ``as_test``: the cases parametrize ``test_bench.py`` (a benchmark written as a pytest test)
-    instead of being the shipped-suite items."""
-    selection = ["--srbench-profile", "smoke", "test_bench.py"] if as_test else [
+    ``as_test``: the cases parametrize a test function (a benchmark written as a pytest test)
+    calling the simulator through ``srbench_target`` ("target") or ``srbench_client``
+    ("client"), instead of being the shipped-suite items."""
+    selection = ["--srbench-profile", "smoke", TEST_MODULES[as_test]] if as_test else [
         "--srbench-benchmark", "bench-mcq"]  # fmt: skip
     command = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,

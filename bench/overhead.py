@@ -82,14 +82,20 @@ def main() -> int:
             note += "" if all(run.status == "completed" for run in runs) else " (not completed!)"
             rows.append(row("pytest-srbench", workload, wall, rss, None, note))
             if workload.cells <= 4000:
-                tests = [run_pytest(project, workload, as_test=True) for _ in range(args.repeat)]
-                test_wall = statistics.median(run.wall_s for run in tests)
-                test_rss = max((run.peak_rss_mb or 0) for run in tests) or None
-                counted = all(r.calls == r.cells == workload.cells for r in tests)
-                rows.append(
-                    row("  as test functions", workload, test_wall, test_rss, wall,
-                        "rows == cells" if counted else "ROW COUNT MISMATCH")
-                )  # fmt: skip
+                for path, label in (
+                    ("target", "as test functions"),
+                    ("client", "as tests, srbench_client"),
+                ):
+                    tests = [
+                        run_pytest(project, workload, as_test=path) for _ in range(args.repeat)
+                    ]
+                    test_wall = statistics.median(run.wall_s for run in tests)
+                    test_rss = max((run.peak_rss_mb or 0) for run in tests) or None
+                    counted = all(r.calls == r.cells == workload.cells for r in tests)
+                    rows.append(
+                        row(f"  {label}", workload, test_wall, test_rss, wall,
+                            "rows == cells" if counted else "ROW COUNT MISMATCH")
+                    )  # fmt: skip
             if workload.workers == 1 and workload.cells <= 4000:
                 loop = statistics.median(run_hand_loop(workload) for _ in range(args.repeat))
                 rows.append(

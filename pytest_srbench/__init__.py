@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it (imported on first access, PEP 562)
 _LAZY: dict[str, str] = {
+    "AgentRun": "pytest_srbench.core.agent_run",
+    "ToolCall": "pytest_srbench.core.agent_run",
     "Case": "pytest_srbench.core.models",
     "Limits": "pytest_srbench.core.models",
     "Manifest": "pytest_srbench.core.models",
@@ -32,11 +34,13 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AgentRun",
     "Case",
     "Limits",
     "Manifest",
     "Prices",
     "Target",
+    "ToolCall",
     "UsageBuckets",
     "__version__",
     "benchmark",
@@ -50,6 +54,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from pytest_srbench.core.agent_run import AgentRun, ToolCall
     from pytest_srbench.core.calls.usage import UsageBuckets, cost_for, normalize_usage
     from pytest_srbench.core.canonical import canonical_json, digest
     from pytest_srbench.core.models import Case, Limits, Manifest, Prices, Target

@@ -3,7 +3,7 @@ resolve targets, and freeze (optionally over the subset of cells a user selected
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -62,6 +62,7 @@ class PlanDraft:
     preview_context: dict[str, Any] | None = None
     target_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sampling: dict[str, Any] = field(default_factory=dict)
+    python_uses: dict[str, tuple[str, ...]] = field(default_factory=dict)  # python target -> models
 
     def frozen_target_kinds(self) -> dict[str, list[str]]:
         """The manifest's ``target_kinds``: benchmarks whose targets are not chat models."""
@@ -101,6 +102,14 @@ class PlanDraft:
             for target_id in o.values()
             if isinstance(target_id, str)
         }
+        subjects = {target.id for target in targets}
+        bound |= {
+            used
+            for target in targets
+            if target.kind == "python"
+            for used in self.python_uses.get(target.id, ())
+            if used not in subjects
+        }  # the models a python target's code calls (journaled, priced like a judge's calls)
         auxiliary = {k: v for k, v in self.auxiliary.items() if k in bound}
         return freeze_plan(
             targets=targets,
@@ -220,11 +229,14 @@ def build_draft(
     registry: AdapterRegistry,
     rootdir: Path,
     user_targets: Sequence[TargetConfig] = (),
+    python_uses: Mapping[str, Sequence[str]] | None = None,
 ) -> PlanDraft:
     """Select and render the cases of a profile; resolve the targets.
 
     ``user_targets`` are ``python`` targets (the user's fixtures, for benchmarks written as
-    tests): every benchmark may run against them, and they join the default selection."""
+    tests): every benchmark may run against them, and they join the default selection.
+    ``python_uses`` names the configured models each of them calls (they join the plan's
+    auxiliary targets)."""
     if request.profile not in PROFILES:
         raise ConfigError(
             f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
@@ -308,6 +320,8 @@ def build_draft(
         suites=provenance,
     )
     auxiliary, options = bind_auxiliary(config, targets, [registry.get(b) for b in benchmarks])
+    uses = {key: tuple(names) for key, names in (python_uses or {}).items()}
+    auxiliary.update(used_targets(config, uses, auxiliary))
     return PlanDraft(
         config=config,
         targets=targets,
@@ -328,7 +342,28 @@ def build_draft(
             for b in benchmarks
         },
         sampling=dict(request.sampling),
+        python_uses=uses,
     )
+
+
+def used_targets(
+    config: SrbenchConfig, uses: Mapping[str, tuple[str, ...]], auxiliary: Mapping[str, Target]
+) -> dict[str, Target]:
+    """The configured chat targets that python targets call, frozen as auxiliary targets."""
+    known = config.all_targets()
+    found: dict[str, Target] = {}
+    for user, names in uses.items():
+        for name in names:
+            if name not in known:
+                raise ConfigError(
+                    f"target {user!r} uses {name!r}, which is not a configured target; known "
+                    f"targets: {', '.join(sorted(known))}"
+                )
+            if known[name].kind not in CHAT_TARGET_KINDS:
+                raise ConfigError(f"target {user!r} uses {name!r}, which is not a chat model")
+            if name not in auxiliary:
+                found[name] = known[name].to_target()
+    return found
 
 
 def prepared_selection(

@@ -8,6 +8,7 @@ from pytest_srbench.benchmarks.base import (
     ModelReply,
     SuiteRowError,
 )
+from pytest_srbench.benchmarks.notes_tools import NotesToolbox
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "CodeRun",
     "Grade",
     "ModelReply",
+    "NotesToolbox",
     "SuiteRowError",
     "default_registry",
 ]

@@ -28,14 +28,21 @@ def function_tool(
     }
 
 
-def parse_arguments(call: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A tool call's arguments as an object, or None when they are not valid JSON."""
-    raw = (call.get("function") or {}).get("arguments") or "{}"
+def decode_arguments(raw: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
+    """Arguments as an object: an object as it is, JSON text decoded (empty text: no
+    arguments); None when the text is not a JSON object."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
     try:
-        value = json.loads(raw)
+        value = json.loads(raw or "{}")
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def parse_arguments(call: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A tool call's arguments as an object, or None when they are not valid JSON."""
+    return decode_arguments((call.get("function") or {}).get("arguments"))
 
 
 def assistant_message(reply: ModelReply) -> dict[str, Any]:

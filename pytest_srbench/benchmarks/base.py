@@ -28,6 +28,8 @@ class ModelReply:
     output_complete: bool
     tool_calls: list[dict[str, Any]]
     model: str | None
+    usage: dict[str, Any] | None = None  # the server's own usage object, as it sent it
+    evidence: bytes = field(default=b"", repr=False)  # the raw response stream, as received
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,10 @@ class CellContext(Protocol):
         *,
         role: Role = "subject",
         extra_body: Mapping[str, Any] | None = None,
+        via: str | None = None,
     ) -> ModelReply:
-        """Send one journaled model call (subject, or the bound judge / simulator)."""
+        """Send one journaled model call (subject, or the bound judge / simulator); ``via``
+        names another target of the plan to send it to (the user's code calling a model)."""
         ...
 
     async def retrieve(self, query: str) -> tuple[dict[str, Any], float]:
@@ -134,6 +138,9 @@ class Adapter(ABC):
     auxiliary_roles: ClassVar[tuple[str, ...]] = ()
     target_kinds: ClassVar[tuple[str, ...]] = ("single", "mom")
     """The kinds of target this benchmark runs against (a RAG benchmark: ``retrieval``)."""
+    reference_metadata: ClassVar[frozenset[str]] = frozenset()
+    """Metadata keys that are the reference (what the grader checks), to be kept from a test
+    body's ``srbench_case.metadata``."""
 
     @classmethod
     def for_dataset(cls, benchmark: str) -> Adapter:

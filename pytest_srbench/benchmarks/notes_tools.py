@@ -3,17 +3,22 @@ search of the corpus index), ``read_note`` and ``create_task``.
 
 ``create_task`` writes, so it needs the case's explicit approval (``approved_tools``);
 approvals are never automatic — an unapproved call returns ``permission_denied`` and counts
-as a failed tool result."""
+as a failed tool result.
+
+``NotesToolbox`` hands the same tools to the user's own agent loop (a benchmark written as a
+pytest test): their schemas, a call that runs and records, and the ``AgentRun`` to return."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
-from pytest_srbench.benchmarks.agent_tools import function_tool
+from pytest_srbench.benchmarks.agent_tools import decode_arguments, function_tool
+from pytest_srbench.core.agent_run import AgentRun, ToolCall
 
 TOOLS = [
     function_tool(
@@ -121,3 +126,53 @@ class NotesWorkspace:
                 "due": arguments.get("due")}  # fmt: skip
         self.created_tasks.append(task)
         return True, True, json.dumps({"created": task})
+
+
+class HasMetadata(Protocol):
+    """A case as a test body sees it (``srbench_case``) or as the engine holds it."""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+def case_workspace(case: HasMetadata) -> NotesWorkspace:
+    """A fresh workspace with the case's approvals (``approved_tools``), and nothing else."""
+    return NotesWorkspace(approved=frozenset(case.metadata.get("approved_tools") or ()))
+
+
+@dataclass
+class NotesToolbox:
+    """The notes tools of one agent case for the user's own agent loop.
+
+    ``schemas`` go with the model call (``srbench_target.ask(messages, tools=box.schemas)``),
+    ``call`` runs one tool call and records it, and ``run`` is the ``AgentRun`` the test body
+    returns for grading. Make one per cell: the workspace keeps the tasks the calls created.
+    """
+
+    workspace: NotesWorkspace
+    calls: list[ToolCall] = field(default_factory=list)
+
+    @classmethod
+    def for_case(cls, case: HasMetadata) -> NotesToolbox:
+        """The tools of ``case`` (its approvals only: no reference answer is read)."""
+        return cls(case_workspace(case))
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI-style function tools (a copy: change it freely)."""
+        return copy.deepcopy(TOOLS)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """Run one tool call (``arguments``: an object, or the model's JSON text) and return
+        the result text to feed back to the model; an invalid or failed call returns an error
+        text, as a tool would."""
+        decoded = None if arguments is None else decode_arguments(arguments)
+        _, _, text = self.workspace.call(name, decoded)
+        self.calls.append(ToolCall(name=name, arguments=arguments, result=text))
+        return text
+
+    def run(self, final_answer: str, *, completed: bool = True) -> AgentRun:
+        """The run so far, with ``final_answer``; ``completed=False`` when the loop stopped
+        without an answer (its step cap)."""
+        return AgentRun(final_answer=final_answer, tool_calls=tuple(self.calls),
+                        completed=completed)  # fmt: skip

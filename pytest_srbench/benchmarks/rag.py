@@ -1,7 +1,11 @@
-"""RAG-retrieval benchmarks: each case's query goes to a retrieval target (one search per
-cell, in the target's frozen mode); the sample is scored by the RAG metrics of
-``core/report/rag_metrics.py``. A cell is "correct" when an expected note is among the first five
-results (``hit_at_5``); the report's RAG section carries every metric per mode."""
+"""RAG-retrieval benchmarks: each case's query is searched once per cell and the ranked results
+are scored by the RAG metrics of ``core/report/rag_metrics.py``. The search is either the
+engine's own (one journaled call to a ``retrieval`` target, in the target's frozen mode) or the
+user's pipeline, whose ranked results a test body marked with the benchmark returns
+(``ranked_results`` says the shape; the sample's mode is the ``python`` target's id).
+
+A cell is "correct" when an expected note is among the first five results (``hit_at_5``); the
+report's RAG section carries every metric per mode."""
 
 from __future__ import annotations
 
@@ -10,14 +14,48 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError
-from pytest_srbench.core.calls.retrieval import cited_block_ids
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, NotGraded, SuiteRowError
+from pytest_srbench.core.calls.retrieval import cited_block_ids, missing_id
 from pytest_srbench.core.models import Case
 from pytest_srbench.core.plan.datasets import RagCase
 from pytest_srbench.core.report.rag_metrics import sample_metrics
-from pytest_srbench.core.report.tasks import rag_sample
+from pytest_srbench.core.report.tasks import rag_mode, rag_sample
 
 GRADER_VERSION = "rag-metrics-v1"
+ANSWER_SHAPE = "a list of {'note_id': str, 'block_id': str} mappings, best first"
+
+
+def ranked_results(benchmark: str, answer: object) -> list[Mapping[str, Any]]:
+    """The ranked results a test body returned for a RAG benchmark.
+
+    Accepted: a list (or tuple), best first, of mappings each with a ``note_id`` and a
+    ``block_id`` string — optionally ``citation`` / ``citations`` naming the blocks it cites
+    (else it cites its own block), as in a retrieval service's results — or a mapping whose
+    ``results`` is such a list (a retrieval service's whole answer). An empty list is a search
+    that found nothing. Anything else raises ``NotGraded`` naming what came instead.
+    """
+    results = answer.get("results") if isinstance(answer, Mapping) else answer
+    if not isinstance(results, list | tuple):
+        returned = type(answer).__name__
+        if isinstance(answer, Mapping):
+            returned += " without a 'results' list"
+        raise NotGraded(
+            f"benchmark {benchmark!r} grades ranked results ({ANSWER_SHAPE}); "
+            f"the test body returned {returned}"
+        )
+    for position, result in enumerate(results, start=1):
+        missing = missing_id(result)
+        if missing is not None:
+            found = (
+                f"has no {missing!r} string"
+                if isinstance(result, Mapping)
+                else f"is a {type(result).__name__}"
+            )
+            raise NotGraded(
+                f"benchmark {benchmark!r} grades ranked results ({ANSWER_SHAPE}); "
+                f"result {position} of the test body's answer {found}"
+            )
+    return list(results)
 
 
 class RagAdapter(Adapter):
@@ -25,6 +63,9 @@ class RagAdapter(Adapter):
 
     version = "rag-1"
     target_kinds: ClassVar[tuple[str, ...]] = ("retrieval",)
+    reference_metadata: ClassVar[frozenset[str]] = frozenset(
+        {"expected_note_ids", "expected_block_ids"}
+    )
 
     benchmark = "rag"
 
@@ -47,18 +88,46 @@ class RagAdapter(Adapter):
         )  # fmt: skip
 
     async def evaluate(self, ctx: CellContext) -> Grade:
-        params = ctx.target.retrieval
-        mode, top_k = str(params["mode"]), int(params.get("top_k", 5))
+        if ctx.target.kind != "retrieval":
+            raise NotGraded(
+                f"benchmark {self.benchmark!r} searches only through retrieval targets; for "
+                f"target {ctx.target.id!r} return its ranked results from a test body marked "
+                f'@pytest.mark.srbench("{self.benchmark}")'
+            )
         answer, latency_s = await ctx.retrieve(str(ctx.case.metadata["query"]))
-        results = list(answer.get("results") or [])[:top_k]
+        results = list(answer.get("results") or [])
+        return self._graded(ctx, results, latency_s * 1000, answer.get("embedding"))
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """Score the ranked results a test body returned (``ranked_results``) with the same
+        metrics as a retrieval target's search. A returned mapping may carry the search's
+        ``latency_ms`` (``srbench_target.search`` does); without it the latency is unknown."""
+        results = ranked_results(self.benchmark, answer)
+        latency_ms, embedding = None, None
+        if isinstance(answer, Mapping):
+            measured = answer.get("latency_ms")
+            if isinstance(measured, int | float) and not isinstance(measured, bool):
+                latency_ms = float(measured)
+            embedding = answer.get("embedding")
+        return self._graded(ctx, results, latency_ms, embedding)
+
+    def _graded(
+        self,
+        ctx: CellContext,
+        results: list[Mapping[str, Any]],
+        latency_ms: float | None,
+        embedding: object,
+    ) -> Grade:
+        mode, top_k = rag_mode(ctx.target)
+        kept = results[:top_k]
         rag: dict[str, Any] = {
             "mode": mode,
             "top_k": top_k,
-            "ranked_note_ids": [str(r["note_id"]) for r in results],
-            "ranked_block_ids": [str(r["block_id"]) for r in results],
-            "cited_block_ids": [block for r in results for block in cited_block_ids(r)],
-            "latency_ms": latency_s * 1000,
-            "embedding": answer.get("embedding"),
+            "ranked_note_ids": [str(r["note_id"]) for r in kept],
+            "ranked_block_ids": [str(r["block_id"]) for r in kept],
+            "cited_block_ids": [block for r in kept for block in cited_block_ids(r)],
+            "latency_ms": latency_ms,
+            "embedding": embedding,
         }
         # the same sample the report aggregates, built by the core from these details
         sample = rag_sample(ctx.case, ctx.target, {"status": "completed", "details": {"rag": rag}})

@@ -10,7 +10,7 @@ they are known when the plan is made.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,14 +27,19 @@ class UserTarget:
     id: str
     fixture: str
     model: str
+    uses: tuple[str, ...] = ()
 
 
 _DECLARED: dict[str, UserTarget] = {}
 
 
-def target(target_id: str, *, model: str | None = None) -> Callable[[Fixture], Fixture]:
+def target(
+    target_id: str, *, model: str | None = None, uses: str | Sequence[str] = ()
+) -> Callable[[Fixture], Fixture]:
     """Declare a pytest fixture as benchmark target ``target_id`` (apply it above
-    ``@pytest.fixture``). ``model`` names what the report shows as its model (default: the id).
+    ``@pytest.fixture``). ``model`` names what the report shows as its model (default: the id);
+    ``uses`` names the configured targets (models) the code calls through ``srbench_client``,
+    so that they are in the plan (frozen, priced) even when only this target is selected.
 
     The fixture's value is the system under test: a callable (sync or async) that takes the
     case's messages and returns the answer text, or any object the test body knows how to use
@@ -42,12 +47,16 @@ def target(target_id: str, *, model: str | None = None) -> Callable[[Fixture], F
     """
     if not isinstance(target_id, str) or not _ID.match(target_id):
         raise InputError(f"target id {target_id!r} must match {_ID.pattern}")
+    used = (uses,) if isinstance(uses, str) else tuple(uses)
+    for name in used:
+        if not isinstance(name, str) or not _ID.match(name):
+            raise InputError(f"target {target_id!r}: uses= names target ids, not {name!r}")
 
     def declare(fixture: Fixture) -> Fixture:
         name = getattr(fixture, "name", None) or getattr(fixture, "__name__", None)
         if not isinstance(name, str) or not name:
             raise InputError(f"@target({target_id!r}) must decorate a pytest fixture")
-        declared = UserTarget(id=target_id, fixture=name, model=model or target_id)
+        declared = UserTarget(id=target_id, fixture=name, model=model or target_id, uses=used)
         existing = _DECLARED.get(target_id)
         if existing is not None and existing != declared:
             raise InputError(

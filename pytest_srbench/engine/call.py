@@ -140,12 +140,15 @@ async def call_model(
     *,
     role: str = "subject",
     extra_body: Mapping[str, Any] | None = None,
+    via: Target | None = None,
 ) -> ModelReply:
-    """Make one logical call, retrying transient failures when the limits allow it."""
+    """Make one logical call, retrying transient failures when the limits allow it. The call
+    goes to the cell's target (a subject call) or the benchmark's bound auxiliary model, unless
+    ``via`` names the target (the user's code of a ``python`` target calling a model)."""
     attempt = 1
     while True:
         try:
-            return await _attempt(rt, cell, messages, role, extra_body, attempt)
+            return await _attempt(rt, cell, messages, role, extra_body, attempt, via)
         except CallFailure as failure:
             limits = rt.limits
             if not failure.transient or attempt >= limits.max_call_attempts or rt.stopping():
@@ -195,6 +198,7 @@ async def _prepare(
     role: str,
     extra_body: Mapping[str, Any] | None,
     attempt: int,
+    via: Target | None = None,
 ) -> _Prepared:
     """Check the cell's gates, build the request, reserve its worst-case cost and journal the
     ``sent`` row (committed before the request leaves)."""
@@ -206,7 +210,12 @@ async def _prepare(
     if cell.calls_made >= limits.max_calls_per_case:
         raise CallFailure("Per-case call budget exhausted (max_calls_per_case)")
     cell.calls_made += 1
-    target = cell.target if role == "subject" else rt.aux_target(cell.case.benchmark, role)
+    if via is not None:
+        target = via
+    elif role == "subject":
+        target = cell.target
+    else:
+        target = rt.aux_target(cell.case.benchmark, role)
     body = build_body(rt, target, messages, extra_body)
     cap = body.get("max_tokens")
     if isinstance(cap, int) and cap > limits.max_output_tokens:
@@ -399,12 +408,14 @@ async def _attempt(
     role: str,
     extra_body: Mapping[str, Any] | None,
     attempt: int,
+    via: Target | None,
 ) -> ModelReply:
     """One attempt: prepare (gates, reservation, ``sent`` row), stream, finish the receipt."""
-    call = await _prepare(rt, cell, messages, role, extra_body, attempt)
+    call = await _prepare(rt, cell, messages, role, extra_body, attempt, via)
     got = await _stream(rt, cell, call)
     finished = _finish(rt, cell, call, got, messages)
-    rt.writer.post([FinishCall(rt.run_id, finished, bytes(got.evidence))])
+    evidence = bytes(got.evidence)
+    rt.writer.post([FinishCall(rt.run_id, finished, evidence)])
     if got.failure is not None:
         raise got.failure
     outcome = got.outcome
@@ -428,4 +439,6 @@ async def _attempt(
         output_complete=outcome.output_complete,
         tool_calls=outcome.tool_calls,
         model=finished.get("model"),
+        usage=finished.get("raw_usage"),
+        evidence=evidence,
     )

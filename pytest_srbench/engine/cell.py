@@ -20,6 +20,7 @@ from pytest_srbench.core.calls.failures import (
 )
 from pytest_srbench.core.calls.usage import add_buckets, is_known_cost
 from pytest_srbench.core.models import Case, CellStatus, Role, Target
+from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.core.records import CellResult
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.preview import preview_call
@@ -98,8 +99,21 @@ class CellRun:
         *,
         role: Role = "subject",
         extra_body: Mapping[str, Any] | None = None,
+        via: str | None = None,
     ) -> ModelReply:
-        return await call_model(self._rt, self._calls, messages, role=role, extra_body=extra_body)
+        target = None if via is None or via == self.target.id else self._rt.inventory[via]
+        return await call_model(
+            self._rt, self._calls, messages, role=role, extra_body=extra_body, via=target
+        )
+
+    @property
+    def inventory(self) -> Mapping[str, Target]:
+        """Every target of the plan (subjects and auxiliary models), by id."""
+        return self._rt.inventory
+
+    def request_params(self, target: Target) -> dict[str, Any]:
+        """The frozen request parameters a call to ``target`` carries."""
+        return request_params_for(self._rt.manifest, target)
 
     async def retrieve(self, query: str) -> tuple[dict[str, Any], float]:
         return await retrieval_call(self._rt, self._calls, query)

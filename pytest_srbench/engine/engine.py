@@ -12,7 +12,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +64,24 @@ def _engine_failure(future: Future[CellOutcome], error: BaseException) -> None:
         future.set_result(CellOutcome("failed", None, f"engine error: {type(error).__name__}"))
 
 
+@dataclass(frozen=True)
+class Work:
+    """One cell waiting for a worker: its case and target, the protocol that runs it (None: its
+    benchmark's own; a test body's adapter for a benchmark written as a test) and its future."""
+
+    case: Case
+    target: Target
+    adapter: Adapter | None
+    future: Future[CellOutcome]
+
+
 class Engine:
-    """Owns a thread with an event loop; dispatches cells and resolves one future per cell."""
+    """Owns a thread with an event loop; runs cells and resolves one future per cell.
+
+    There is one way in: every cell, whether the plan's cells handed to ``start`` or a test
+    body's cell handed to ``submit`` while pytest walks the items, joins one queue that one pool
+    of ``concurrency`` workers serves in order, under the same per-target limits, stop rules,
+    budget and journal."""
 
     def __init__(self, runtime: RunRuntime, options: EngineOptions) -> None:
         self.runtime = runtime
@@ -75,90 +91,89 @@ class Engine:
         self._thread: threading.Thread | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._done = threading.Event()
-        self._closed: asyncio.Event | None = None
-        self._submitted: set[asyncio.Task[Any]] = set()
-        self._slots: dict[str | None, asyncio.Semaphore] = {}  # submitted cells: run, target
+        self._queue: asyncio.Queue[Work | None] | None = None
+        self._pending_commits: set[asyncio.Future[Any]] = set()
         self.in_flight = 0
         self._submissions = 0  # submitted cells without an outcome yet (any thread reads)
         self._submissions_lock = threading.Lock()
         self.finished = 0
 
+    @property
+    def workers(self) -> int:
+        return max(1, self.options.concurrency)
+
     def start(self, cells: Iterable[tuple[Case, Target]], *, keep_open: bool = False) -> None:
-        """Begin dispatching ``cells`` (in the given order) on a background loop.
+        """Begin running ``cells`` (in the given order) on a background loop.
 
         ``keep_open``: the loop stays up after them for cells submitted one by one
         (``submit``) until ``close``; a test body written by the user runs this way."""
-        queue = [(case, target) for case, target in cells]
-        for case, target in queue:
-            self.futures[(case.id, target.id)] = Future()
+        queue = []
+        for case, target in cells:
+            future: Future[CellOutcome] = Future()
+            self.futures[(case.id, target.id)] = future
+            queue.append(Work(case, target, None, future))
         ready = threading.Event()
 
         def main() -> None:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
-            self._closed = asyncio.Event()
-            self._slots = {None: asyncio.Semaphore(max(1, self.options.concurrency))}
-            for target_id, cap in (self.options.target_concurrency or {}).items():
-                self._slots[target_id] = asyncio.Semaphore(cap)
+            self._queue = asyncio.Queue()
+            for work in queue:
+                self._queue.put_nowait(work)
             if not keep_open:
-                self._closed.set()
+                self._close_queue()
             ready.set()
             try:
-                loop.run_until_complete(self._dispatch(queue))
+                loop.run_until_complete(self._dispatch())
             finally:
                 loop.run_until_complete(self.runtime.close_transports())
                 self.runtime.writer.close()
                 self.runtime.store.close_evidence()
                 loop.close()
                 self._done.set()
+                self._settle_unrun()
 
         self._thread = threading.Thread(target=main, name="srbench-engine", daemon=True)
         self._thread.start()
         ready.wait()
 
-    async def _dispatch(self, queue: list[tuple[Case, Target]]) -> None:
+    def _settle_unrun(self) -> None:
+        """After the loop ended: a cell queued too late to run is pending, never left open."""
+        for future in list(self.futures.values()):
+            if not future.done():
+                with contextlib.suppress(InvalidStateError):
+                    future.set_result(CellOutcome("pending", None, "not dispatched: stopped"))
+
+    def _close_queue(self) -> None:
+        """No more work: one end mark per worker (on the loop)."""
+        assert self._queue is not None
+        for _ in range(self.workers):
+            self._queue.put_nowait(None)
+
+    async def _dispatch(self) -> None:
         rt = self.runtime
-        iterator = iter(queue)
+        assert self._queue is not None
+        queue = self._queue
         limits = {
             tid: asyncio.Semaphore(n) for tid, n in (self.options.target_concurrency or {}).items()
         }
 
         async def worker() -> None:
-            for case, target in iterator:
-                future = self.futures[(case.id, target.id)]
+            while (work := await queue.get()) is not None:
                 if rt.stopping():
-                    future.set_result(
+                    work.future.set_result(
                         CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
                     )
                     continue
-                semaphore = limits.get(target.id)
+                semaphore = limits.get(work.target.id)
                 if semaphore is not None:
                     await semaphore.acquire()
-                self.in_flight += 1
                 try:
-                    result, committed = await run_cell(rt, case, target)
-                except BaseException as error:  # never leave an item waiting forever
-                    _engine_failure(future, error)
-                    if isinstance(error, asyncio.CancelledError):
-                        raise
-                    continue
+                    await self._run_one(work)
                 finally:
-                    self.in_flight -= 1
-                    self.finished += 1
                     if semaphore is not None:
                         semaphore.release()
-                pending_commits.add(committed)
-                committed.add_done_callback(
-                    functools.partial(
-                        _report,
-                        future,
-                        CellOutcome(result["status"], rt.redactor.value(result)),
-                        pending_commits,
-                    )
-                )
-
-        pending_commits: set[asyncio.Future[Any]] = set()
 
         def abort_others() -> None:
             current = asyncio.current_task()
@@ -166,30 +181,45 @@ class Engine:
                 if task is not current:
                     task.cancel()
 
-        rt.abort_in_flight = abort_others  # (fail-closed: submitted cells are not aborted)
-        self._tasks = [
-            asyncio.create_task(worker()) for _ in range(max(1, self.options.concurrency))
-        ]
+        rt.abort_in_flight = abort_others
+        self._tasks = [asyncio.create_task(worker()) for _ in range(self.workers)]
         watcher = asyncio.create_task(self._watch())
         try:
             outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
-            assert self._closed is not None
-            await self._closed.wait()
-            if self._submitted:
-                await asyncio.gather(*self._submitted, return_exceptions=True)
         finally:
             watcher.cancel()
         crashes = [error for error in outcomes if isinstance(error, Exception)]
         if crashes:
             rt.stop(f"engine error: {type(crashes[0]).__name__}: {crashes[0]}")
-        if pending_commits:
-            await asyncio.gather(*pending_commits, return_exceptions=True)
+        if self._pending_commits:
+            await asyncio.gather(*self._pending_commits, return_exceptions=True)
         for future in self.futures.values():
             if not future.done():
                 future.set_result(
                     CellOutcome("pending", None, f"not dispatched: {rt.stop_reason or 'stopped'}")
                 )
         rt.writer.flush()
+
+    async def _run_one(self, work: Work) -> None:
+        """Run one cell; its future resolves once its result row is committed (the worker
+        goes on meanwhile, so that commits batch)."""
+        rt = self.runtime
+        self.in_flight += 1
+        try:
+            result, committed = await run_cell(rt, work.case, work.target, work.adapter)
+        except BaseException as error:  # never leave an item waiting forever
+            _engine_failure(work.future, error)
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            return
+        finally:
+            self.in_flight -= 1
+            self.finished += 1
+        self._pending_commits.add(committed)
+        outcome = CellOutcome(result["status"], rt.redactor.value(result))
+        committed.add_done_callback(
+            functools.partial(_report, work.future, outcome, self._pending_commits)
+        )
 
     async def _watch(self) -> None:
         """Every ``watch_interval_s``: publish in-flight progress, and stop when another
@@ -205,26 +235,20 @@ class Engine:
                 return
 
     def submit(self, case: Case, target: Target, adapter: Adapter) -> Future[CellOutcome]:
-        """Run one cell with ``adapter`` (from any thread); its outcome once it is committed.
-
-        Cells submitted this way keep every rule of dispatched ones: the run's stop, the
-        per-cell deadline, the budget and the journal."""
+        """Queue one cell run by ``adapter`` (from any thread); its outcome once committed."""
         future: Future[CellOutcome] = Future()
         self.futures[(case.id, target.id)] = future
         with self._submissions_lock:
             self._submissions += 1
         future.add_done_callback(self._submission_done)
-        loop = self._loop
-        if loop is None or self._done.is_set():
+        loop, queue = self._loop, self._queue
+        if loop is None or queue is None or self._done.is_set():
             future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
             return future
-
-        def begin() -> None:
-            task = asyncio.ensure_future(self._run_submitted(case, target, adapter, future))
-            self._submitted.add(task)
-            task.add_done_callback(self._submitted.discard)
-
-        loop.call_soon_threadsafe(begin)
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, Work(case, target, adapter, future))
+        except RuntimeError:  # the loop closed meanwhile
+            future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
         return future
 
     def _submission_done(self, _: Future[CellOutcome]) -> None:
@@ -236,55 +260,17 @@ class Engine:
         """Submitted cells whose outcome is not known yet."""
         return self._submissions
 
-    async def _run_submitted(
-        self, case: Case, target: Target, adapter: Adapter, future: Future[CellOutcome]
-    ) -> None:
-        rt = self.runtime
-        async with contextlib.AsyncExitStack() as slots:
-            for key in (None, target.id):
-                if key in self._slots:
-                    await slots.enter_async_context(self._slots[key])
-            if rt.stopping():
-                future.set_result(CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}"))
-                return
-            await self._run_one(case, target, adapter, future)
-
-    async def _run_one(
-        self, case: Case, target: Target, adapter: Adapter, future: Future[CellOutcome]
-    ) -> None:
-        rt = self.runtime
-        self.in_flight += 1
-        try:
-            result, committed = await run_cell(rt, case, target, adapter)
-            await asyncio.wait([committed])
-        except BaseException as error:  # never leave an item waiting forever
-            _engine_failure(future, error)
-            if isinstance(error, asyncio.CancelledError):
-                raise
-            return
-        finally:
-            self.in_flight -= 1
-            self.finished += 1
-        _report(future, CellOutcome(result["status"], rt.redactor.value(result)), set(), committed)
-
     def close(self) -> None:
-        """No more cells will be submitted: the loop ends once those in flight are done."""
-
-        def closing() -> None:
-            if self._closed is not None:
-                self._closed.set()
-
-        self._call_on_loop(closing)
+        """No more cells will be submitted: the loop ends once the queued ones are done."""
+        self._call_on_loop(self._close_queue)
 
     def cancel(self, reason: str, *, user: bool = True) -> None:
         """Stop new dispatch and abort in-flight cells (they end ``cancelled``)."""
 
         def stop() -> None:
             self.runtime.stop(reason, user=user)
-            for task in [*self._tasks, *self._submitted]:
+            for task in self._tasks:
                 task.cancel()
-            if self._closed is not None:
-                self._closed.set()
 
         self._call_on_loop(stop)
 

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pytest
 
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, ModelReply, NotGraded
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.models import Case, Target
+from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
 
 MARKER = "srbench"
 PYTEST_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception)
 CELL_PARAM = "srbench_cell"
+T = TypeVar("T")
 
 
 def marked_benchmark(definition: pytest.Function | Any) -> str | None:
@@ -77,13 +79,15 @@ class CaseView:
         return ""
 
     @classmethod
-    def of(cls, case: Case) -> CaseView:
-        hidden = {"reference_solution", "wrong_solution"}
+    def of(cls, case: Case, hidden: Collection[str] = ()) -> CaseView:
+        """The body's view of ``case``; ``hidden``: the benchmark's reference metadata keys
+        (``Adapter.reference_metadata``), left out with the code benchmarks' solutions."""
+        left_out = {"reference_solution", "wrong_solution", *hidden}
         return cls(
             id=case.id,
             benchmark=case.benchmark,
             messages=[message.model_dump(exclude_none=True) for message in case.messages],
-            metadata={k: v for k, v in case.metadata.items() if k not in hidden},
+            metadata={k: v for k, v in case.metadata.items() if k not in left_out},
         )
 
 
@@ -118,11 +122,26 @@ class TargetHandle:
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
     ) -> ModelReply:
         """``ask`` for a plain ``def`` test body (it runs in a worker thread)."""
+        return self._blocking(self.ask(messages, **extra_body))
+
+    async def search(self, query: str) -> dict[str, Any]:
+        """One journaled search of a ``retrieval`` target: its answer (``results``, best
+        first) with the search's ``latency_ms`` — what a RAG benchmark's body returns."""
+        if self.kind != "retrieval":
+            raise NotGraded(f"target {self.id!r} is not a retrieval service: it cannot search")
+        answer, latency_s = await self._context().retrieve(query)
+        return {**answer, "latency_ms": latency_s * 1000}
+
+    def search_sync(self, query: str) -> dict[str, Any]:
+        """``search`` for a plain ``def`` test body (it runs in a worker thread)."""
+        return self._blocking(self.search(query))
+
+    def _blocking(self, work: Coroutine[Any, Any, T]) -> T:
         loop = self._loop
         if loop is None:
+            work.close()
             raise RuntimeError("srbench_target can be called only inside the test body")
-        future = asyncio.run_coroutine_threadsafe(self.ask(messages, **extra_body), loop)
-        return future.result()
+        return asyncio.run_coroutine_threadsafe(work, loop).result()
 
     @classmethod
     def of(cls, target: Target) -> TargetHandle:
@@ -159,6 +178,16 @@ class AppHandle(TargetHandle):
                           finish_reason=None, output_complete=True, tool_calls=[],
                           model=self.model)  # fmt: skip
 
+    async def search(self, query: str) -> Any:
+        """The app's own ``search(query)`` (an ``async`` one on the engine's loop, a plain one
+        in a worker thread): its ranked results, for a RAG benchmark's body to return."""
+        search = getattr(self.app, "search", None)
+        if not callable(search):
+            raise NotGraded(f"target {self.id!r}: its fixture's value has no search(query)")
+        if inspect.iscoroutinefunction(search):
+            return await search(query)
+        return await asyncio.to_thread(search, query)
+
 
 def answer_text(returned: object) -> str:
     """The text of what a python target's callable returned: text, or a model call's reply."""
@@ -192,11 +221,11 @@ def session_value(definitions: Sequence[Any] | None) -> tuple[bool, Any]:
     return True, cached[0]
 
 
-OWN_FIXTURES = frozenset({CELL_PARAM, "srbench_case", "srbench_target"})
+OWN_FIXTURES = frozenset({CELL_PARAM, "srbench_case", "srbench_target", "srbench_client"})
 
 
 def early_arguments(
-    item: pytest.Function, case: CaseView, target: TargetHandle
+    item: pytest.Function, case: CaseView, target: TargetHandle, client: SrbenchClient
 ) -> dict[str, Any] | None:
     """The body's arguments without pytest's set-up of the item, or None when the body needs
     something only that set-up gives.
@@ -220,7 +249,8 @@ def early_arguments(
         if not ready:  # (``request`` in the body's own arguments has no definition: per item)
             return None
         shared[name] = value
-    own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target}
+    own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target,
+           "srbench_client": client}  # fmt: skip
     arguments: dict[str, Any] = {}
     for name in info.argnames:
         if name in own:
@@ -254,6 +284,8 @@ class TestBodyAdapter(Adapter):
             if isinstance(value, TargetHandle):
                 value._bind(ctx, loop)
         function = self.function
+        scope = BodyScope(cast(BodyCalls, ctx), loop)  # srbench_client's calls are this cell's
+        token = CURRENT.set(scope)
         try:
             if inspect.iscoroutinefunction(function):
                 returned = await function(**arguments)
@@ -262,12 +294,16 @@ class TestBodyAdapter(Adapter):
         except (CallFailure, CellCancelled, NotGraded, asyncio.CancelledError):
             raise
         except PYTEST_OUTCOMES as outcome:  # pytest.skip / fail / xfail inside a body
-            raise NotGraded(
+            raise scope.failure or NotGraded(
                 f"the test body raised pytest's {type(outcome).__name__}: a cell needs an answer"
             ) from outcome
         except Exception as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise NotGraded(
+            raise scope.failure or NotGraded(
                 f"the test body raised {type(error).__name__}" + (f": {first}" if first else "")
             ) from error
+        finally:
+            CURRENT.reset(token)
+        if scope.failure is not None:  # a journaled call failed, whatever the body did about it
+            raise scope.failure
         return await self.grader.grade_answer(ctx, body_answer(returned))

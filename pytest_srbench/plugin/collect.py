@@ -64,7 +64,12 @@ class CollectPhase(PluginState):
             options = self.settings.run.model_copy(update={"benchmarks": [benchmark]})
             try:
                 draft = build_draft(
-                    self.project, options, self.registry, self.rootdir, self._python_targets()
+                    self.project,
+                    options,
+                    self.registry,
+                    self.rootdir,
+                    self._python_targets(),
+                    self._python_uses(),
                 )
             except (ConfigError, SuiteError, ValueError) as error:
                 raise pytest.UsageError(f"pytest-srbench: {error}") from None
@@ -76,6 +81,11 @@ class CollectPhase(PluginState):
         if not self._user_targets:
             self._user_targets = {t.id: t for t in declared_targets()}
         return [TargetConfig.model_validate(target_record(t)) for t in self._user_targets.values()]
+
+    def _python_uses(self) -> dict[str, tuple[str, ...]]:
+        """The models each declared fixture target calls through ``srbench_client``."""
+        self._python_targets()
+        return {t.id: t.uses for t in self._user_targets.values() if t.uses}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -107,7 +117,12 @@ class CollectPhase(PluginState):
             )
         try:
             draft = build_draft(
-                self.project, options, self.registry, self.rootdir, self._python_targets()
+                self.project,
+                options,
+                self.registry,
+                self.rootdir,
+                self._python_targets(),
+                self._python_uses(),
             )
         except (ConfigError, SuiteError, ValueError) as error:
             refuse(self.config, f"pytest-srbench: {error}")

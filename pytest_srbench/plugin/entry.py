@@ -17,12 +17,19 @@ from pytest_srbench.plugin import hookspecs
 from pytest_srbench.plugin.fixtures import (
     srbench_case,
     srbench_cell,
+    srbench_client,
     srbench_llama_server,
     srbench_target,
 )
 from pytest_srbench.plugin.options import add_options, check_gate_options, is_active
 
-__all__ = ["srbench_case", "srbench_cell", "srbench_llama_server", "srbench_target"]
+__all__ = [
+    "srbench_case",
+    "srbench_cell",
+    "srbench_client",
+    "srbench_llama_server",
+    "srbench_target",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -44,6 +44,14 @@ def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]
 
 
 @pytest.fixture(scope="session")
+def srbench_client(request: pytest.FixtureRequest) -> Any:
+    """An OpenAI-compatible client whose calls, made while a marked test's body runs, are the
+    cell's journaled calls: ``await srbench_client.chat(messages, model=...)``, or an SDK on it
+    (``srbench_client.async_openai()``, ``srbench_client.async_http_client()``)."""
+    return _session(request).client
+
+
+@pytest.fixture(scope="session")
 def srbench_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A running llama.cpp ``llama-server`` with SmolLM2-135M on a free loopback port.
 

@@ -112,10 +112,13 @@ class RunPhase(PluginState):
         self.engine.start([] if self.driven else work, keep_open=self.driven)
 
     def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
+        assert self.manifest is not None
+        simulated = [t for t in self.manifest.target_inventory().values() if t.simulated]
         by_url: dict[str, list[Any]] = {}
         for case, target in work:
-            if target.simulated:
-                url = base_urls.get(target.id) or target.base_url
+            # a python target's code may call any simulated model of the plan about its case
+            for called in simulated if target.kind == "python" else [target]:
+                url = (base_urls.get(called.id) or called.base_url) if called.simulated else None
                 if url:
                     by_url.setdefault(url, []).append(case)
         for url, cases in by_url.items():
@@ -255,7 +258,9 @@ class RunPhase(PluginState):
         """What a test body sees of a case (one object per case, shared by its cells)."""
         view = self._case_views.get(case_id)
         if view is None:
-            view = self._case_views[case_id] = CaseView.of(self._case(case_id))
+            case = self._case(case_id)
+            hidden = self.registry.get(case.benchmark).reference_metadata
+            view = self._case_views[case_id] = CaseView.of(case, hidden)
         return view
 
     def target_handle(self, target_id: str, app: Any = None) -> TargetHandle:
@@ -305,7 +310,9 @@ class RunPhase(PluginState):
                 continue
             handle = self._early_handle(item, cell[1])
             arguments = (
-                None if handle is None else early_arguments(item, self.case_view(cell[0]), handle)
+                None
+                if handle is None
+                else early_arguments(item, self.case_view(cell[0]), handle, self.client)
             )
             if arguments is not None:
                 self._submit_body(item, cell, arguments)

@@ -12,6 +12,7 @@ from pytest_srbench.app.recovery import read_plan_file
 from pytest_srbench.app.reports import RunNotFound, load_side
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
 from pytest_srbench.core.models import Target
+from pytest_srbench.core.user_targets import declared_targets
 from pytest_srbench.managed.childwatch import die_with_parent
 from pytest_srbench.plugin.collect import CollectPhase
 from pytest_srbench.plugin.controller import FinishPhase
@@ -74,14 +75,17 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         if self.settings.recover is not None:
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
+        known = self.project.all_targets()
+        # the models that fixture targets declared so far (in conftest.py files) call
+        used = [known[i] for t in declared_targets() for i in t.uses if i in known]
         requested = self.settings.run.targets
         if requested:  # an id no configuration knows may be a fixture target (@target), known
-            known = self.project.all_targets()  # only once the tests are collected; planning
-            requested = [i for i in requested if i in known]  # refuses a truly unknown one
+            # only once the tests are collected; planning refuses a truly unknown one
+            requested = [i for i in requested if i in known]
             if not requested:
-                return []
+                return [target.to_target() for target in used]
         selected = self.project.select_targets(requested, kinds=self._kinds())
-        return [target.to_target() for target in selected]
+        return [target.to_target() for target in [*selected, *used]]
 
     def _kinds(self) -> set[str]:
         """Target kinds the run may need, before its benchmarks are loaded: a profile run is

@@ -24,6 +24,7 @@ from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Manifest, Target
 from pytest_srbench.core.user_targets import UserTarget
 from pytest_srbench.engine.engine import CellOutcome, Engine
+from pytest_srbench.plugin.client import SrbenchClient
 from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay
 from pytest_srbench.plugin.roles import Role
@@ -104,6 +105,7 @@ class PluginState:
         self._targets_by_id: dict[str, Target] = {}
         self._case_views: dict[str, Any] = {}
         self._user_targets: dict[str, UserTarget] = {}  # python targets of the plan, by id
+        self.client = SrbenchClient()  # srbench_client: calls of the running body's cell
         workerinput = getattr(config, "workerinput", None)
         if workerinput is not None:
             self.owner = dict(workerinput.get("srbench_owner") or self.owner)

@@ -50,3 +50,52 @@ def test_a_rule_as_a_target_beside_the_models(pytester):
     assert targets["longest-option"]["cost_usd"] is None
     alone = pytest_run(pytester, "test_baseline.py", "--srbench-target", "longest-option")
     assert alone.ret == 0, alone.stdout.str()
+
+
+def test_a_tool_using_agent_graded_by_the_agent_rules(pytester):
+    root = copy_example(pytester, "tool_agent")
+    result = pytest_run(pytester, "--srbench-offline", "test_notes_agent.py",
+                        "--srbench-json=agent.json")  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*Agent tasks (rule-judged*"])
+    report = json.loads((root / "agent.json").read_text())
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    rows = {row["target_id"]: row for row in report["agent"]["rows"]}
+    assert set(targets) == set(rows) == {"sim-large", "sim-small"}
+    for target_id, row in rows.items():
+        assert targets[target_id]["total"] == 5 and targets[target_id]["failed"] == 0
+        assert row["evaluated_cases"] == row["total_cases"] == 5
+        assert row["success_rate"] == row["succeeded_cases"] / 5
+        assert row["tool_selection_accuracy"] is not None and row["invalid_call_rate"] == 0
+        # each step of the loop is one journaled call: the simulator makes one tool call per
+        # step, and each case ends with its answer
+        assert targets[target_id]["request_count"] == row["calls_made"] + 5
+
+
+def test_a_rag_app_measured_for_retrieval_and_answers(pytester):
+    root = copy_example(pytester, "rag_app")
+    result = pytest_run(pytester, "test_rag_app.py", "--srbench-json=report.json")
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((root / "report.json").read_text())
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    assert set(targets) == {"sim-large", "sim-small", "notes-rag", "sim-rag-fts",
+                            "sim-rag-vector", "sim-rag-hybrid"}  # fmt: skip
+    assert all(t["failed"] == 0 and t["pending"] == 0 for t in targets.values())
+    # retrieval: the app's ranked results, in its own mode beside the three services
+    rows = {row["target_id"]: row for row in report["rag"]["rows"]}
+    app = rows["notes-rag"]
+    assert (app["mode"], app["top_k"], app["total_cases"], app["successful_cases"]) == (
+        "notes-rag", 5, 28, 28)  # fmt: skip
+    assert 0.5 < app["hit_at_5"] <= 1.0 and 0.5 < app["mrr"] <= 1.0
+    assert app["hit_at_1"] <= app["hit_at_5"] and app["citation_cases"] == 19
+    assert {rows[t]["mode"] for t in rows if t != "notes-rag"} == {"fts", "vector", "hybrid"}
+    # answers: one accuracy row per target of the Python-defined benchmark
+    accuracy = {(b["benchmark"], b["target_id"]): b for b in report["benchmarks"]}
+    for target_id in ("sim-large", "sim-small", "notes-rag"):
+        row = accuracy[("notes-qa", target_id)]
+        assert row["total"] == 8 and row["completed"] == 8 and row["failed"] == 0
+    assert accuracy[("notes-qa", "notes-rag")]["correct"] >= 4  # the extractive reader
+    # the simulator knows no answer to a question of the example's own benchmark
+    sim_answers = {c["answer"] for c in report["cells"]
+                   if c["benchmark"] == "notes-qa" and c["target_id"] == "sim-large"}  # fmt: skip
+    assert sim_answers == {"I do not know the answer to this question."}

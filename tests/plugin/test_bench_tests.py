@@ -121,7 +121,7 @@ def test_a_benchmark_that_cannot_grade_a_returned_answer_says_so(pytester):
         test_mine="""
         import pytest
 
-        @pytest.mark.srbench("agent-smoke")
+        @pytest.mark.srbench("tau3")
         async def test_agent(srbench_case):
             return "done"
         """
@@ -492,3 +492,92 @@ def test_pytest_skip_inside_a_body_is_a_failed_cell_not_a_lost_one(pytester):
     result.stdout.fnmatch_lines(["*the test body raised pytest's Skipped: a cell needs an answer*"])
     (target,) = report["summary"]["targets"]
     assert target["total"] == 4 and target["failed"] == 1 and target["pending"] == 0
+
+
+RAG_SEARCH = """
+import json
+from pathlib import Path
+
+import pytest
+import pytest_srbench
+
+SUITE = Path(pytest_srbench.__file__).parent / "suites" / "rag-smoke.json"
+
+
+class PerfectSearch:
+    '''Ranks each query's expected notes (and blocks) first, read from the suite file itself
+    (the body never sees them), so that every metric is known.'''
+
+    def __init__(self):
+        self.expected = {case["query"]: case for case in json.loads(SUITE.read_text())["cases"]}
+
+    def search(self, query):
+        case = self.expected[query]
+        blocks = case["expected_block_ids"]
+        return [{"note_id": note, "block_id": blocks[i] if i < len(blocks) else note + "-b1"}
+                for i, note in enumerate(case["expected_note_ids"])]
+
+
+@pytest_srbench.target("my-search")
+@pytest.fixture(scope="session")
+def my_search():
+    return PerfectSearch()
+"""
+
+RAG_BODY = """
+import pytest
+
+@pytest.mark.srbench("rag-smoke")
+def test_search(srbench_case, srbench_target):
+    meta = srbench_case.metadata
+    assert "expected_note_ids" not in meta and "expected_block_ids" not in meta
+    if srbench_target.kind == "python" and meta["case_id"] == "r03-cert-validity":
+        return ["n03"]  # note ids alone are not ranked results
+    if srbench_target.kind == "python" and meta["case_id"] == "r04-sev1-ack":
+        return [{"note_id": "n04"}]
+    if srbench_target.kind == "python":
+        return srbench_target.app.search(meta["query"])
+    return srbench_target.search_sync(meta["query"])  # one journaled search of the service
+"""
+
+LATENCY = ("p50_latency_ms", "p95_latency_ms")
+
+
+def test_a_rag_body_returns_ranked_results_scored_like_the_retrieval_services(pytester):
+    pytester.makeconftest(RAG_SEARCH)
+    pytester.makepyfile(test_mine=RAG_BODY)
+    result, report = run(pytester, "test_mine.py")
+    assert result.ret == 1  # the two malformed answers are failed cells
+    shape = (
+        "grades ranked results (a list of {'note_id': str, 'block_id': str} mappings, best first)"
+    )
+    result.stdout.fnmatch_lines([
+        f"*failed: benchmark 'rag-smoke' {shape}; result 1 of the test body's answer is a str",
+        f"*failed: benchmark 'rag-smoke' {shape}; result 1 of the test body's answer has no "
+        "'block_id' string",
+    ])  # fmt: skip
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    assert set(targets) == {"sim-rag-fts", "sim-rag-vector", "sim-rag-hybrid", "my-search"}
+    mine = targets["my-search"]
+    assert (mine["total"], mine["correct"], mine["failed"]) == (28, 26, 2)
+    rows = {row["target_id"]: row for row in report["rag"]["rows"]}
+    # 26 perfect rankings, 2 failed samples counted as 0 in every denominator
+    assert {k: v for k, v in rows["my-search"].items() if k not in LATENCY} == {
+        "benchmark": "rag-smoke", "target_id": "my-search", "mode": "my-search", "top_k": 5,
+        "total_cases": 28, "successful_cases": 26, "failed_cases": 2, "failure_rate": 2 / 28,
+        "hit_at_1": 26 / 28, "hit_at_5": 26 / 28, "recall_at_k": 26 / 28, "mrr": 26 / 28,
+        "citation_hit_rate": 17 / 19, "citation_cases": 19,
+    }  # fmt: skip
+    assert rows["my-search"]["p50_latency_ms"] is None  # a pipeline's own search is not timed
+    assert report["rag"]["config_snapshot"]["python_targets"] == ["my-search"]
+    # the services' rows (srbench_target.search) equal the shipped suite's, latency measured
+    shipped_result, shipped = run(pytester, "--srbench-benchmark=rag-smoke", name="shipped.json")
+    assert shipped_result.ret == 0
+    services = {row["target_id"]: row for row in shipped["rag"]["rows"]}
+    assert set(services) == {"sim-rag-fts", "sim-rag-vector", "sim-rag-hybrid"}
+    for target_id, service in services.items():
+        ours = rows[target_id]
+        assert {k: v for k, v in ours.items() if k not in LATENCY} == {
+            k: v for k, v in service.items() if k not in LATENCY
+        }
+    assert rows["sim-rag-fts"]["hit_at_1"] < 1.0 and rows["sim-rag-fts"]["p50_latency_ms"] > 0

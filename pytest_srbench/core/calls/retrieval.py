@@ -43,11 +43,20 @@ def parse_search(raw: bytes) -> dict[str, Any]:
     if not isinstance(answer, dict) or not isinstance(answer.get("results"), list):
         raise CallFailure("Retrieval response has no results list")
     for position, item in enumerate(answer["results"], start=1):
-        if not isinstance(item, dict) or not isinstance(item.get("note_id"), str):
-            raise CallFailure(f"Retrieval result {position} has no note_id")
-        if not isinstance(item.get("block_id"), str):
-            raise CallFailure(f"Retrieval result {position} has no block_id")
+        missing = missing_id(item)
+        if missing is not None:
+            raise CallFailure(f"Retrieval result {position} has no {missing}")
     return answer
+
+
+def missing_id(result: object) -> str | None:
+    """The first of ``note_id`` / ``block_id`` that a ranked result lacks as a string (a
+    result that is not a mapping lacks ``note_id``), or None when it has both."""
+    if not isinstance(result, Mapping) or not isinstance(result.get("note_id"), str):
+        return "note_id"
+    if not isinstance(result.get("block_id"), str):
+        return "block_id"
+    return None
 
 
 def cited_block_ids(result: Mapping[str, Any]) -> list[str]:

@@ -1,7 +1,8 @@
 """The report sections of the Benchmark Service kinds (pure): ``rag`` — the RAG metrics of
-every retrieval target per mode over all its planned samples (failed, unknown and pending
-samples count as zero and stay in the denominator) — and ``agent`` — the rule-judged outcomes
-of every agent benchmark per target; each with its config snapshot."""
+every retrieval target per mode, and of every ``python`` target whose test bodies return ranked
+results, over all its planned samples (failed, unknown and pending samples count as zero and
+stay in the denominator) — and ``agent`` — the rule-judged outcomes of every agent benchmark
+per target; each with its config snapshot."""
 
 from __future__ import annotations
 
@@ -14,6 +15,18 @@ from pytest_srbench.core.report.agent_metrics import aggregate_agent
 from pytest_srbench.core.report.rag_metrics import RagSample, aggregate_rag
 
 Row = Mapping[str, Any]
+DEFAULT_TOP_K = 5
+
+
+def rag_mode(target: Target) -> tuple[str, int]:
+    """(mode, top_k) a RAG sample of ``target`` is scored under: a retrieval target's frozen
+    ``retrieval.mode`` and ``top_k`` (default 5); any other target (``python``: the user's own
+    pipeline, whose ranked results a test body returns) is its own mode, named by its id, and
+    is scored on its first 5 results."""
+    if target.kind == "retrieval":
+        params = target.retrieval
+        return str(params.get("mode")), int(params.get("top_k", DEFAULT_TOP_K))
+    return target.id, DEFAULT_TOP_K
 
 
 def suite_kinds(manifest: Manifest) -> dict[str, str]:
@@ -32,8 +45,9 @@ def rag_sample(case: Case, target: Target, row: Row | None) -> RagSample:
     ok = bool(row and row.get("status") == "completed" and isinstance(rag, Mapping))
     repeat = meta.get("repeat")
     found: Mapping[str, Any] = rag if ok and isinstance(rag, Mapping) else {}
+    mode, top_k = rag_mode(target)
     return RagSample(
-        mode=str(target.retrieval.get("mode")),
+        mode=mode,
         case_id=str(meta.get("case_id", case.id)),
         repeat=int(repeat) if isinstance(repeat, int) else 1,
         ok=ok,
@@ -43,7 +57,7 @@ def rag_sample(case: Case, target: Target, row: Row | None) -> RagSample:
         expected_note_ids=list(meta.get("expected_note_ids") or []),
         expected_block_ids=list(meta.get("expected_block_ids") or []),
         citation_required=bool(meta.get("citation_required")),
-        top_k=int(target.retrieval.get("top_k", 5)),
+        top_k=top_k,
         latency_ms=found.get("latency_ms"),
     )
 
@@ -84,7 +98,8 @@ def rag_section(
     runner: Mapping[str, Any] | None,
     indexes: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any] | None:
-    """Per (RAG benchmark, retrieval target): the metrics of its mode; and the snapshot."""
+    """Per (RAG benchmark, target): the metrics of its mode (``rag_mode``); and the snapshot.
+    A ``python`` target's samples are the ranked results its test bodies returned."""
     kinds = suite_kinds(manifest)
     grouped = _planned(manifest, kinds, "rag")
     if not grouped:
@@ -101,15 +116,17 @@ def rag_section(
             embedding = (((row.get("details") or {}).get("rag") or {}).get("embedding")) or {}
             if embedding.get("source"):
                 sources[str(embedding["source"])] += 1
-        (metrics,) = aggregate_rag(samples, [str(target.retrieval.get("mode"))])
-        rows.append({"benchmark": benchmark, "target_id": target_id,
-                     "top_k": int(target.retrieval.get("top_k", 5)), **metrics})  # fmt: skip
-    used = sorted({targets[t].retrieval.get("mode") for _, t in grouped}, key=str)
+        mode, top_k = rag_mode(target)
+        (metrics,) = aggregate_rag(samples, [mode])
+        rows.append({"benchmark": benchmark, "target_id": target_id, "top_k": top_k, **metrics})
+    services = sorted({t for _, t in grouped if targets[t].kind == "retrieval"})
     snapshot = {
         "datasets": _datasets(manifest, "rag"),
-        "modes": used,
-        "retrieval": {t: dict(targets[t].retrieval) for _, t in grouped},
-        "reranker": {t: targets[t].retrieval.get("reranker") for _, t in grouped},
+        "modes": sorted({str(targets[t].retrieval.get("mode")) for t in services}),
+        "retrieval": {t: dict(targets[t].retrieval) for t in services},
+        "reranker": {t: targets[t].retrieval.get("reranker") for t in services},
+        # the user's own pipelines: ranked results returned by test bodies, mode = target id
+        "python_targets": sorted({t for _, t in grouped if t not in services}),
         "index": {t: dict(indexes[t]) for _, t in grouped if t in indexes},
         "embedding": {"policy": "per_case", "sources": dict(sorted(sources.items()))},
         **_runtime(runner),
