@@ -170,11 +170,16 @@ class SrbenchConfig(BaseModel):
         return found
 
     def select_targets(
-        self, requested: list[str] | None, kinds: set[str] | None = None
+        self,
+        requested: list[str] | None,
+        kinds: set[str] | None = None,
+        *,
+        drop_other_kinds: bool = False,
     ) -> list[TargetConfig]:
         """The targets a run uses: ``--srbench-target`` ids, else ``default_targets``, else the
         built-in simulated ones its benchmarks need (the two models for chat benchmarks, the
-        three retrieval modes for RAG benchmarks). Only targets of ``kinds`` are kept from the
+        three retrieval modes for RAG benchmarks). ``drop_other_kinds``: requested targets of
+        no needed kind are left out instead of refused (a benchmark of a session of several). Only targets of ``kinds`` are kept from the
         defaults; when RAG benchmarks need a retrieval target and ``default_targets`` lists
         none, the three built-in retrieval modes stand in (``default_targets`` usually names
         chat models). An explicitly requested target of no needed kind is an error."""
@@ -201,6 +206,8 @@ class SrbenchConfig(BaseModel):
         if len(set(ids)) != len(ids):
             raise ConfigError(f"a target is selected twice: {ids}")
         selected = [known[target_id] for target_id in ids]
+        if drop_other_kinds:  # one benchmark's share of a session's requested targets
+            selected = [t for t in selected if t.kind in kinds]
         useless = [t.id for t in selected if t.kind not in kinds]
         if useless:
             raise ConfigError(

@@ -230,13 +230,15 @@ def build_draft(
     rootdir: Path,
     user_targets: Sequence[TargetConfig] = (),
     python_uses: Mapping[str, Sequence[str]] | None = None,
+    *,
+    drop_other_kinds: bool = False,
 ) -> PlanDraft:
     """Select and render the cases of a profile; resolve the targets.
 
     ``user_targets`` are ``python`` targets (the user's fixtures, for benchmarks written as
     tests): every benchmark may run against them, and they join the default selection.
     ``python_uses`` names the configured models each of them calls (they join the plan's
-    auxiliary targets)."""
+    auxiliary targets). ``drop_other_kinds``: see ``SrbenchConfig.select_targets``."""
     if request.profile not in PROFILES:
         raise ConfigError(
             f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
@@ -280,7 +282,7 @@ def build_draft(
     if user_targets:
         kinds.add("python")
         config = config.model_copy(update={"targets": [*config.targets, *user_targets]})
-    targets = config.select_targets(request.targets, kinds=kinds)
+    targets = config.select_targets(request.targets, kinds=kinds, drop_other_kinds=drop_other_kinds)
     if user_targets and not request.targets:
         targets += [t for t in user_targets if t.id not in {s.id for s in targets}]
     check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)

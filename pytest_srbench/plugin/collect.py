@@ -70,6 +70,7 @@ class CollectPhase(PluginState):
                     self.rootdir,
                     self._python_targets(),
                     self._python_uses(),
+                    drop_other_kinds=True,  # the session's plan refuses a target no test uses
                 )
             except (ConfigError, SuiteError, ValueError) as error:
                 raise pytest.UsageError(f"pytest-srbench: {error}") from None

@@ -44,6 +44,8 @@ from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
 
+AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
+
 
 class RunPhase(PluginState):
     """The run-loop hooks of a worker or single process."""
@@ -295,11 +297,13 @@ class RunPhase(PluginState):
         return self.target_handle(target_id, app) if ready else None
 
     def _start_ahead(self, current: pytest.Function) -> None:
-        """Start the bodies of the items after ``current`` that need no per-item set-up, so
-        that up to ``--srbench-concurrency`` run at once (see ``early_arguments``)."""
+        """Queue the bodies of the items after ``current`` that need no per-item set-up (see
+        ``early_arguments``), up to ``AHEAD`` × ``--srbench-concurrency`` unfinished: the
+        engine's workers run ``--srbench-concurrency`` of them at once and take the next as
+        soon as one ends, so a slow cell never leaves a worker idle until pytest reaches it."""
         engine = self.engine
         assert engine is not None and self.manifest is not None
-        room = self.settings.concurrency - engine.unfinished_submissions
+        room = AHEAD * self.settings.concurrency - engine.unfinished_submissions
         items = self._driven_items
         position = max(self._ahead, self._driven_position.get(current.nodeid, -1) + 1)
         while room > 0 and position < len(items):

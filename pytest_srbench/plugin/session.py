@@ -84,7 +84,9 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
             requested = [i for i in requested if i in known]
             if not requested:
                 return [target.to_target() for target in used]
-        selected = self.project.select_targets(requested, kinds=self._kinds())
+        # before collection the benchmarks of marked tests are unknown: every kind may be needed
+        kinds = {"single", "mom", "retrieval"} if requested else self._kinds()
+        selected = self.project.select_targets(requested, kinds=kinds)
         return [target.to_target() for target in [*selected, *used]]
 
     def _kinds(self) -> set[str]:

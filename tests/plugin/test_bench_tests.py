@@ -581,3 +581,38 @@ def test_a_rag_body_returns_ranked_results_scored_like_the_retrieval_services(py
             k: v for k, v in service.items() if k not in LATENCY
         }
     assert rows["sim-rag-fts"]["hit_at_1"] < 1.0 and rows["sim-rag-fts"]["p50_latency_ms"] > 0
+
+
+MIXED_KINDS = (
+    RAG_BODY
+    + """
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_chat(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+)
+
+
+def test_selected_targets_go_to_the_marked_tests_that_can_use_them(pytester):
+    pytester.makeconftest(RAG_SEARCH)
+    pytester.makepyfile(test_mixed=MIXED_KINDS)
+    result, report = run(pytester, "test_mixed.py", "--srbench-target=my-search",
+                         "--srbench-target=sim-large", "--srbench-target=sim-rag-fts")  # fmt: skip
+    targets = {t["id"]: t for t in report["summary"]["targets"]}
+    assert set(targets) == {"my-search", "sim-large", "sim-rag-fts"}
+    benchmarks = {(c["benchmark"], c["target_id"]) for c in report["cells"]}
+    assert ("gpqa-diamond", "sim-large") in benchmarks
+    assert ("rag-smoke", "sim-rag-fts") in benchmarks
+    assert ("rag-smoke", "sim-large") not in benchmarks
+    assert ("gpqa-diamond", "sim-rag-fts") not in benchmarks  # a service cannot chat
+    alone, fts = run(pytester, "test_mixed.py", "--srbench-target=sim-rag-fts", name="fts.json")
+    assert alone.ret == 0
+    assert [(t["id"], t["total"]) for t in fts["summary"]["targets"]] == [("sim-rag-fts", 28)]
+    alone.stdout.fnmatch_lines(["*1 skipped*"])  # the chat test has no target it can use
+    nobody = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "test_mixed.py",
+        "--srbench-target=sim-rag-fts", "--srbench-target=sim-judge-x",
+    )  # fmt: skip
+    assert nobody.ret != 0
+    nobody.stderr.fnmatch_lines(["*unknown target(s) sim-judge-x*"])
