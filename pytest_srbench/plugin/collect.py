@@ -12,7 +12,7 @@ from _pytest.skipping import evaluate_skip_marks
 
 from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
-from pytest_srbench.app.planning import build_draft
+from pytest_srbench.app.planning import PlanDraft, build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
@@ -61,21 +61,26 @@ class CollectPhase(PluginState):
             self._test_cells[benchmark] = cells
             return cells
         if benchmark not in self._test_cells:
-            options = self.settings.run.model_copy(update={"benchmarks": [benchmark]})
             try:
-                draft = build_draft(
-                    self.project,
-                    options,
-                    self.registry,
-                    self.rootdir,
-                    self._python_targets(),
-                    self._python_uses(),
-                    drop_other_kinds=True,  # the session's plan refuses a target no test uses
-                )
+                # the session's plan (_plan_marked_tests) refuses a target no test can use
+                draft = self._marked_draft([benchmark], drop_other_kinds=True)
             except (ConfigError, SuiteError, ValueError) as error:
                 raise pytest.UsageError(f"pytest-srbench: {error}") from None
             self._test_cells[benchmark] = draft.cells()
         return self._test_cells[benchmark]
+
+    def _marked_draft(self, benchmarks: list[str], *, drop_other_kinds: bool = False) -> PlanDraft:
+        """The plan draft of marked tests' ``benchmarks``, with the declared fixture targets."""
+        options = self.settings.run.model_copy(update={"benchmarks": benchmarks})
+        return build_draft(
+            self.project,
+            options,
+            self.registry,
+            self.rootdir,
+            self._python_targets(),
+            self._python_uses(),
+            drop_other_kinds=drop_other_kinds,
+        )
 
     def _python_targets(self) -> list[TargetConfig]:
         """The declared fixture targets (fixed at the first marked test's plan)."""
@@ -110,21 +115,13 @@ class CollectPhase(PluginState):
 
     def _plan_marked_tests(self, items: list[pytest.Item]) -> None:
         """The plan of a session of marked test functions: their benchmarks, no shipped items."""
-        options = self.settings.run.model_copy(update={"benchmarks": sorted(self._test_cells)})
         if {t.id for t in declared_targets()} != set(self._user_targets):
             raise pytest.UsageError(
                 "pytest-srbench: a target fixture was declared after the plan was made; declare "
                 "@pytest_srbench.target fixtures in a conftest.py"
             )
         try:
-            draft = build_draft(
-                self.project,
-                options,
-                self.registry,
-                self.rootdir,
-                self._python_targets(),
-                self._python_uses(),
-            )
+            draft = self._marked_draft(sorted(self._test_cells))
         except (ConfigError, SuiteError, ValueError) as error:
             refuse(self.config, f"pytest-srbench: {error}")
             return
