@@ -1,6 +1,11 @@
 """The API's error answers and its guard: every failure leaves as ``{"error": {"code",
 "message"}}`` with a short, safe message (tracebacks go to the ``pytest_srbench.service``
 log only), and with a token every ``/api/`` route but health needs ``Authorization: Bearer``.
+
+Without a token the service answers only requests that name a loopback host (``Host:
+127.0.0.1:8765``, ``localhost``, ``[::1]``): a web page whose name an attacker points at
+127.0.0.1 (DNS rebinding) sends its own host name and is refused. A request body is at most
+``MAX_BODY_BYTES``, checked before it is read whole.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ from pytest_srbench.service.worker import ServiceError
 
 logger = logging.getLogger("pytest_srbench.service")
 OPEN_PATHS = frozenset({"/api/health"})
+MAX_BODY_BYTES = 1 << 20  # a run or plan request is a few kilobytes
+TOO_LARGE = (
+    413,
+    "BENCHMARK_REQUEST_TOO_LARGE",
+    f"a request body is at most {MAX_BODY_BYTES} bytes",
+)
 INTERNAL = "internal error; the service log has the details"
 
 
@@ -46,6 +57,21 @@ def check_bind(host: str, token: str | None) -> None:
         f"refusing to serve on {host!r} without a token: anything but loopback (127.0.0.1, ::1, "
         "localhost) needs SRBENCH_SERVICE_TOKEN in the environment"
     )
+
+
+def is_loopback_host(host_header: str) -> bool:
+    """Whether a ``Host`` header names a loopback address (any port)."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8765
+        name = host[1 : host.find("]")] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -116,24 +142,62 @@ class ApiGuard:
         scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
 
+    def _refusal(self, scope: Scope) -> tuple[int, str, str] | None:
+        """(status, code, message) when the request is refused before it reaches a route."""
+        headers = dict(scope.get("headers") or ())
+        if self.token is None and not is_loopback_host(headers.get(b"host", b"").decode("latin-1")):
+            return (403, "BENCHMARK_FORBIDDEN_HOST",
+                    "without a token the service answers only requests to a loopback host "
+                    "(127.0.0.1, localhost, ::1)")  # fmt: skip
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return TOO_LARGE
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        refused = self._refusal(scope)
+        if refused is not None:
+            status, code, message = refused
+            await _send_json(send, status, error_body(code, message))
             return
         if not self._authorized(scope):
             await _send_json(send, 401, error_body("BENCHMARK_UNAUTHORIZED", "a valid bearer token is required"),
                              {b"www-authenticate": b"Bearer"})  # fmt: skip
             return
         started = False
+        cut_off = False  # the body went over the limit: the 413 is sent, the app's answer dropped
 
         async def tracked(message: Message) -> None:
             nonlocal started
+            if cut_off:
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
+        received = 0
+
+        async def bounded() -> Message:
+            """The body as it arrives (also without a length: chunked), cut off at the limit:
+            the client gets the 413 and the app sees a disconnected client."""
+            nonlocal received, started, cut_off
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    if not started:
+                        status, code, text = TOO_LARGE
+                        await _send_json(send, status, error_body(code, text))
+                        started = True
+                    cut_off = True
+                    return {"type": "http.disconnect"}
+            return message
+
         try:
-            await self.app(scope, receive, tracked)
+            await self.app(scope, bounded, tracked)
         except Exception:
             logger.exception("%s %s failed", scope.get("method"), scope.get("path"))
             if not started:

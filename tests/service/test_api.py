@@ -368,3 +368,41 @@ def test_reconcile_usage_returns_the_artifact(client, two_runs):
     assert artifact["run_id"] == run_id and artifact["qualified"] is True
     again = client.post(f"/api/runs/{run_id}/reconcile-usage").json()
     assert again["id"] == artifact["id"]
+
+
+def test_without_a_token_only_loopback_hosts_are_answered(api, start_api):
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends its own Host."""
+    url = f"{api.base_url}/api/runs"
+    before = httpx.get(url, timeout=10).json()["total"]
+    rebound = httpx.post(url, json=SLOW, headers={"Host": "evil.example"}, timeout=10)
+    assert_error(rebound, 403, "BENCHMARK_FORBIDDEN_HOST")
+    assert_error(httpx.get(url, headers={"Host": "evil.example:8765"}), 403,
+                 "BENCHMARK_FORBIDDEN_HOST")  # fmt: skip
+    assert httpx.get(url, timeout=10).json()["total"] == before  # nothing was started
+    for host in ("localhost", "127.0.0.1:1234", "[::1]:8765", "LOCALHOST:80"):
+        assert httpx.get(f"{api.base_url}/api/health", headers={"Host": host}).status_code == 200
+    guarded = start_api(token="t0ken-for-hosts")  # with a token, the token is the guard
+    health = httpx.get(f"{guarded.base_url}/api/health", headers={"Host": "bench.example"})
+    assert health.status_code == 200
+
+
+@pytest.mark.parametrize("size", [2 << 20, 32 << 20])
+def test_a_large_body_is_refused_before_it_is_read(api, size):
+    before = httpx.get(f"{api.base_url}/api/runs", timeout=10).json()["total"]
+    body = json.dumps({**SLOW, "benchmarks": ["mmlu-pro"] * (size // 12)}).encode()
+    response = httpx.post(f"{api.base_url}/api/runs", content=body, timeout=60,
+                          headers={"Content-Type": "application/json"})  # fmt: skip
+    assert_error(response, 413, "BENCHMARK_REQUEST_TOO_LARGE")
+    assert httpx.get(f"{api.base_url}/api/runs", timeout=10).json()["total"] == before
+
+
+def test_a_large_body_without_a_length_is_cut_off(api):
+    def chunks() -> Iterator[bytes]:
+        yield b'{"benchmarks": ['
+        for _ in range(3000):
+            yield b'"mmlu-pro", ' * 100
+        yield b'"mmlu-pro"]}'
+
+    response = httpx.post(f"{api.base_url}/api/runs", content=chunks(), timeout=60,
+                          headers={"Content-Type": "application/json"})  # fmt: skip
+    assert_error(response, 413, "BENCHMARK_REQUEST_TOO_LARGE")

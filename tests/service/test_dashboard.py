@@ -23,7 +23,8 @@ SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
 
 def client(tmp_path: Path, token: str | None = None) -> TestClient:
     (tmp_path / "pyproject.toml").write_text("[tool.srbench]\n")
-    return TestClient(create_app(RunService(tmp_path, tmp_path / ".srbench"), token=token))
+    app = create_app(RunService(tmp_path, tmp_path / ".srbench"), token=token)
+    return TestClient(app, base_url="http://127.0.0.1")  # without a token: loopback hosts only
 
 
 @pytest.mark.parametrize("path", PAGES)
