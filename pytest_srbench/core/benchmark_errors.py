@@ -13,6 +13,7 @@ The message is made safe here: control characters become spaces and it is cut to
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal, get_args
 
 from pytest_srbench.core.errors import InputError
@@ -25,6 +26,20 @@ BenchmarkErrorCode = Literal[
 ]
 ERROR_CODES: Final[tuple[str, ...]] = get_args(BenchmarkErrorCode)
 MAX_MESSAGE_CHARS: Final = 600
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])(?:/[^\s/'\"()\[\],;:]+)+/?")
+
+
+def without_paths(text: str) -> str:
+    """``text`` with every absolute path cut to its last part (``…/pyproject.toml``): a public
+    message names the file, never where the server keeps it."""
+
+    def last_part(match: re.Match[str]) -> str:
+        parts = [part for part in match.group(0).split("/") if part]
+        return "…/" + parts[-1] if parts else match.group(0)
+
+    return _ABSOLUTE_PATH.sub(last_part, text)
 
 
 def safe_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pytest_srbench.core.benchmark_errors import safe_message
+from pytest_srbench.core.benchmark_errors import safe_message, without_paths
 from pytest_srbench.core.errors import InputError, SrbenchError
 from pytest_srbench.service.worker import ServiceError
 
@@ -75,7 +75,8 @@ def is_loopback_host(host_header: str) -> bool:
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": safe_message(message, 400)}}
+    """The one error shape; the message on one line, bounded, and naming no server path."""
+    return {"error": {"code": code, "message": safe_message(without_paths(message), 400)}}
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:

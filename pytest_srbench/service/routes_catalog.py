@@ -31,7 +31,7 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
         return {
             "status": "ok",
             "version": __version__,
-            "store": str(service.store_path),
+            "store": service.store_path.name,  # its name only: where it lives is not public
             "active_runs": len(service.active_runs()),
             "max_runs": service.max_runs,
         }

@@ -6,11 +6,19 @@ registry tracks the runs this service started.
 When the registry is full, the oldest terminal run is evicted from memory (never from the
 store); when every slot holds an active run, creation is refused with
 ``BENCHMARK_CAPACITY_EXCEEDED``.
+
+A reaper thread collects every worker that ends (so a killed worker is never a zombie that
+looks alive) and settles its run: one the worker never took ends ``failed`` with the
+worker's own one-line reason (``BENCHMARK_RUN_FAILED``), one it left running is swept
+``interrupted``, and whatever the worker started (its simulator) is stopped with it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -25,7 +33,7 @@ from pytest_srbench.app.lifecycle import open_swept_store, request_cancel
 from pytest_srbench.app.planning import build_draft
 from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.registry import default_registry
-from pytest_srbench.core.benchmark_errors import BenchmarkError
+from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message, without_paths
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.plan.build import request_params_for
@@ -33,6 +41,9 @@ from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.store.base import Store
 
 Profile = Literal["smoke", "quick", "standard"]
+REAP_INTERVAL_S = 0.5
+LOG_TAIL_BYTES = 16_384
+logger = logging.getLogger("pytest_srbench.service")
 
 
 class ServiceError(SrbenchError):
@@ -61,6 +72,7 @@ class Handle:
     run_id: str
     process: subprocess.Popen[bytes] | None
     log: Path
+    settled: bool = False  # the reaper has settled its run after the worker ended
 
     def active(self) -> bool:
         """Its worker is still running (a run whose worker died is swept ``interrupted``)."""
@@ -108,6 +120,40 @@ class RunService:
         self._registry: OrderedDict[str, Handle] = OrderedDict()
         store, _ = open_swept_store(self.store_path)
         store.close()
+        self._closing = threading.Event()
+        reaper = threading.Thread(target=self._reap_loop, name="srbench-reaper", daemon=True)
+        reaper.start()
+
+    def close(self) -> None:
+        """Stop the reaper (the workers go on: a run outlives the service)."""
+        self._closing.set()
+
+    def _reap_loop(self) -> None:
+        while not self._closing.wait(REAP_INTERVAL_S):
+            try:
+                self.reap()
+            except Exception:  # the reaper never dies; the next round tries again
+                logger.exception("settling ended workers failed")
+
+    def reap(self) -> list[str]:
+        """Collect the workers that ended and settle their runs (see the module's notes);
+        the ids of the runs settled."""
+        with self._lock:
+            ended = [h for h in self._registry.values()
+                     if not h.settled and h.process is not None and h.process.poll() is not None]  # fmt: skip
+            for handle in ended:
+                handle.settled = True
+        if not ended:
+            return []
+        store = self.store()  # opening it sweeps: a run whose worker died is interrupted
+        for handle in ended:
+            assert handle.process is not None
+            stop_group(handle.process.pid)
+            run = store.get_run(handle.run_id)
+            if run is not None and run.status == "queued" and store.owner(run.id) is None:
+                reason = worker_failure(handle.log, handle.process.returncode)
+                store.set_run_status(run.id, "failed", f"BENCHMARK_RUN_FAILED: {reason}")
+        return [handle.run_id for handle in ended]
 
     def store(self) -> Store:
         """This thread's connection to the store (swept of dead owners when first opened)."""
@@ -212,6 +258,31 @@ class RunService:
         if handle is None or handle.process is None:
             return None
         return handle.process.wait(timeout)
+
+
+def stop_group(leader: int) -> None:
+    """Stop what is left of an ended worker's process group (it leads its own session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, signal.SIGTERM)
+
+
+def worker_failure(log: Path, code: int | None) -> str:
+    """Why a worker ended without taking its run: its last error line (the plugin's
+    ``pytest-srbench: …``, argparse's ``…: error: …``, else pytest's ``ERROR …``), with no
+    server path in it."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - LOG_TAIL_BYTES))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        lines = []
+    told = [line for line in lines if "pytest-srbench:" in line or ": error:" in line]
+    errors = told or [line for line in lines if line.startswith("ERROR")]
+    ended = f"the run's worker ended (exit code {code}) before it started the run"
+    if not errors:
+        return ended
+    return safe_message(f"{ended}: {without_paths(errors[-1].strip())}", 400)
 
 
 def _status(code: str) -> int:

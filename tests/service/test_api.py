@@ -5,8 +5,11 @@ comparison and recovery."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -76,7 +79,8 @@ def two_runs(client) -> list[dict[str, Any]]:
 def test_health(client, api):
     body = client.get("/api/health").json()
     assert body["status"] == "ok" and body["max_runs"] == 100
-    assert body["store"] == str(api.service.store_path) and body["active_runs"] >= 0
+    assert body["store"] == api.service.store_path.name and body["active_runs"] >= 0
+    assert "/" not in body["store"]  # the server's paths are not public
 
 
 def test_datasets_list_filter_and_paging(client):
@@ -406,3 +410,52 @@ def test_a_large_body_without_a_length_is_cut_off(api):
     response = httpx.post(f"{api.base_url}/api/runs", content=chunks(), timeout=60,
                           headers={"Content-Type": "application/json"})  # fmt: skip
     assert_error(response, 413, "BENCHMARK_REQUEST_TOO_LARGE")
+
+
+def test_a_worker_that_ends_before_taking_its_run_fails_it_with_the_reason(start_api, monkeypatch):
+    live = start_api()
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--srbench-limits=nonsense")  # the worker refuses
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        run = create(http, **SLOW, limit=1, idempotency_key="refused-worker")
+        failed = wait_for(http, run["id"], TERMINAL, timeout=90)
+        assert failed["status"] == "failed"
+        assert failed["error"].startswith("BENCHMARK_RUN_FAILED: the run's worker ended")
+        assert "--srbench-limits: expected KEY=VALUE" in failed["error"]
+        assert str(live.project) not in failed["error"]
+        with http.stream("GET", f"/api/runs/{run['id']}/events") as stream:
+            events = list(sse_events(stream.iter_lines()))  # ends: the run is terminal
+        assert events[-1]["event"] == "RunFailed"
+
+
+def process_group(leader: int) -> list[int]:
+    """The live processes of a process group (from /proc)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == leader and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+def test_a_killed_worker_ends_its_run_interrupted_and_takes_its_simulator(start_api):
+    live = start_api()
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        run = create(http, **LONG, idempotency_key="killed-worker")
+        wait_for(http, run["id"], {"running"}, timeout=120)
+        worker = live.service._registry[run["id"]].process  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 60
+        while len(process_group(worker.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the worker and the simulator it started
+        assert len(process_group(worker.pid)) >= 2
+        os.kill(worker.pid, signal.SIGKILL)
+        ended = wait_for(http, run["id"], TERMINAL, timeout=30)
+        assert ended["status"] == "interrupted"
+        deadline = time.monotonic() + 15
+        while process_group(worker.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process_group(worker.pid) == []  # nothing of the worker is left running
+        health = http.get("/api/health").json()
+        assert health["active_runs"] == 0  # its slot is free again
