@@ -44,9 +44,18 @@ def finalize_run(
     interrupted: bool = False,
     workers_lost: Sequence[str] = (),
     json_path: Path | None = None,
+    held_elsewhere: bool = False,
 ) -> dict[str, Any]:
-    """Settle, set the final status and write ``report.json`` (and ``json_path``)."""
+    """Settle, set the final status and write ``report.json`` (and ``json_path``).
+
+    ``held_elsewhere``: another live process executes the run (this one only found it by its
+    run key): the report is built as the store has it now, and nothing of the run changes."""
     run = store.require_run(run_id)
+    if held_elsewhere:
+        report = report_from_store(store, run_id)
+        if json_path is not None:
+            write_report(report, json_path)
+        return report
     if run.status in ("queued", "running"):
         settle_in_flight(store, run_id)
         stops = [

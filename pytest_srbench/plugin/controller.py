@@ -12,6 +12,7 @@ import pytest
 
 from pytest_srbench import __version__
 from pytest_srbench.app.finalize import finalize_run, write_outputs, write_run_report
+from pytest_srbench.app.lifecycle import owner_alive
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.plugin.state import PluginState, peak_rss_mb, process_id
@@ -63,6 +64,7 @@ class FinishPhase(PluginState):
                 runner=runner,
                 interrupted=self.interrupted,
                 workers_lost=self.workers_lost,
+                held_elsewhere=self._held_elsewhere(store),
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"
@@ -76,6 +78,14 @@ class FinishPhase(PluginState):
             )
             if self.output_problems and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the run itself is saved
+
+    def _held_elsewhere(self, store: Store) -> bool:
+        """This process only reports a run that another live process executes (the same run
+        key, started at the same time): settling it here would fail that process's calls."""
+        if not self.view_only:
+            return False
+        owner = store.owner(self.run_id)
+        return owner is not None and owner_alive(owner) is not False
 
     def _apply_gate(self, session: pytest.Session, store: Store) -> None:
         """Judge the run against the baseline; a failed gate fails the session (exit 1)."""

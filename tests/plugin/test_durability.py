@@ -320,3 +320,26 @@ def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
     )  # fmt: skip
     assert child.returncode == 0, child.stdout[-3000:]
     assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"] + eligible
+
+
+def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(pytester, sim):
+    """The second process finds the run its twin is executing: it reports what the store has
+    and changes nothing, so the owner completes every cell."""
+    project(pytester, sim, "slow")  # 0.3 s per answer, 18 cells one at a time: ~5 s
+    root = pytester.path
+    first = start(root, "--srbench-run-key=twins", "--srbench-concurrency=1")
+    run_id = wait_for_calls(root, 1)
+    second = subprocess.run(
+        pytest_args("--srbench-run-key=twins", "--srbench-json=second.json"),
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "already bound" not in second.stdout + second.stderr
+    snapshot = json.loads((root / "second.json").read_text())
+    assert snapshot["run_id"] == run_id and snapshot["status"] == "running"
+    out = finish(first, timeout=120)
+    store = open_store(root / ".srbench")
+    run = store.require_run(run_id)
+    assert run.status == "completed", out[-2000:]
+    calls = store.calls(run_id)
+    assert len(calls) == 18 and {c["status"] for c in calls} == {"completed"}
+    assert len({(c["case_id"], c["target_id"]) for c in calls}) == 18  # nothing ran twice
