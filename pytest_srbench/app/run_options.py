@@ -9,7 +9,7 @@ is a field here and its flag's row there.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,20 +20,25 @@ Profile = Literal["smoke", "quick", "standard"]
 Mode = Literal["live", "preview"]
 
 
+MAX_NAMES = 256
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class RunOptions(BaseModel):
     """What a user asks to run (pytest flags, the service's request, planning's input)."""
 
     model_config = ConfigDict(extra="forbid")
 
     profile: Profile = "smoke"
-    benchmarks: list[str] | None = None
-    targets: list[str] | None = None
+    # bounded: a run names a handful of each (and each becomes a worker's argument)
+    benchmarks: list[Name] | None = Field(None, max_length=MAX_NAMES)
+    targets: list[Name] | None = Field(None, max_length=MAX_NAMES)
     limit: int | None = Field(None, ge=1, le=100_000)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
     repeats: int = Field(1, ge=1, le=100)
     name: str = Field("sr-bench", min_length=1, max_length=200)
-    limits: dict[str, int | float] = Field(default_factory=dict)
-    sampling: dict[str, int | float] = Field(default_factory=dict)
+    limits: dict[Name, int | float] = Field(default_factory=dict, max_length=MAX_NAMES)
+    sampling: dict[Name, int | float] = Field(default_factory=dict, max_length=MAX_NAMES)
     mode: Mode = "live"
     preview_context: dict[str, str | int] | None = None
     offline: bool = False

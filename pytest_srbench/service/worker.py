@@ -215,7 +215,18 @@ class RunService:
                                       runner={"source": "service"})  # fmt: skip
             log = store.run_dir(run.id) / "worker.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            process = self._start(request.worker_args(self.store_path, key), log)
+            try:
+                process = self._start(request.worker_args(self.store_path, key), log)
+            except OSError as error:  # never a queued run that nothing will take
+                why = error.strerror or type(error).__name__
+                store.set_run_status(
+                    run.id,
+                    "failed",
+                    f"BENCHMARK_RUN_FAILED: the run's worker could not start ({why})",
+                )
+                raise ServiceError(
+                    "BENCHMARK_RUN_FAILED", 503, f"run {run.id}: its worker could not start ({why})"
+                ) from None
             self._registry[run.id] = Handle(run.id, process, log)
             return run, True
 

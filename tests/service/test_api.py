@@ -4,6 +4,7 @@ comparison and recovery."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -459,3 +460,29 @@ def test_a_killed_worker_ends_its_run_interrupted_and_takes_its_simulator(start_
         assert process_group(worker.pid) == []  # nothing of the worker is left running
         health = http.get("/api/health").json()
         assert health["active_runs"] == 0  # its slot is free again
+
+
+def test_a_request_naming_too_many_benchmarks_is_refused_without_a_run(api):
+    url = f"{api.base_url}/api/runs"
+    before = httpx.get(url, timeout=10).json()["total"]
+    response = httpx.post(url, json={**SLOW, "benchmarks": ["mmlu-pro"] * 300}, timeout=30)
+    assert_error(response, 422, "BENCHMARK_INVALID_REQUEST")
+    assert "at most 256" in response.json()["error"]["message"]
+    assert httpx.get(url, timeout=10).json()["total"] == before
+
+
+def test_a_worker_that_cannot_start_fails_its_run_at_once(start_api, monkeypatch):
+    live = start_api()
+
+    def cannot_start(args, log):
+        raise OSError(errno.E2BIG, "Argument list too long")
+
+    monkeypatch.setattr(live.service, "_start", cannot_start)
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        response = http.post("/api/runs", json={**SLOW, "limit": 1})
+        assert_error(response, 503, "BENCHMARK_RUN_FAILED")
+        (run,) = http.get("/api/runs").json()["runs"]
+        assert run["status"] == "failed"
+        assert run["error"] == (
+            "BENCHMARK_RUN_FAILED: the run's worker could not start (Argument list too long)"
+        )
