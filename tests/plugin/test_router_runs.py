@@ -84,6 +84,17 @@ def test_preview_mode_through_the_plugin(pytester):
     assert sum(target["selected_models"].values()) == target["total"] == 14
     assert target["selection_statuses"] == {"selected": 14}
     result.stdout.fnmatch_lines(["*14 routed in*"])
+    live = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-json=live.json",
+        "--srbench-benchmark=mmlu-pro",
+    )  # fmt: skip
+    assert live.ret == 0
+    for pair in (("live.json", "report.json"), ("report.json", "live.json")):
+        compared = subprocess.run([sys.executable, "-m", "pytest_srbench", "compare", *pair],
+                                  cwd=pytester.path, capture_output=True, text=True)  # fmt: skip
+        assert compared.returncode != 0 and "Traceback" not in compared.stderr
+        assert f"{report['run_id']} is a preview run" in compared.stderr
+        assert "only live runs are compared" in compared.stderr
 
 
 def test_srbench_preview_command_runs_pytest_in_preview_mode(pytester):

@@ -274,7 +274,13 @@ def _saving(base: float | None, cand: float | None, eligible: bool) -> float | N
 def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[str]]:
     """Everything comparable before any outcome exists: the baseline's eligibility (§8.1),
     identical planned cases and protocol (§8.2). Returns the baseline singles and the cases."""
-    if baseline.status not in COMPARABLE or baseline.mode != "live":
+    for role, side in (("Baseline", baseline), ("Candidate", candidate)):
+        if side.mode != "live":
+            raise ComparisonError(
+                f"{role} run {side.run_id} is a {side.mode} run (routing decisions without "
+                "answers): only live runs are compared"
+            )
+    if baseline.status not in COMPARABLE:
         raise ComparisonError("Baseline must be a completed or failed live run")
     singles = [t for t in baseline.target_ids() if baseline.kinds.get(t) == "single"]
     if not singles:
@@ -508,6 +514,7 @@ def compare_many(
     """Every candidate run (iterations, by creation time) against one baseline, and the
     cost–quality frontier over all targets of all the runs."""
     ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
+    comparisons = [compare(baseline, side, margin) for side in ordered]  # validates every pair
     points = [
         frontier_point(side.run_id, target, side.benchmark_rows, side.plan["benchmark_weights"])
         for side in (baseline, *ordered)
@@ -517,6 +524,6 @@ def compare_many(
         "version": MANY_VERSION,
         "baseline_run_id": baseline.run_id,
         "margin": margin,
-        "candidates": [compare(baseline, side, margin) for side in ordered],
+        "candidates": comparisons,
         "frontier": frontier(points),
     }
