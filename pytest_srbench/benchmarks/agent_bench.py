@@ -28,6 +28,7 @@ from pytest_srbench.benchmarks.base import (
     Grade,
     NotGraded,
     SuiteRowError,
+    one_list_profiles,
 )
 from pytest_srbench.benchmarks.notes_tools import TOOLS, NotesWorkspace, case_workspace
 from pytest_srbench.core.agent_run import AgentRunError, agent_run_of
@@ -86,8 +87,7 @@ class AgentAdapter(Adapter):
     reference_metadata: ClassVar[frozenset[str]] = REFERENCE_KEYS
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
-        count = int(suite_meta.get("count", 0))
-        return {"smoke": count, "quick": count, "standard": count}
+        return one_list_profiles(int(suite_meta.get("count", 0)))
 
     def render(self, row: Mapping[str, Any], seed: int) -> Case:
         try:

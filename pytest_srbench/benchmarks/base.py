@@ -62,6 +62,13 @@ class NotGraded(Exception):
     body that produced the answer raised (one line, kept as the cell's reason)."""
 
 
+def one_list_profiles(count: int) -> dict[str, int]:
+    """The profiles of a dataset that is one list of cases (RAG, agent, a benchmark defined in
+    Python): smoke and quick take them all. It has no ``standard`` profile: standard holds
+    cases held out from quick, and one list has none to hold out."""
+    return {"smoke": count, "quick": count}
+
+
 def text_answer(benchmark: str, answer: object) -> str:
     """The answer as text, or ``NotGraded`` naming what the body returned instead."""
     if isinstance(answer, str):

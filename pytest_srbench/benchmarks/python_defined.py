@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, NotGraded, text_answer
+from pytest_srbench.benchmarks.base import (
+    Adapter,
+    CellContext,
+    Grade,
+    NotGraded,
+    one_list_profiles,
+    text_answer,
+)
 from pytest_srbench.core.models import Case, Message
 from pytest_srbench.core.user_benchmarks import PythonBenchmark
 
@@ -32,8 +39,7 @@ class PythonDefinedAdapter(Adapter):
         return adapter
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
-        count = len(self.definition.rows)
-        return {"smoke": count, "quick": count, "standard": count}
+        return one_list_profiles(len(self.definition.rows))
 
     def stratum(self, row: Mapping[str, Any]) -> str:
         return str(row.get("group", ""))

@@ -14,7 +14,14 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, NotGraded, SuiteRowError
+from pytest_srbench.benchmarks.base import (
+    Adapter,
+    CellContext,
+    Grade,
+    NotGraded,
+    SuiteRowError,
+    one_list_profiles,
+)
 from pytest_srbench.core.calls.retrieval import cited_block_ids, missing_id
 from pytest_srbench.core.models import Case
 from pytest_srbench.core.plan.datasets import RagCase
@@ -70,8 +77,7 @@ class RagAdapter(Adapter):
     benchmark = "rag"
 
     def profile_counts(self, suite_meta: Mapping[str, Any]) -> dict[str, int]:
-        count = int(suite_meta.get("count", 0))
-        return {"smoke": count, "quick": count, "standard": count}
+        return one_list_profiles(int(suite_meta.get("count", 0)))
 
     def render(self, row: Mapping[str, Any], seed: int) -> Case:
         try:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pytest_srbench.app.config import ConfigError, SrbenchConfig, load_config
 from pytest_srbench.app.planning import render_suite, suite_search_path
 from pytest_srbench.benchmarks.agent_bench import AgentAdapter
-from pytest_srbench.benchmarks.base import Adapter
+from pytest_srbench.benchmarks.base import Adapter, one_list_profiles
 from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message
@@ -198,7 +198,7 @@ class Catalog:
             "version": str(item["version"]),
             "source": f"dataset {item['dataset_id']}",
             "cases": count,
-            "profiles": {"smoke": count, "quick": count, "standard": count},
+            "profiles": one_list_profiles(count),
             "location": "shipped" if is_shipped(Path(item["location"])) else "project",
             "description": item.get("description"),
         }

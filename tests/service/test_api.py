@@ -96,6 +96,12 @@ def test_datasets_list_filter_and_paging(client):
     assert [d["id"] for d in client.get("/api/datasets?q=MMLU").json()["datasets"]] == ["mmlu-pro"]
     quick = client.get("/api/datasets", params={"profile": "quick"}).json()["datasets"]
     assert {d["kind"] for d in quick} == {"rag", "agent"}  # shipped suites hold smoke items only
+    # one list of cases: smoke and quick take it all; nothing is held out for standard
+    assert ids["rag-smoke"]["profiles"] == {"smoke": 28, "quick": 28}
+    assert client.get("/api/datasets", params={"profile": "standard"}).json()["datasets"] == []
+    refused = client.post("/api/plans", json={"benchmarks": ["rag-smoke"], "profile": "standard"})
+    assert_error(refused, 422, "BENCHMARK_PLAN_INVALID")
+    assert "rag-smoke: it has no 'standard' profile (its profiles: smoke, quick)" in refused.text
     assert client.get("/api/datasets?benchmark=hle").json()["total"] == 1
     page = client.get("/api/datasets", params={"limit": 2, "offset": 2}).json()
     assert [d["id"] for d in page["datasets"]] == list(ids)[2:4]

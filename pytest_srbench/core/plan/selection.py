@@ -60,7 +60,8 @@ def select_for_profile(
     """Pick the profile's block of ``ordered``; ``limit`` keeps at most its first ``limit``."""
     if profile not in counts:
         raise SelectionError(
-            f"{benchmark}: profile {profile!r} is not defined (known: {sorted(counts)})"
+            f"{benchmark}: it has no {profile!r} profile (its profiles: "
+            f"{', '.join(p for p in ('smoke', 'quick', 'standard') if p in counts)})"
         )
     wanted = counts[profile]
     start = counts.get("quick", 0) if profile == "standard" else 0
