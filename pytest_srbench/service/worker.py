@@ -42,6 +42,7 @@ from pytest_srbench.store.base import Store
 
 Profile = Literal["smoke", "quick", "standard"]
 REAP_INTERVAL_S = 0.5
+INDEX_CHECK_TIMEOUT_S = 10.0
 LOG_TAIL_BYTES = 16_384
 logger = logging.getLogger("pytest_srbench.service")
 
@@ -177,7 +178,26 @@ class RunService:
             raise ServiceError("BENCHMARK_PLAN_INVALID", 422, text) from None
 
     def review(self, request: RunRequest) -> dict[str, Any]:
-        return review(self.freeze(request))
+        manifest = self.freeze(request)
+        self.check_indexes(manifest)
+        return review(manifest)
+
+    def check_indexes(self, manifest: Manifest) -> None:
+        """Before a run exists: a retrieval service whose index cannot serve its target is
+        ``409 BENCHMARK_INDEX_INCOMPATIBLE`` now, not a run that fails (or scores 0) later. The
+        built-in retrieval targets are served by the worker's own simulator, checked there."""
+        served = [t for t in manifest.targets if t.kind == "retrieval" and t.base_url]
+        if not served:
+            return
+        from pytest_srbench.app.index_check import check_indexes  # httpx: only for RAG plans
+
+        only_served = manifest.model_copy(update={"targets": served})
+        try:
+            check_indexes(only_served, {}, timeout_s=INDEX_CHECK_TIMEOUT_S)
+        except BenchmarkError as error:
+            raise ServiceError(error.code, _status(error.code), error.message) from None
+        except ConfigError as error:
+            raise ServiceError("BENCHMARK_PLAN_INVALID", 422, str(error)) from None
 
     def active_runs(self) -> list[str]:
         with self._lock:
@@ -198,6 +218,7 @@ class RunService:
         """Create the run ``queued`` and start its worker; the same key and plan return the
         existing run (created = False) without starting anything."""
         manifest = self.freeze(request)
+        self.check_indexes(manifest)
         key = idempotency_key or "service-" + uuid.uuid4().hex
         store = self.store()
         with self._lock:

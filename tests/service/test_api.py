@@ -8,8 +8,10 @@ import errno
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -492,3 +494,49 @@ def test_a_worker_that_cannot_start_fails_its_run_at_once(start_api, monkeypatch
         assert run["error"] == (
             "BENCHMARK_RUN_FAILED: the run's worker could not start (Argument list too long)"
         )
+
+
+@pytest.fixture
+def empty_index_service() -> Iterator[str]:
+    """A real HTTP retrieval service whose index is empty (it cannot serve any target)."""
+
+    class EmptyIndex(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"blocks": 0, "fts_rows": 0, "vector_rows": 0}).encode()
+            self.send_response(200 if self.path == "/retrieval/index" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EmptyIndex)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_an_incompatible_index_is_refused_at_creation(start_api, empty_index_service):
+    live = start_api()
+    config = live.project / "pyproject.toml"
+    config.write_text(
+        config.read_text()
+        + f"""
+[[tool.srbench.targets]]
+id = "my-search"
+kind = "retrieval"
+model = "notes-fts"
+base_url = "{empty_index_service}"
+retrieval = {{ mode = "fts" }}
+"""
+    )
+    request = {"benchmarks": ["rag-smoke"], "targets": ["my-search"]}
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        for path in ("/api/plans", "/api/runs"):
+            refused = http.post(path, json=request)
+            assert_error(refused, 409, "BENCHMARK_INDEX_INCOMPATIBLE")
+            assert "target my-search: the index is empty" in refused.json()["error"]["message"]
+        assert http.get("/api/runs").json()["total"] == 0  # no run waits for a worker
