@@ -65,6 +65,23 @@ def ranked_results(benchmark: str, answer: object) -> list[Mapping[str, Any]]:
     return list(results)
 
 
+def search_timing(answer: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """(latency_ms, request_ms) of a search answer: the latency is the search engine's own time
+    (``took_ms``, which the notes engine reports) when the service says it, else the request's;
+    ``request_ms`` is the whole request as measured here (``latency_ms`` in the answer), queue
+    wait included. A search that waited behind others is not counted as a slow search."""
+
+    def number(key: str) -> float | None:
+        value = answer.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+        return None
+
+    request = number("latency_ms")
+    took = number("took_ms")
+    return (took if took is not None else request), request
+
+
 class RagAdapter(Adapter):
     """A RAG dataset (``kind: rag``) bound to its dataset id."""
 
@@ -102,26 +119,24 @@ class RagAdapter(Adapter):
             )
         answer, latency_s = await ctx.retrieve(str(ctx.case.metadata["query"]))
         results = list(answer.get("results") or [])
-        return self._graded(ctx, results, latency_s * 1000, answer.get("embedding"))
+        timing = search_timing({**answer, "latency_ms": latency_s * 1000})
+        return self._graded(ctx, results, timing, answer.get("embedding"))
 
     async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         """Score the ranked results a test body returned (``ranked_results``) with the same
         metrics as a retrieval target's search. A returned mapping may carry the search's
-        ``latency_ms`` (``srbench_target.search`` does); without it the latency is unknown."""
+        timing (``srbench_target.search`` does: ``search_timing``); without it the latency is
+        unknown."""
         results = ranked_results(self.benchmark, answer)
-        latency_ms, embedding = None, None
-        if isinstance(answer, Mapping):
-            measured = answer.get("latency_ms")
-            if isinstance(measured, int | float) and not isinstance(measured, bool):
-                latency_ms = float(measured)
-            embedding = answer.get("embedding")
-        return self._graded(ctx, results, latency_ms, embedding)
+        if not isinstance(answer, Mapping):
+            return self._graded(ctx, results, (None, None), None)
+        return self._graded(ctx, results, search_timing(answer), answer.get("embedding"))
 
     def _graded(
         self,
         ctx: CellContext,
         results: list[Mapping[str, Any]],
-        latency_ms: float | None,
+        timing: tuple[float | None, float | None],
         embedding: object,
     ) -> Grade:
         mode, top_k = rag_mode(ctx.target)
@@ -132,7 +147,8 @@ class RagAdapter(Adapter):
             "ranked_note_ids": [str(r["note_id"]) for r in kept],
             "ranked_block_ids": [str(r["block_id"]) for r in kept],
             "cited_block_ids": [block for r in kept for block in cited_block_ids(r)],
-            "latency_ms": latency_ms,
+            "latency_ms": timing[0],
+            "request_ms": timing[1],
             "embedding": embedding,
         }
         # the same sample the report aggregates, built by the core from these details

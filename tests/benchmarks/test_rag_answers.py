@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_srbench.benchmarks.base import Grade, NotGraded
-from pytest_srbench.benchmarks.rag import RagAdapter, ranked_results
+from pytest_srbench.benchmarks.rag import RagAdapter, ranked_results, search_timing
 from pytest_srbench.core.models import Case, DatasetInfo, Target
 from pytest_srbench.core.report.tasks import rag_mode, rag_section
 from tests.core.helpers import manifest
@@ -146,3 +146,23 @@ def test_the_report_has_a_row_in_the_python_targets_own_mode():
     snapshot = section["config_snapshot"]
     assert snapshot["modes"] == ["fts"] and snapshot["python_targets"] == ["my-search"]
     assert set(snapshot["retrieval"]) == {"sim-rag-fts"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "timing"),
+    [
+        ({"took_ms": 3.5, "latency_ms": 5240.0}, (3.5, 5240.0)),  # queued behind other searches
+        ({"latency_ms": 40.0}, (40.0, 40.0)),  # a service that does not say its own time
+        ({"took_ms": 2, "latency_ms": None}, (2.0, None)),
+        ({"took_ms": True, "latency_ms": -1}, (None, None)),
+        ({}, (None, None)),
+    ],
+)
+def test_a_search_is_timed_by_the_engine_not_by_its_queue(answer, timing):
+    assert search_timing(answer) == timing
+
+
+def test_the_sample_keeps_both_times():
+    answer = {"results": [hit("n01", "n01-b3")], "took_ms": 3.5, "latency_ms": 5240.0}
+    rag = grade(Ctx(FTS), answer).details["rag"]
+    assert (rag["latency_ms"], rag["request_ms"]) == (3.5, 5240.0)
