@@ -34,6 +34,7 @@ from pytest_srbench.app.planning import build_draft
 from pytest_srbench.app.run_options import RunOptions
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message, without_paths
+from pytest_srbench.core.calls.retrieval import search_params
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.plan.build import request_params_for
@@ -98,7 +99,10 @@ def review(manifest: Manifest) -> dict[str, Any]:
                 "kind": t.kind,
                 "model": t.model,
                 "simulated": t.simulated,
-                "request_params": request_params_for(manifest, t) if t.kind != "retrieval" else {},
+                # what every request of the target carries: sampling, or the search settings
+                "request_params": (
+                    search_params(t) if t.kind == "retrieval" else request_params_for(manifest, t)
+                ),
             }
             for t in manifest.targets
         ],

@@ -540,3 +540,13 @@ retrieval = {{ mode = "fts" }}
             assert_error(refused, 409, "BENCHMARK_INDEX_INCOMPATIBLE")
             assert "target my-search: the index is empty" in refused.json()["error"]["message"]
         assert http.get("/api/runs").json()["total"] == 0  # no run waits for a worker
+
+
+def test_the_plan_review_shows_a_retrieval_targets_search_settings(client):
+    review = client.post("/api/plans", json={"benchmarks": ["rag-smoke"],
+                                             "targets": ["sim-rag-hybrid"]})  # fmt: skip
+    assert review.status_code == 200, review.text
+    (target,) = review.json()["targets"]
+    params = target["request_params"]
+    assert params["mode"] == "hybrid" and params["top_k"] >= 1 and params["rrf_k"] == 60
+    assert "reranker" in params  # the effective settings, defaults included

@@ -341,6 +341,9 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         row.locator("td[data-col=id] a").click()
         page.wait_for_selector("html[data-ready='1']")
         page.wait_for_selector("#run-status [data-status=running]")
+        page.wait_for_function(  # a running run's wall time counts up (not the report's 0)
+            "() => parseFloat(document.getElementById('run-wall').textContent) > 0"
+        )
         page.click("#tab-calls")
         page.wait_for_function(
             "() => /in flight|No call in flight/.test(document.getElementById('active-info').textContent)"
@@ -366,6 +369,10 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.click("#cancel-confirm")
         page.wait_for_selector("#run-status [data-status=cancelled]")
         assert process.wait(WAIT_MS / 1000) != 0
+        ended = server.api(f"/api/runs/{run_id}")["run"]["progress"]
+        bar = page.locator("#run-progress")
+        assert int(bar.get_attribute("value") or "-1") <= ended["completed"] < 84  # not full
+        assert "failed or cancelled" in (page.text_content("#run-progress-text") or "")
     finally:
         if process.poll() is None:
             process.kill()

@@ -22,16 +22,20 @@ SEARCH_PATH = "/retrieval/search"
 INDEX_PATH = "/retrieval/index"
 
 
-def search_body(target: Target, query: str) -> dict[str, Any]:
-    """The frozen retrieval parameters of the target plus the case's query."""
+def search_params(target: Target) -> dict[str, Any]:
+    """The retrieval parameters every search of the target sends, defaults filled in."""
     params = target.retrieval
     return {
-        "query": query,
         "mode": params["mode"],
         "top_k": int(params.get("top_k", 5)),
         "rrf_k": int(params.get("rrf_k", 60)),
         "reranker": params.get("reranker"),
     }
+
+
+def search_body(target: Target, query: str) -> dict[str, Any]:
+    """The frozen retrieval parameters of the target plus the case's query."""
+    return {"query": query, **search_params(target)}
 
 
 def parse_search(raw: bytes) -> dict[str, Any]:

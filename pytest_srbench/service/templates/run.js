@@ -29,11 +29,13 @@
     SR.clear(status).appendChild(SR.badge(run.status));
     var p = run.progress || {};
     var planned = run.planned_cells || 0;
-    var done = (p.completed || 0) + (p.failed || 0);
+    // the bar is the cells answered: a cancelled or failed cell is not progress
+    var done = p.completed || 0;
     var bar = document.getElementById("run-progress");
     bar.max = Math.max(planned, 1);
     bar.value = done;
-    text("run-progress-text", done + " of " + planned + " cells" + (planned ? " (" + Math.floor(100 * done / planned) + "%)" : ""));
+    text("run-progress-text", done + " of " + planned + " cells" + (planned ? " (" + Math.floor(100 * done / planned) + "%)" : "")
+      + (p.failed ? " · " + p.failed + " failed or cancelled" : ""));
     text("run-planned", planned);
     text("run-counts", (p.completed || 0) + " · " + (p.failed || 0) + " · " + (p.running || 0) + " · " + (p.pending || 0));
     text("run-name", run.name);
@@ -48,6 +50,7 @@
     if (run.error) { runError.textContent = run.error; runError.hidden = false; } else { runError.hidden = true; }
     if (run.spend_usd !== undefined) { text("run-spend", SR.usd(run.spend_usd)); }
     if (run.wall_time_s !== undefined) { text("run-wall", SR.secs(run.wall_time_s)); }
+    else if (active()) { text("run-wall", SR.secs(Math.max(0, Date.now() - Date.parse(run.created_at)) / 1000)); }
     document.getElementById("cancel").hidden = !active();
     if (!active()) { document.getElementById("cancel-confirm").hidden = true; }
     document.title = "Run " + run.id + " · " + run.status + " · srbench";
@@ -66,7 +69,8 @@
     return SR.api(base + "/report").then(function (report) {
       var s = report.summary || {};
       text("run-spend", SR.usd(s.total_spend_usd));
-      text("run-wall", SR.secs(s.wall_time_s));
+      // a running run's report ends its wall time at the last status change: the page counts
+      if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
     }, function () { /* a report that cannot be built yet: keep the last values */ });
   }
   function loadRun() {
