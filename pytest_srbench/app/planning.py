@@ -193,8 +193,9 @@ def check_offline_agents(
     if agents and simulated and not (offline or config.offline):
         raise ConfigError(
             f"agent benchmark {agents[0]} runs against real providers by default, and "
-            f"{', '.join(simulated)} {'is' if len(simulated) == 1 else 'are'} simulated: pass "
-            "--srbench-offline (or set offline = true) to evaluate the simulator on purpose"
+            f"{', '.join(simulated)} {'is' if len(simulated) == 1 else 'are'} simulated: ask "
+            "for offline mode to evaluate the simulator on purpose (--srbench-offline; the "
+            'service\'s "offline" option; or offline = true in [tool.srbench])'
         )
 
 

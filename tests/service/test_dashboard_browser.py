@@ -431,3 +431,23 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
         watched.close()
     finally:
         guarded.stop()
+
+
+def test_agent_benchmarks_on_simulated_models_need_the_offline_box(server, browser):
+    watched = Watched(browser, server, "/new")
+    page = watched.page
+    page.wait_for_selector("input[name=benchmark][value='agent-smoke']")
+    page.check("input[name=benchmark][value='agent-smoke']")
+    page.check("input[name=target][value='sim-small']")
+    page.click("#review")
+    page.wait_for_selector("#error:not([hidden])")
+    message = page.text_content("#error") or ""
+    assert "runs against real providers by default" in message and "offline" in message
+    assert [m for m in watched.errors() if "status of 422" not in m] == []
+    watched.console.clear()
+    page.check("#offline")
+    page.click("#review")
+    page.wait_for_selector("#plan:not([hidden])")
+    assert page.text_content("#plan-cells") == "5"  # agent-smoke's five cases on sim-small
+    watched.check()
+    watched.close()

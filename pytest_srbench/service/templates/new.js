@@ -85,7 +85,8 @@
       sampling: {},
       mode: form.querySelector("input[name='mode']:checked").value,
       preview_context: null,
-      concurrency: number("concurrency", true)
+      concurrency: number("concurrency", true),
+      offline: document.getElementById("offline").checked
     };
     if (!body.benchmarks.length) { body.benchmarks = null; }
     if (!body.targets.length) { body.targets = null; }
