@@ -3,12 +3,15 @@ temporary project and store."""
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +60,42 @@ def make_project(root: Path) -> Path:
     return root
 
 
+class PublicWords:
+    """ASGI middleware that keeps what the API says in public: the body of every error answer
+    and every event-stream message, to be scanned for server paths, tracebacks and secrets."""
+
+    def __init__(self, app: Any, said: list[str]) -> None:
+        self.app = app
+        self.said = said
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        kept: dict[str, Any] = {"public": False}
+
+        async def keeping(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers") or ())
+                streamed = b"text/event-stream" in headers.get(b"content-type", b"")
+                kept["public"] = message["status"] >= 400 or streamed
+            elif message["type"] == "http.response.body" and kept["public"]:
+                self.said.append(bytes(message.get("body", b"")).decode("utf-8", "replace"))
+            await send(message)
+
+        await self.app(scope, receive, keeping)
+
+
+def leaks(said: list[str], private: list[str]) -> list[str]:
+    """The public messages that name a private path or value, or carry a traceback."""
+    found = []
+    for text in said:
+        if "Traceback (most recent call last)" in text or 'File "/' in text:
+            found.append(text[:300])
+        found += [f"{value!r} in {text[:300]}" for value in private if value and value in text]
+    return found
+
+
 @pytest.fixture(scope="session")
 def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """``start_api(max_runs=…, token=…)``: a live API over a fresh project; all stopped at the end."""
@@ -65,11 +104,19 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from pytest_srbench.service.worker import RunService
 
     servers: list[tuple[object, threading.Thread]] = []
+    said: list[str] = []  # every error body and event-stream message of every API started here
+    import pytest_srbench
+
+    package = str(Path(pytest_srbench.__file__).resolve().parent)
+    private = [str(tmp_path_factory.getbasetemp()), sys.prefix, str(Path.home()) + "/", package,
+               os.environ.get("REMOTE_SECRET_KEY", "")]  # fmt: skip
 
     def start(max_runs: int = 100, token: str | None = None) -> LiveApi:
         project = make_project(tmp_path_factory.mktemp("service") / "project")
         service = RunService(project, project / ".srbench", max_runs=max_runs)
-        app = create_app(service, token=token, dashboard=False)
+        app = PublicWords(create_app(service, token=token, dashboard=False), said)
+        if token:
+            private.append(token)
         port = free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                 lifespan="off")  # fmt: skip
@@ -88,6 +135,9 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     for server, thread in servers:
         server.should_exit = True  # type: ignore[attr-defined]
         thread.join(timeout=60)
+    # what the whole suite made the API say in public names no server path, no secret
+    assert said, "no error body or event stream was seen: the scan would prove nothing"
+    assert leaks(said, private) == []
 
 
 @pytest.fixture(scope="session")
