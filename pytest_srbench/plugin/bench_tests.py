@@ -22,7 +22,14 @@ import pytest
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, ModelReply, NotGraded
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.models import Case, Target
-from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
+from pytest_srbench.plugin.client import (
+    CURRENT,
+    BodyCalls,
+    BodyScope,
+    SrbenchClient,
+    as_messages,
+    run_blocking,
+)
 
 MARKER = "srbench"
 PYTEST_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception)
@@ -114,9 +121,7 @@ class TargetHandle:
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
     ) -> ModelReply:
         """One journaled chat call: a prompt string or OpenAI-style messages."""
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": messages}]
-        return await self._context().call(list(messages), extra_body=extra_body or None)
+        return await self._context().call(as_messages(messages), extra_body=extra_body or None)
 
     def ask_sync(
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
@@ -137,11 +142,7 @@ class TargetHandle:
         return self._blocking(self.search(query))
 
     def _blocking(self, work: Coroutine[Any, Any, T]) -> T:
-        loop = self._loop
-        if loop is None:
-            work.close()
-            raise RuntimeError("srbench_target can be called only inside the test body")
-        return asyncio.run_coroutine_threadsafe(work, loop).result()
+        return run_blocking(self._loop, work, "srbench_target")
 
     @classmethod
     def of(cls, target: Target) -> TargetHandle:
@@ -159,8 +160,7 @@ class AppHandle(TargetHandle):
     async def ask(
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
     ) -> ModelReply:
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": messages}]
+        messages = as_messages(messages)
         app = self.app
         if not callable(app):
             raise NotGraded(
@@ -168,9 +168,9 @@ class AppHandle(TargetHandle):
             )
         call = getattr(app, "__call__", app)  # noqa: B004 - the bound method tells async apart
         if inspect.iscoroutinefunction(app) or inspect.iscoroutinefunction(call):
-            answer = await app(list(messages), **extra_body)
+            answer = await app(messages, **extra_body)
         else:
-            answer = await asyncio.to_thread(app, list(messages), **extra_body)
+            answer = await asyncio.to_thread(app, messages, **extra_body)
         if isinstance(answer, ModelReply):
             return answer
         text = answer_text(answer)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from pytest_srbench.benchmarks.base import ModelReply
+from pytest_srbench.benchmarks.base import CellContext, ModelReply
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.calls.openai_wire import (
     ChatRequest,
@@ -30,31 +30,20 @@ from pytest_srbench.core.calls.openai_wire import (
     completion_body,
     error_body,
 )
-from pytest_srbench.core.models import Target
+from pytest_srbench.core.models import Role, Target
 from pytest_srbench.engine.call import ADAPTER_EXTRAS
 from pytest_srbench.transport import in_process
 from pytest_srbench.transport.in_process import Reply
 
 
-class BodyCalls(Protocol):
-    """What the client needs of the running cell (the engine's ``CellRun``)."""
-
-    @property
-    def target(self) -> Target: ...
+class BodyCalls(CellContext, Protocol):
+    """What the client needs of the running cell (the engine's ``CellRun``): the adapter's
+    context, the plan's targets and their frozen request parameters."""
 
     @property
     def inventory(self) -> Mapping[str, Target]: ...
 
     def request_params(self, target: Target) -> dict[str, Any]: ...
-
-    async def call(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        role: Any = "subject",
-        extra_body: Mapping[str, Any] | None = None,
-        via: str | None = None,
-    ) -> ModelReply: ...
 
 
 @dataclass
@@ -96,7 +85,7 @@ class SrbenchClient:
 
     base_url = in_process.BASE_URL
 
-    def __init__(self, role: str = "subject") -> None:
+    def __init__(self, role: Role = "subject") -> None:
         self.role = role
         self._http: dict[tuple[str, bool], Any] = {}
         self._judge: SrbenchClient | None = None
@@ -125,7 +114,7 @@ class SrbenchClient:
         """``chat`` for a plain ``def`` body (which runs in a worker thread)."""
         scope = current_scope()
         request = self._request(scope, _body(messages, model, body))
-        return _on_loop(scope, self._send(scope, request))
+        return run_blocking(scope.loop, self._send(scope, request), "srbench_client")
 
     # -- SDK plumbing ------------------------------------------------------------------------
     def async_http_client(self, httpx: ModuleType | None = None) -> Any:
@@ -188,7 +177,7 @@ class SrbenchClient:
 
     def _handle_current_sync(self, method: str, path: str, body: bytes) -> Reply:
         scope = current_scope()
-        return _on_loop(scope, self._handle(scope, method, path, body))
+        return run_blocking(scope.loop, self._handle(scope, method, path, body), "srbench_client")
 
     async def _handle(self, scope: BodyScope, method: str, path: str, raw: bytes) -> Reply:
         """One HTTP request of an SDK, answered as the OpenAI API would."""
@@ -225,27 +214,37 @@ class SrbenchClient:
         return _json(200, completion, {})
 
 
+def as_messages(messages: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-style messages: a prompt string is one user message."""
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(message) for message in messages]
+
+
 def _body(
     messages: str | Sequence[Mapping[str, Any]], model: str | None, body: dict[str, Any]
 ) -> dict[str, Any]:
-    if isinstance(messages, str):
-        messages = [{"role": "user", "content": messages}]
-    request: dict[str, Any] = {"messages": list(messages), **body}
+    request: dict[str, Any] = {"messages": as_messages(messages), **body}
     if model is not None:
         request["model"] = model
     return request
 
 
-def _on_loop(scope: BodyScope, work: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on the engine's loop from a worker thread and wait for it."""
+def run_blocking(
+    loop: asyncio.AbstractEventLoop | None, work: Coroutine[Any, Any, T], who: str
+) -> T:
+    """Run ``work`` on the engine's loop from a plain ``def`` body's worker thread and wait for
+    it; from the loop itself (an ``async def`` body) that would never end, so it is refused."""
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
-    if running is scope.loop:
+    if loop is None or running is loop:
         work.close()
+        if loop is None:
+            raise RuntimeError(f"{who} can be called only inside the test body")
         raise RuntimeError(
-            "srbench_client's blocking calls are for plain def bodies: await chat() or use "
-            "async_http_client() / async_openai() in an async def body"
+            f"{who}'s blocking calls are for plain def bodies: in an async def body, await "
+            "the async ones"
         )
-    return asyncio.run_coroutine_threadsafe(work, scope.loop).result()
+    return asyncio.run_coroutine_threadsafe(work, loop).result()

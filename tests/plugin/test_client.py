@@ -219,3 +219,27 @@ def test_the_client_outside_a_body_is_a_clear_error(pytester):
         "-p", "no:cacheprovider", "--srbench-profile=smoke", "test_outside.py"
     )
     result.assert_outcomes(passed=1)
+
+
+BLOCKING_IN_ASYNC = """
+import pytest
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target, srbench_client):
+    if srbench_case.id.endswith("-001"):
+        return srbench_target.ask_sync(srbench_case.prompt).final_text
+    if srbench_case.id.endswith("-002"):
+        return srbench_client.chat_sync(srbench_case.prompt).final_text
+    return (await srbench_client.chat(srbench_case.prompt)).final_text
+"""
+
+
+def test_a_blocking_call_in_an_async_body_is_refused_not_a_hang(pytester):
+    pytester.makepyfile(test_blocking=BLOCKING_IN_ASYNC)
+    result, report = run(pytester, "test_blocking.py", "--srbench-target=sim-large")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*srbench_target's blocking calls are for plain def bodies*"])
+    result.stdout.fnmatch_lines(["*srbench_client's blocking calls are for plain def bodies*"])
+    (target,) = report["summary"]["targets"]
+    assert target["failed"] == 2 and target["completed"] == 2
+    assert len(journal(pytester)) == 2  # nothing was sent for the refused calls
