@@ -76,8 +76,9 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
             plan = read_plan_file(self.settings.recover)
             return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
         known = self.project.all_targets()
-        # the models that fixture targets declared so far (in conftest.py files) call
-        used = [known[i] for t in declared_targets() for i in t.uses if i in known]
+        # the models that fixture targets declared so far (in conftest.py files) call, once each
+        used_ids = dict.fromkeys(i for t in declared_targets() for i in t.uses if i in known)
+        used = [known[i] for i in used_ids]
         requested = self.settings.run.targets
         if requested:  # an id no configuration knows may be a fixture target (@target), known
             # only once the tests are collected; planning refuses a truly unknown one
@@ -87,7 +88,9 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         # before collection the benchmarks of marked tests are unknown: every kind may be needed
         kinds = {"single", "mom", "retrieval"} if requested else self._kinds()
         selected = self.project.select_targets(requested, kinds=kinds)
-        return [target.to_target() for target in [*selected, *used]]
+        chosen = {target.id for target in selected}
+        extra = [target for target in used if target.id not in chosen]
+        return [target.to_target() for target in [*selected, *extra]]
 
     def _kinds(self) -> set[str]:
         """Target kinds the run may need, before its benchmarks are loaded: a profile run is

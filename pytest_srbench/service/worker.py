@@ -151,13 +151,16 @@ class RunService:
         if not ended:
             return []
         store = self.store()  # opening it sweeps: a run whose worker died is interrupted
-        for handle in ended:
-            assert handle.process is not None
-            stop_group(handle.process.pid)
-            run = store.get_run(handle.run_id)
-            if run is not None and run.status == "queued" and store.owner(run.id) is None:
-                reason = worker_failure(handle.log, handle.process.returncode)
-                store.set_run_status(run.id, "failed", f"BENCHMARK_RUN_FAILED: {reason}")
+        try:
+            for handle in ended:
+                assert handle.process is not None
+                stop_group(handle.process.pid)
+                run = store.get_run(handle.run_id)
+                if run is not None and run.status == "queued" and store.owner(run.id) is None:
+                    reason = worker_failure(handle.log, handle.process.returncode)
+                    store.set_run_status(run.id, "failed", f"BENCHMARK_RUN_FAILED: {reason}")
+        finally:
+            store.close()  # the reaper's own connection, opened per round with work to do
         return [handle.run_id for handle in ended]
 
     def store(self) -> Store:
