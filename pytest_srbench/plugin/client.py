@@ -214,11 +214,11 @@ class SrbenchClient:
         return _json(200, completion, {})
 
 
-def as_messages(messages: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI-style messages: a prompt string is one user message."""
+def as_messages(messages: str | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """OpenAI-style messages: a prompt string is one user message (the request copies them)."""
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
-    return [dict(message) for message in messages]
+    return list(messages)
 
 
 def _body(
