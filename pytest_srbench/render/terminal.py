@@ -108,12 +108,12 @@ def rag_lines(rag: dict[str, Any]) -> list[str]:
     lines = ["RAG retrieval (per mode; failed samples count as 0 and stay in the denominator):"]
     lines += table(
         ["benchmark", "target", "mode", "hit@1", "hit@5", "recall@k", "MRR", "citation hit",
-         "p50 / p95 latency", "samples ok/total", "failure rate"],
+         "p50 / p90 / p95 latency", "samples ok/total", "failure rate"],
         [
             [r["benchmark"], r["target_id"], r["mode"], num(r["hit_at_1"]), num(r["hit_at_5"]),
              num(r["recall_at_k"]), num(r["mrr"]),
              f"{num(r['citation_hit_rate'])} ({r['citation_cases']})",
-             f"{_ms(r['p50_latency_ms'])} / {_ms(r['p95_latency_ms'])}",
+             f"{_ms(r['p50_latency_ms'])} / {_ms(r['p90_latency_ms'])} / {_ms(r['p95_latency_ms'])}",
              f"{r['successful_cases']}/{r['total_cases']}", num(r["failure_rate"])]
             for r in rag["rows"]
         ],
@@ -166,13 +166,13 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     targets = summary["targets"]
     lines += table(
         ["target", "accuracy", "95% CI", "correct/planned", "failed", "pending", "complete", "cost", "known cost",
-         "judge cost", "ttft p50", "latency p50/p95"],
+         "judge cost", "ttft p50", "latency p50/p90/p95"],
         [
             [
                 _label(t), num(t["accuracy"]), interval(t["accuracy_ci95"]), f"{t['correct'] if t['correct'] is not None else NULL}/{t['total']}",
                 str(t["failed"]), str(t["pending"]), "yes" if t["complete"] else "no", usd(t["cost_usd"]),
                 usd(t["known_cost_usd"]), usd(t["evaluation_cost_usd"]), seconds(t["ttft_p50_s"]),
-                f"{seconds(t['latency_p50_s'])}/{seconds(t['latency_p95_s'])}",
+                f"{seconds(t['latency_p50_s'])}/{seconds(t['latency_p90_s'])}/{seconds(t['latency_p95_s'])}",
             ]
             for t in targets
         ],

@@ -57,6 +57,7 @@ def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
         assert metric["total"] == 36 and metric["complete"] is True and metric["simulated"] is True
         assert metric["tokens"] is not None and metric["cost_usd"] is not None
         assert metric["ttft_p50_s"] is not None and metric["latency_p95_s"] is not None
+        assert metric["latency_p50_s"] <= metric["latency_p90_s"] <= metric["latency_p95_s"]
     assert targets["sim-large"]["accuracy"] > targets["sim-small"]["accuracy"]
     assert targets["sim-large"]["cost_usd"] > targets["sim-small"]["cost_usd"]
     assert len(report["cells"]) == 72

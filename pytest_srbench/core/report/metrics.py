@@ -25,8 +25,9 @@ ACCURACY_DENOMINATOR = "all_planned_cases; failures and unanswered count as inco
 Row = dict[str, Any]
 
 
-def _percentiles(values: list[float]) -> tuple[float | None, float | None]:
-    return percentile(values, 0.5), percentile(values, 0.95)
+def _percentiles(values: list[float]) -> tuple[float | None, float | None, float | None]:
+    """p50, p90 and p95 (linear interpolation); None for no values."""
+    return percentile(values, 0.5), percentile(values, 0.9), percentile(values, 0.95)
 
 
 def output_diagnostics(
@@ -126,8 +127,8 @@ def target_metric(
         for c in subject
         if c.get("selected_model") or (c.get("status") == "completed" and c.get("model"))
     )
-    queue_p50, queue_p95 = _percentiles(queue)
-    latency_p50, latency_p95 = _percentiles(latencies)
+    queue_p50, _, queue_p95 = _percentiles(queue)
+    latency_p50, latency_p90, latency_p95 = _percentiles(latencies)
     metric: dict[str, Any] = {
         "id": target_id,
         "total": total,
@@ -171,6 +172,7 @@ def target_metric(
         "evaluation_call_count": len(overhead),
         "case_wall_time_p50_s": percentile(walls, 0.5),
         "latency_p50_s": latency_p50,
+        "latency_p90_s": latency_p90,
         "latency_p95_s": latency_p95,
         "ttft_p50_s": percentile(ttfts, 0.5),
         "request_time_sum_s": math.fsum(float(c.get("latency_s") or 0) for c in subject),

@@ -152,6 +152,7 @@ class TargetMetric(_Strict):
     evaluation_call_count: int
     case_wall_time_p50_s: float | None
     latency_p50_s: float | None
+    latency_p90_s: float | None
     latency_p95_s: float | None
     ttft_p50_s: float | None
     request_time_sum_s: float
@@ -358,6 +359,7 @@ class RagRow(_Strict):
     citation_hit_rate: float | None
     citation_cases: int
     p50_latency_ms: float | None
+    p90_latency_ms: float | None
     p95_latency_ms: float | None
 
 

@@ -27,8 +27,8 @@ Per mode (``aggregate_rag``), over that mode's samples (n = ``total_cases``):
   samples counted as 0.0.
 - ``citation_hit_rate``: the mean of ``citation_hit`` over the ``citation_cases`` samples that
   require citations (failed ones counted as 0.0); null when ``citation_cases`` is 0.
-- ``p50_latency_ms`` / ``p95_latency_ms``: ``stats.percentile`` (linear interpolation) at 0.5
-  / 0.95 of ``latency_ms`` over successful samples that carry one; null when there are none.
+- ``p50_latency_ms`` / ``p90_latency_ms`` / ``p95_latency_ms``: ``stats.percentile`` (linear
+  interpolation) at 0.5 / 0.9 / 0.95 of ``latency_ms`` over successful samples that carry one; null when there are none.
 - Every rate and mean is null when n is 0 (a mode named in ``modes`` without samples).
 """
 
@@ -117,6 +117,7 @@ def _mode_row(mode: str, samples: Sequence[RagSample]) -> dict[str, Any]:
     row["citation_hit_rate"] = _mean(citations)
     row["citation_cases"] = len(citations)
     row["p50_latency_ms"] = percentile(latencies, 0.5)
+    row["p90_latency_ms"] = percentile(latencies, 0.9)
     row["p95_latency_ms"] = percentile(latencies, 0.95)
     return row
 

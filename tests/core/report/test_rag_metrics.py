@@ -130,6 +130,7 @@ def test_aggregate_counts_failures_as_zero_and_times_successes_only():
         "citation_hit_rate": 0.5,  # (1 + 0) / 2 citation-required samples (s1, s3)
         "citation_cases": 2,
         "p50_latency_ms": 20.0,  # [10, 30]: 10 + (30 - 10) * 0.5
+        "p90_latency_ms": 28.0,  # 10 + (30 - 10) * 0.9
         "p95_latency_ms": 29.0,  # 10 + (30 - 10) * 0.95
     }
     assert vector["mode"] == "vector" and vector["total_cases"] == 1
@@ -149,6 +150,7 @@ def test_null_rules():
         "mrr",
         "citation_hit_rate",
         "p50_latency_ms",
+        "p90_latency_ms",
         "p95_latency_ms",
     ):
         assert empty[key] is None
