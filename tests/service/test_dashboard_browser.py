@@ -49,6 +49,11 @@ PLAN: dict[str, Any] = {
 }  # fmt: skip
 
 
+def secs(value: float | None) -> str:
+    """A duration as the dashboard shows it."""
+    return "—" if value is None else f"{value:.2f}s"
+
+
 class Server:
     """The API and the dashboard on a free loopback port, served by uvicorn in a thread."""
 
@@ -172,6 +177,8 @@ class Watched:
 
 
 def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
+    from playwright.sync_api import expect
+
     watched = Watched(browser, server, "/new")
     page = watched.page
     assert page.input_value("#profile") == "smoke"
@@ -216,6 +223,23 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
     assert page.text_content("#run-progress-text") == "8 of 8 cells (100%)"
     page.wait_for_selector("#results tbody tr[data-case]")
     assert page.locator("#results tbody tr").count() == 8
+    report = server.api(f"/api/runs/{run_id}/report")
+    # the Results tab shows a cell's latency as the report does (the answer, not the cell's
+    # wall time), and the report's percentiles per target (p90 "—" while the report has none)
+    row = page.locator("#results tbody tr[data-case]").first
+    cell = next(c for c in report["cells"] if c["case_id"] == row.get_attribute("data-case")
+                and c["target_id"] == row.get_attribute("data-target"))  # fmt: skip
+    latency = row.locator("td[data-col=latency]")
+    assert float(latency.get_attribute("data-value") or "nan") == cell["latency_s"]
+    assert latency.text_content() == secs(cell["latency_s"])
+    for target in report["summary"]["targets"]:
+        shown = page.locator(f"#latency tr[data-target='{target['id']}'] td.num")
+        percentiles = [secs(target.get(f"latency_{p}_s")) for p in ("p50", "p90", "p95")]
+        expect(shown).to_have_text(percentiles, timeout=WAIT_MS)
+    with page.expect_download() as download:
+        page.click("#report-json")
+    assert download.value.suggested_filename == f"srbench-{run_id}.json"
+    assert json.loads(Path(download.value.path()).read_text())["run_id"] == run_id
 
     page.click("#tab-questions")
     hostile = page.locator("#questions tbody tr[data-target=hostile]").first
@@ -425,6 +449,10 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
         page.click("#tab-report")  # fetched with the token into the frame
         frame = page.frame_locator("#report-frame")
         assert frame.locator("#run-id").text_content() == baseline
+        with page.expect_download() as download:  # a plain link cannot carry the token
+            page.click("#report-json")
+        assert download.value.suggested_filename == f"srbench-{baseline}.json"
+        assert json.loads(Path(download.value.path()).read_text())["run_id"] == baseline
         assert page.is_hidden("#token-box")  # asked once: the tab kept the token
         assert [m for m in watched.errors() if "status of 401" not in m] == []
         assert watched.remote_requests() == []

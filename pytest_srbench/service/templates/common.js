@@ -211,7 +211,7 @@ var SR = (function () {
     });
   }
   // A download through fetch when a token is needed (a plain link cannot send the header).
-  function download(anchor) {
+  function download(anchor, onError) {
     anchor.addEventListener("click", function (event) {
       if (!token()) { return; }
       event.preventDefault();
@@ -224,7 +224,7 @@ var SR = (function () {
         a.click();
         a.remove();
         window.setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
-      });
+      }, function (error) { if (onError) { onError(error); } });
     });
   }
   // A filter form kept in the address: fills the fields from the query string and reads them.

@@ -68,10 +68,35 @@
     reportAt = now;
     return SR.api(base + "/report").then(function (report) {
       var s = report.summary || {};
+      drawLatency(report);
       text("run-spend", SR.usd(s.total_spend_usd));
       // a running run's report ends its wall time at the last status change: the page counts
       if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
     }, function () { /* a report that cannot be built yet: keep the last values */ });
+  }
+  // p50 / p90 / p95 as the report has them ("—" for a percentile the report does not carry)
+  function drawLatency(report) {
+    var tbody = SR.clear(document.querySelector("#latency tbody"));
+    ((report.summary || {}).targets || []).forEach(function (t) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-target", t.id);
+      SR.cell(tr, t.id, null, "target");
+      ["p50", "p90", "p95"].forEach(function (p) { SR.cell(tr, SR.secs(t["latency_" + p + "_s"]), "num", p); });
+      tbody.appendChild(tr);
+    });
+    var rows = (report.rag && report.rag.rows) || [];
+    var rag = SR.clear(document.querySelector("#rag-latency tbody"));
+    rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-target", r.target_id);
+      tr.setAttribute("data-benchmark", r.benchmark);
+      SR.cell(tr, r.benchmark, null, "benchmark");
+      SR.cell(tr, r.target_id, null, "target");
+      SR.cell(tr, r.mode, null, "mode");
+      ["p50", "p90", "p95"].forEach(function (p) { SR.cell(tr, SR.num(r[p + "_latency_ms"], 1), "num", p); });
+      rag.appendChild(tr);
+    });
+    document.getElementById("rag-latency-box").hidden = !rows.length;
   }
   function loadRun() {
     return SR.api(base).then(drawRun).then(function () {
@@ -123,6 +148,12 @@
   });
 
   // -- results (cursor pages) ------------------------------------------------------------
+  // The cell's latency as the report has it (report cells): the subject calls' time, else the
+  // cell's wall time for a completed cell; a cell that ended without an answer has none.
+  function reportLatency(r) {
+    if (r.subject_latency_s !== null && r.subject_latency_s !== undefined) { return r.subject_latency_s; }
+    return r.status === "completed" && r.latency_s !== null && r.latency_s !== undefined ? r.latency_s : null;
+  }
   var resultsCursor = null;
   var resultsNext = null;
   function loadResults(after) {
@@ -140,7 +171,9 @@
         SR.cell(tr, r.status, null, "status");
         SR.cell(tr, correct(r.correct), null, "correct");
         SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
-        SR.cell(tr, SR.secs(r.latency_s), "num", "latency");
+        var answerLatency = reportLatency(r);
+        SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
+        SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
         SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
         SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
         tbody.appendChild(tr);
@@ -454,6 +487,7 @@
     refreshTab();
   });
 
+  SR.download(document.getElementById("report-json"), fail);
   var first = true;
   poller = SR.poll(function () {
     return loadRun().then(function () {
