@@ -49,6 +49,10 @@ PLAN: dict[str, Any] = {
 }  # fmt: skip
 
 
+LOADED_OR_END = """n => document.querySelectorAll('#events tbody tr').length > n
+    || document.getElementById('events-more').disabled"""
+
+
 def secs(value: float | None) -> str:
     """A duration as the dashboard shows it."""
     return "—" if value is None else f"{value:.2f}s"
@@ -368,6 +372,26 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.wait_for_function(  # a running run's wall time counts up (not the report's 0)
             "() => parseFloat(document.getElementById('run-wall').textContent) > 0"
         )
+        # Events: page to the newest, then they arrive by themselves, filtered by name.
+        page.click("#tab-events")
+        page.wait_for_selector("#events tbody tr")
+        while not page.is_disabled("#events-more"):
+            shown = page.locator("#events tbody tr").count()
+            page.click("#events-more")
+            page.wait_for_function(LOADED_OR_END, arg=shown)
+        assert "following the run live" in (page.text_content("#events-info") or "")
+        page.select_option("#events-kind", "case_completed")
+        visible = "#events tbody tr:not([hidden])"
+        shown = page.locator(visible).count()
+        page.wait_for_function(  # no click: the stream brings them
+            f"n => document.querySelectorAll('{visible}').length > n", arg=shown
+        )
+        assert set(page.locator(f"{visible} td[data-col=kind]").all_text_contents()) == {
+            "case_completed"
+        }
+        seqs = [int(s) for s in page.locator("#events td[data-col=seq]").all_text_contents()]
+        assert seqs == sorted(set(seqs))  # appended in order, none twice
+
         page.click("#tab-calls")
         page.wait_for_function(
             "() => /in flight|No call in flight/.test(document.getElementById('active-info').textContent)"
@@ -397,6 +421,13 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         bar = page.locator("#run-progress")
         assert int(bar.get_attribute("value") or "-1") <= ended["completed"] < 84  # not full
         assert "failed or cancelled" in (page.text_content("#run-progress-text") or "")
+        page.click("#tab-events")  # the run's end came in too, and the following stopped
+        page.select_option("#events-kind", "cancelled")
+        page.wait_for_selector("#events tbody tr[data-kind=cancelled]:not([hidden])")
+        assert page.locator("#events tbody tr:not([hidden])").count() == 1
+        page.wait_for_function(
+            "() => document.getElementById('events-info').textContent.endsWith('all (the run is cancelled)')"
+        )
     finally:
         if process.poll() is None:
             process.kill()

@@ -55,6 +55,7 @@
     if (!active()) { document.getElementById("cancel-confirm").hidden = true; }
     document.title = "Run " + run.id + " · " + run.status + " · srbench";
     var finished = previous !== null && SR.TERMINAL.indexOf(previous.status) < 0 && !active();
+    followEvents(finished);
     return summary(finished).then(function () {
       if (finished || (active() && current === "results" && !resultsCursor)) { refreshTab(); }
     });
@@ -410,33 +411,74 @@
     });
   }
 
-  // -- events (oldest first, 25 per page, load more) --------------------------------------
+  // -- events (oldest first, 25 per page, load more; followed live once the last page is
+  // shown while the run is active; filtered by event name) ----------------------------------
   var eventsCursor = null;
   var eventsLoaded = false;
+  var eventsAtEnd = false;
+  var eventsBusy = null;
+  var eventsAgain = false;
+  var kinds = {};
   function seqOf(e) { return e._seq !== undefined ? e._seq : e.seq !== undefined ? e.seq : e.sequence; }
+  function kindOf(e) { return String(e.kind || e.name || e.event || ""); }
+  function addKind(kind) {
+    if (kinds[kind]) { return; }
+    kinds[kind] = true;
+    var select = document.getElementById("events-kind");
+    var option = SR.el("option", kind);
+    option.value = kind;
+    var before = Array.prototype.slice.call(select.options, 1).filter(function (o) { return o.value > kind; })[0];
+    select.insertBefore(option, before || null);
+  }
+  function filterEvents() {
+    var kind = document.getElementById("events-kind").value;
+    var tbody = document.querySelector("#events tbody");
+    Array.prototype.forEach.call(tbody.rows, function (tr) { tr.hidden = !!kind && tr.getAttribute("data-kind") !== kind; });
+    var shown = Array.prototype.filter.call(tbody.rows, function (tr) { return !tr.hidden; }).length;
+    var state = !eventsAtEnd ? " · more: Load more" : active() ? " · following the run live" : " · all (the run is " + run.status + ")";
+    text("events-info", (kind ? shown + " " + kind + " of " : "") + tbody.rows.length + " events loaded" + state);
+    document.getElementById("events-more").disabled = eventsAtEnd;
+  }
   function loadEvents() {
-    return SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
+    if (eventsBusy) { eventsAgain = true; return eventsBusy; }
+    eventsBusy = SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
       var tbody = document.querySelector("#events tbody");
       var events = data.events || [];
       events.forEach(function (e) {
         var tr = document.createElement("tr");
         tr.setAttribute("data-seq", seqOf(e));
+        tr.setAttribute("data-kind", kindOf(e));
         SR.cell(tr, seqOf(e), "num", "seq");
         SR.cell(tr, SR.time(e.at), null, "at");
-        SR.cell(tr, e.kind || e.name || e.event, null, "kind");
+        SR.cell(tr, kindOf(e), null, "kind");
         SR.cell(tr, SR.short(e.data === undefined ? "" : e.data, 160), "clip", "data");
         tbody.appendChild(tr);
+        addKind(kindOf(e));
       });
       if (data.next_cursor) {
         eventsCursor = data.next_cursor;
       } else if (events.length) {
         eventsCursor = seqOf(events[events.length - 1]);
       }
-      document.getElementById("events-more").disabled = !data.next_cursor && !active();
-      text("events-info", tbody.rows.length + " events shown" + (data.next_cursor ? "" : active() ? " · more may come" : " · all"));
-    });
+      eventsAtEnd = !data.next_cursor;
+      filterEvents();
+    }).then(function () {
+      eventsBusy = null;
+      if (eventsAgain) { eventsAgain = false; return loadEvents(); }
+      return null;
+    }, function (e) { eventsBusy = null; eventsAgain = false; throw e; });
+    return eventsBusy;
+  }
+  // Called whenever the header learns something new (stream event or poll): new events are
+  // appended while the last page is shown; the run's end appends its final events once.
+  function followEvents(finished) {
+    if (!eventsLoaded || !eventsAtEnd || !(active() || finished)) { return; }
+    loadEvents().catch(fail);
+    // the run's status and its event are one write; a late cell event may follow it
+    if (finished) { window.setTimeout(function () { loadEvents().catch(fail); }, 1500); }
   }
   document.getElementById("events-more").addEventListener("click", function () { loadEvents().catch(fail); });
+  document.getElementById("events-kind").addEventListener("change", filterEvents);
 
   // -- recovery review (read-only) --------------------------------------------------------
   function loadRecovery() {
