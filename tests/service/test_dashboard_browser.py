@@ -7,6 +7,7 @@ that answers with hostile markup) stays text. Screenshots land in reports/ for r
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -172,9 +173,14 @@ class Watched:
         assert self.remote_requests() == []
         assert self.page.evaluate("window.__pwned") is None
 
-    def shot(self, name: str, full_page: bool = False) -> None:
-        REPORTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(REPORTS / name), full_page=full_page)
+    def shot(self, name: str, full_page: bool = False, commit: bool = False) -> None:
+        """A screenshot under reports/ for review. ``commit``: one of the screenshots kept in
+        the repository (reports/dashboard/), written only when SRBENCH_SCREENSHOTS is set."""
+        if commit and not os.environ.get("SRBENCH_SCREENSHOTS"):
+            return
+        path = REPORTS / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(path), full_page=full_page)
 
     def close(self) -> None:
         self.context.close()
@@ -277,6 +283,7 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
     page.wait_for_selector("#recipes .unavailable")
     page.click("#tab-recovery")
     page.wait_for_selector("#recovery-counts dd")
+    assert page.is_hidden("#recovery-start")  # a completed run has no cell to recover
     page.click("#tab-report")
     frame = page.frame_locator("#report-frame")
     frame.locator("html[data-ready='1']").wait_for()
@@ -342,7 +349,7 @@ def test_compare_two_runs_and_export_csv(server, browser, runs):
     watched.close()
 
 
-def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
+def test_a_run_started_by_pytest_appears_while_it_runs(server, browser, runs):
     watched = Watched(browser, server, "/")
     page = watched.page
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
@@ -396,7 +403,7 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.wait_for_function(
             "() => /in flight|No call in flight/.test(document.getElementById('active-info').textContent)"
         )
-        run_id = page.text_content("#run-id")
+        run_id = page.text_content("#run-id") or ""
         second = Watched(browser, server, f"/runs/{run_id}")  # closing a page never cancels
         second.page.wait_for_selector("#run-status [data-status=running]")
         second.close()
@@ -416,6 +423,7 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.click("#cancel")
         page.click("#cancel-confirm")
         page.wait_for_selector("#run-status [data-status=cancelled]")
+        runs["cancelled"] = run_id
         assert process.wait(WAIT_MS / 1000) != 0
         ended = server.api(f"/api/runs/{run_id}")["run"]["progress"]
         bar = page.locator("#run-progress")
@@ -433,6 +441,99 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
             process.kill()
             process.wait()
     watched.check()
+    watched.close()
+
+
+def _cancelled_run(server: Server, runs: dict[str, str]) -> str:
+    """A cancelled live run with cells never dispatched (the one test 3 cancels, else one
+    cancelled before its worker starts)."""
+    if "cancelled" not in runs:
+        run = server.api("/api/runs", {**PLAN, "name": "to-recover", "limit": 1,
+                                       "benchmarks": ["mmlu-pro"], "targets": ["sim-small"]})["run"]  # fmt: skip
+        server.api(f"/api/runs/{run['id']}/cancel", {})
+        assert server.wait_run(run["id"])["status"] == "cancelled"
+        runs["cancelled"] = run["id"]
+    return runs["cancelled"]
+
+
+def post(server: Server, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST JSON; the status and the parsed answer."""
+    request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status, json.loads(response.read())
+
+
+def test_recovery_is_reviewed_confirmed_and_started_once(server, browser, runs):
+    parent = _cancelled_run(server, runs)
+    plan = server.api(f"/api/runs/{parent}/recovery-plan?mode=undispatched")
+    assert plan["counts"]["eligible"] > 0
+    watched = Watched(browser, server, f"/runs/{parent}")
+    page = watched.page
+    stale = Watched(browser, server, f"/runs/{parent}")  # another tab reviews the same plan
+    for tab in (page, stale.page):
+        tab.click("#tab-recovery")
+        tab.wait_for_selector("#recovery-start:not([hidden])")
+    eligible = plan["counts"]["eligible"]
+    assert page.text_content("#recovery-start") == (
+        f"Start recovery ({eligible} cell{'' if eligible == 1 else 's'})"
+    )
+    page.click("#recovery-start")
+    page.wait_for_selector("#recovery-confirm:not([hidden])")
+    assert f"attempts {eligible} cell(s)" in (page.text_content("#recovery-summary") or "")
+    assert page.is_hidden("#recovery-ack-label")  # undispatched cells: nothing is paid twice
+    watched.shot("dashboard/recovery-confirm.png", commit=True)
+    posted: list[Any] = []
+    page.on("request", lambda r: posted.append(r) if r.url.endswith("/recover") else None)
+    page.dblclick("#recovery-confirm-yes")  # a second click sends nothing
+    page.wait_for_function("id => !location.pathname.endsWith(id)", arg=parent)
+    page.wait_for_selector("html[data-ready='1']")
+    child = page.text_content("#run-id") or ""
+    assert child.startswith("run-") and child != parent
+    assert page.text_content("#run-parent") == parent
+    assert len(posted) == 1
+    body = posted[0].post_data_json
+    assert body["plan"] == plan  # exactly the reviewed plan
+    assert set(body) == {"plan", "idempotency_key"}
+    assert server.api(f"/api/runs/{child}")["run"]["parent_run_id"] == parent
+    # the same key again (a lost answer) is the same child, answered 200
+    status, again = post(server, f"/api/runs/{parent}/recover", body)
+    assert (status, again["run"]["id"]) == (200, child)
+
+    # back on the parent (a reload): the child it made, and nothing left to start
+    watched.goto(f"/runs/{parent}")
+    page.click("#tab-recovery")
+    page.wait_for_selector("#recovery-reasons tr[data-reason=already_claimed_by_child_attempt]")
+    assert page.text_content("#recovery-children a") == child
+    assert page.is_hidden("#recovery-start")
+
+    # the other tab's review is stale now: refused with the rule's reason
+    other = stale.page
+    other.click("#recovery-start")
+    other.click("#recovery-back")
+    assert other.is_hidden("#recovery-confirm")
+    other.click("#recovery-start")
+    other.click("#recovery-confirm-yes")
+    other.wait_for_selector("#recovery-error:not([hidden])")
+    assert (other.text_content("#recovery-error") or "").startswith(
+        "BENCHMARK_RECOVERY_REJECTED: Recovery eligibility changed"
+    )
+    # a full service (429) says so too; faked here: filling 100 slots with active runs is slow
+    refusal = {"error": {"code": "BENCHMARK_CAPACITY_EXCEEDED",
+                         "message": "all 100 run slots hold active runs"}}  # fmt: skip
+    other.route("**/recover", lambda route: route.fulfill(status=429, json=refusal))
+    other.click("#recovery-confirm-yes")
+    other.wait_for_function(
+        "() => document.getElementById('recovery-error').textContent.startsWith('BENCHMARK_CAPACITY')"
+    )
+    assert other.text_content("#recovery-error") == (
+        "BENCHMARK_CAPACITY_EXCEEDED: all 100 run slots hold active runs"
+    )
+    server.api(f"/api/runs/{child}/cancel", {})  # the child's cells are not needed here
+    watched.check()
+    assert [m for m in stale.errors() if not ("status of 409" in m or "status of 429" in m)] == []
+    assert stale.remote_requests() == []
+    stale.close()
     watched.close()
 
 

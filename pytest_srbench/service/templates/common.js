@@ -59,14 +59,14 @@ var SR = (function () {
     });
   }
   // fetch with the bearer token; on a 401 ask for the token (once) and retry once.
-  // options: method, body (JSON), as: "json" | "text" | "blob".
+  // options: method, body (JSON) or json (its text), as: "json" | "text" | "blob".
   function api(path, options, retried) {
     options = options || {};
     var init = { method: options.method || "GET", cache: "no-store", credentials: "same-origin",
                  headers: headers({ Accept: options.as === "json" || !options.as ? "application/json" : "*/*" }) };
-    if (options.body !== undefined) {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(options.body);
+    if (options.body !== undefined || options.json !== undefined) {
+      init.headers["Content-Type"] = "application/json";  // json: a body serialized already
+      init.body = options.json !== undefined ? options.json : JSON.stringify(options.body);
     }
     return fetch(path, init).then(function (response) {
       if (response.status === 401 && !retried) {

@@ -480,29 +480,124 @@
   document.getElementById("events-more").addEventListener("click", function () { loadEvents().catch(fail); });
   document.getElementById("events-kind").addEventListener("change", filterEvents);
 
-  // -- recovery review (read-only) --------------------------------------------------------
+  // -- recovery: review (read-only), then start a child from exactly the reviewed plan ----
+  // The reviewed plan is kept as the text the service sent and posted back unchanged. Its
+  // idempotency key is made once per reviewed plan and kept in this tab (sessionStorage), so a
+  // second click, a reload or a review of the same plan asks for the same child (200).
+  var reviewedPlan = null;  // {text, plan, key}
+  var RECOVERY_KEY = "srbench-recovery:" + id;
+  function recoveryMemory() {
+    try { return JSON.parse(window.sessionStorage.getItem(RECOVERY_KEY) || "{}") || {}; } catch (e) { return {}; }
+  }
+  function remember(memory) {
+    try { window.sessionStorage.setItem(RECOVERY_KEY, JSON.stringify(memory)); } catch (e) { /* private mode */ }
+  }
+  function recoveryKey(sha) {
+    var memory = recoveryMemory();
+    if (!memory[sha]) {
+      var random = window.crypto && window.crypto.randomUUID ? window.crypto.randomUUID()
+        : Date.now().toString(36) + Math.random().toString(36).slice(2);
+      memory[sha] = { key: "recover-" + random };
+      remember(memory);
+    }
+    return memory[sha].key;
+  }
+  function drawChildren() {
+    var memory = recoveryMemory();
+    var list = SR.clear(document.querySelector("#recovery-children ul"));
+    Object.keys(memory).forEach(function (sha) {
+      if (!memory[sha].child) { return; }
+      var li = document.createElement("li");
+      li.appendChild(SR.link("/runs/" + encodeURIComponent(memory[sha].child), memory[sha].child));
+      list.appendChild(li);
+    });
+    document.getElementById("recovery-children").hidden = !list.firstChild;
+  }
+  function hideConfirm() {
+    document.getElementById("recovery-confirm").hidden = true;
+    document.getElementById("recovery-ack").checked = false;
+  }
   function loadRecovery() {
     var mode = document.getElementById("recovery-mode").value;
-    return SR.api(base + "/recovery-plan?" + SR.query({ mode: mode })).then(function (plan) {
+    reviewedPlan = null;
+    hideConfirm();
+    document.getElementById("recovery-start").hidden = true;
+    SR.hideError(document.getElementById("recovery-error"));
+    drawChildren();
+    return SR.api(base + "/recovery-plan?" + SR.query({ mode: mode }), { as: "text" }).then(function (body) {
+      var plan = JSON.parse(body);
       var dl = SR.clear(document.getElementById("recovery-counts"));
       var counts = plan.counts || {};
+      var eligible = counts.eligible !== undefined ? counts.eligible : (plan.eligible_cells || []).length;
       fact(dl, "mode", plan.mode || mode);
-      fact(dl, "eligible", counts.eligible !== undefined ? counts.eligible : (plan.eligible || []).length);
+      fact(dl, "eligible", eligible);
       fact(dl, "excluded", counts.excluded !== undefined ? counts.excluded : (plan.excluded || []).length);
+      fact(dl, "new attempt budget", SR.usd(plan.new_attempt_budget_usd));
       fact(dl, "plan sha256", plan.plan_sha256);
       var reasons = {};
       (plan.excluded || []).forEach(function (e) { reasons[e.reason] = (reasons[e.reason] || 0) + 1; });
       var tbody = SR.clear(document.querySelector("#recovery-reasons tbody"));
       Object.keys(reasons).sort().forEach(function (reason) {
         var tr = document.createElement("tr");
+        tr.setAttribute("data-reason", reason);
         SR.cell(tr, reason);
         SR.cell(tr, reasons[reason], "num");
         tbody.appendChild(tr);
       });
       SR.hideError(error);
+      if (eligible > 0) {
+        reviewedPlan = { text: body, plan: plan, key: recoveryKey(plan.plan_sha256) };
+        var start = document.getElementById("recovery-start");
+        start.textContent = "Start recovery (" + eligible + " cell" + (eligible === 1 ? "" : "s") + ")";
+        start.hidden = false;
+        start.disabled = false;
+      }
     });
   }
   document.getElementById("recovery-load").addEventListener("click", function () { loadRecovery().catch(fail); });
+  document.getElementById("recovery-mode").addEventListener("change", function () { loadRecovery().catch(fail); });
+  document.getElementById("recovery-start").addEventListener("click", function () {
+    if (reviewedPlan === null) { return; }
+    var plan = reviewedPlan.plan;
+    var ack = !!plan.requires_new_attempt_acknowledgment;
+    text("recovery-summary", "Create a recovery run (a child of " + id + ") that attempts " + plan.counts.eligible
+      + " cell(s) of the reviewed plan again (mode " + plan.mode + ", budget " + SR.usd(plan.new_attempt_budget_usd)
+      + "). It runs like any run; this run is not changed.");
+    document.getElementById("recovery-ack-label").hidden = !ack;
+    document.getElementById("recovery-confirm-yes").disabled = ack;
+    document.getElementById("recovery-confirm").hidden = false;
+    document.getElementById("recovery-confirm-yes").focus();
+  });
+  document.getElementById("recovery-ack").addEventListener("change", function (event) {
+    document.getElementById("recovery-confirm-yes").disabled = !event.target.checked;
+  });
+  document.getElementById("recovery-back").addEventListener("click", hideConfirm);
+  document.getElementById("recovery-confirm-yes").addEventListener("click", function () {
+    if (reviewedPlan === null) { return; }
+    var reviewed = reviewedPlan;
+    var button = document.getElementById("recovery-confirm-yes");
+    var failure = document.getElementById("recovery-error");
+    button.disabled = true;
+    var json = "{\"plan\":" + reviewed.text + ",\"idempotency_key\":" + JSON.stringify(reviewed.key)
+      + (reviewed.plan.requires_new_attempt_acknowledgment ? ",\"acknowledge_new_attempt\":true" : "") + "}";
+    SR.api(base + "/recover", { method: "POST", json: json }).then(function (data) {
+      var child = data.run.id;
+      var memory = recoveryMemory();
+      memory[reviewed.plan.plan_sha256] = { key: reviewed.key, child: child };
+      remember(memory);
+      hideConfirm();
+      document.getElementById("recovery-start").hidden = true;
+      var note = SR.clear(document.getElementById("recovery-child"));
+      note.appendChild(document.createTextNode("Recovery run created: "));
+      note.appendChild(SR.link("/runs/" + encodeURIComponent(child), child));
+      note.appendChild(document.createTextNode(" — opening it…"));
+      note.hidden = false;
+      window.location.assign("/runs/" + encodeURIComponent(child));
+    }, function (e) {
+      SR.showError(failure, e);
+      button.disabled = false;
+    });
+  });
 
   // -- report ----------------------------------------------------------------------------
   function loadReport() {
