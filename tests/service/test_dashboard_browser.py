@@ -59,6 +59,11 @@ def secs(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}s"
 
 
+def ms(value: float | None) -> str:
+    """Milliseconds as the dashboard shows them."""
+    return "—" if value is None else f"{value:.1f}"
+
+
 class Server:
     """The API and the dashboard on a free loopback port, served by uvicorn in a thread."""
 
@@ -606,6 +611,8 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
 
 
 def test_agent_and_rag_benchmarks_in_the_create_form(server, browser):
+    from playwright.sync_api import expect
+
     watched = Watched(browser, server, "/new?profile=standard")
     page = watched.page
     # standard: no RAG or agent dataset is offered (the plan would refuse them)
@@ -665,5 +672,35 @@ def test_agent_and_rag_benchmarks_in_the_create_form(server, browser):
     page.wait_for_function("() => document.getElementById('plan-cells').textContent === '4'")
     assert [m for m in watched.errors() if "status of 422" not in m] == []
     watched.console.clear()
+
+    # the run: an agent case's trace, step by step; the RAG rows' latency percentiles
+    page.click("#start")
+    page.wait_for_url("**/runs/run-*")
+    page.wait_for_selector("html[data-ready='1']")
+    run_id = page.text_content("#run-id") or ""
+    page.wait_for_selector("#run-status [data-status=completed]", timeout=3 * WAIT_MS)
+    report = server.api(f"/api/runs/{run_id}/report")
+    for row in report["rag"]["rows"]:
+        shown = page.locator(f"#rag-latency tr[data-target='{row['target_id']}'] td.num")
+        percentiles = [ms(row.get(f"{p}_latency_ms")) for p in ("p50", "p90", "p95")]
+        expect(shown).to_have_text(percentiles, timeout=WAIT_MS)
+    results = server.api(f"/api/runs/{run_id}/results")["results"]
+    agent = next(r for r in results if r["details"].get("agent", {}).get("tool_calls"))
+    page.click("#tab-questions")
+    page.locator(f"#questions tr[data-case='{agent['case_id']}'] button.open-case").click()
+    trace = page.locator("#case-traces .agent-trace[data-target='sim-small'] ol.trace > li")
+    trace.first.wait_for()
+    steps = trace.evaluate_all("li => li.map(s => s.dataset.step)")
+    assert steps[:2] == ["message", "message"]  # system, user
+    tools = [t["name"] for t in agent["details"]["agent"]["tool_calls"]]
+    assert (
+        trace.evaluate_all("li => li.filter(s => s.dataset.tool).map(s => s.dataset.tool)") == tools
+    )
+    assert steps[2:] == ["tool-call", "tool-result"] * len(tools) + ["answer"]
+    first_call = agent["details"]["agent"]["tool_calls"][0]
+    assert json.loads(trace.nth(2).locator("pre").text_content() or "") == first_call["arguments"]
+    assert trace.last.locator("pre").text_content() == agent["answer"]
+    page.locator("#case-traces").scroll_into_view_if_needed()
+    watched.shot("dashboard/agent-trace.png", commit=True)
     watched.check()
     watched.close()

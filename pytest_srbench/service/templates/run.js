@@ -284,9 +284,85 @@
     box.appendChild(evidence);
     return box;
   }
+  // -- an agent cell's steps in order: the last subject call's request holds the whole
+  // conversation (each model message, tool call and tool result), its reply ends it; the
+  // grader's tool-call records (details.agent) say whether each call was valid.
+  function pretty(args) {
+    if (typeof args !== "string") { return JSON.stringify(args, null, 2); }
+    try { return JSON.stringify(JSON.parse(args), null, 2); } catch (e) { return args; }
+  }
+  function step(list, kind, label, body) {
+    var li = document.createElement("li");
+    li.setAttribute("data-step", kind);
+    li.appendChild(SR.el("span", label, "step"));
+    if (body !== null && body !== undefined && body !== "") { li.appendChild(SR.el("pre", body, "text")); }
+    list.appendChild(li);
+    return li;
+  }
+  function traceSteps(list, calls, agent, answer) {
+    var records = agent.tool_calls || [];
+    var index = 0;
+    function toolCall(name, args) {
+      var record = records[index] || null;
+      index += 1;
+      var verdict = record === null ? "" : record.valid === false ? " · invalid" : record.error ? " · error: " + record.error : "";
+      step(list, "tool-call", "tool call · " + name + verdict, pretty(args)).setAttribute("data-tool", name);
+    }
+    var last = null;
+    calls.forEach(function (c) { if (c.request && c.request.messages) { last = c; } });
+    if (last === null) {  // no saved request: the grader's records and the answer
+      records.forEach(function (r) {
+        toolCall(r.name, r.arguments);
+        step(list, "tool-result", "tool result" + (r.result_ok === false ? " · failed" : ""), r.error || null);
+      });
+      step(list, "answer", "final answer", answerText(answer));
+      return;
+    }
+    last.request.messages.forEach(function (m) {
+      if (m.role === "tool") {
+        step(list, "tool-result", "tool result" + (m.tool_call_id ? " · " + m.tool_call_id : ""), messageText(m.content));
+        return;
+      }
+      if (m.content !== null && m.content !== undefined && messageText(m.content) !== "") {
+        step(list, "message", (m.role === "assistant" ? "model" : m.role) + " message", messageText(m.content));
+      }
+      (m.tool_calls || []).forEach(function (t) {
+        var fn = t["function"] || {};
+        toolCall(fn.name || t.name || "?", fn.arguments !== undefined ? fn.arguments : t.arguments);
+      });
+    });
+    (last.tool_calls || []).forEach(function (t) {
+      var fn = t["function"] || {};
+      toolCall(fn.name || t.name || "?", fn.arguments !== undefined ? fn.arguments : t.arguments);
+    });
+    if (last.final !== null && last.final !== undefined && messageText(last.final) !== "") {
+      step(list, "answer", "final answer", messageText(last.final));
+    } else if (last.error) {
+      step(list, "answer", "no answer · " + last.error, null);
+    }
+  }
+  function drawTraces(caseId, calls) {
+    var box = SR.clear(document.getElementById("case-traces"));
+    questions.filter(function (r) { return r.case_id === caseId && r.details && r.details.agent; }).forEach(function (r) {
+      var agent = r.details.agent;
+      var section = SR.el("section", null, "agent-trace");
+      section.setAttribute("data-target", r.target_id);
+      section.appendChild(SR.el("h4", "Agent trace · " + r.target_id));
+      section.appendChild(SR.el("p", (agent.succeeded ? "succeeded" : "did not succeed")
+        + (agent.reasons && agent.reasons.length ? ": " + agent.reasons.join("; ") : "")
+        + " · " + (agent.calls_made || 0) + " tool call(s), " + (agent.invalid_calls || 0) + " invalid", "note"));
+      var list = SR.el("ol", null, "trace");
+      var mine = calls.filter(function (c) { return c.target_id === r.target_id && c.role === "subject"; })
+        .sort(function (a, b) { return (a._seq || 0) - (b._seq || 0); });
+      traceSteps(list, mine, agent, r.answer);
+      section.appendChild(list);
+      box.appendChild(section);
+    });
+  }
   function openCase(caseId) {
     var box = document.getElementById("case");
     var list = SR.clear(document.getElementById("case-calls"));
+    SR.clear(document.getElementById("case-traces"));
     text("case-id", caseId);
     box.hidden = false;
     box.setAttribute("data-case", caseId);
@@ -297,6 +373,7 @@
       }));
     }).then(function (calls) {
       SR.clear(list);
+      drawTraces(caseId, calls);
       if (!calls.length) { list.appendChild(SR.el("p", "No call was made for this case yet.", "note")); }
       calls.forEach(function (call) { list.appendChild(callBox(call)); });
       box.scrollIntoView({ block: "nearest" });
