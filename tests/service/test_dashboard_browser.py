@@ -1,8 +1,11 @@
 """The dashboard of ``srbench serve`` in a real headless Chromium against a real server: create
 an evaluation through the form and watch it complete, open a case and its calls, compare two
-runs and export CSV, see a run started by ``pytest`` appear while it runs, browse datasets.
-No console error, no request leaves the server's origin, model output (a simulated target
-that answers with hostile markup) stays text. Screenshots land in reports/ for review."""
+runs and export CSV, see a run started by ``pytest`` appear while it runs and follow its
+events, recover a cancelled run once, browse datasets and evaluate one, choose RAG and agent
+benchmarks and read an agent case's trace. No console error, no request leaves the server's
+origin, model output (a simulated target that answers with hostile markup) stays text.
+Screenshots land in reports/ for review (reports/dashboard/, kept in the repository, with
+SRBENCH_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
@@ -403,6 +406,7 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser, runs):
         }
         seqs = [int(s) for s in page.locator("#events td[data-col=seq]").all_text_contents()]
         assert seqs == sorted(set(seqs))  # appended in order, none twice
+        watched.shot("dashboard/events-filter.png", full_page=True, commit=True)
 
         page.click("#tab-calls")
         page.wait_for_function(
