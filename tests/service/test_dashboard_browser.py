@@ -617,10 +617,13 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
 def test_agent_and_rag_benchmarks_in_the_create_form(server, browser):
     from playwright.sync_api import expect
 
-    watched = Watched(browser, server, "/new?profile=standard")
+    watched = Watched(browser, server, "/new?profile=standard&benchmark=rag-smoke")
     page = watched.page
     # standard: no RAG or agent dataset is offered (the plan would refuse them)
     assert page.input_value("#profile") == "standard"
+    assert page.text_content("#error") == (
+        "NOT_OFFERED: rag-smoke: no case under the standard profile"
+    )
     assert "loading" not in (page.text_content("#benchmarks") or "")  # ready: the list came
     offered = page.locator("input[name=benchmark]").evaluate_all("i => i.map(b => b.dataset.kind)")
     assert "rag" not in offered and "agent" not in offered
