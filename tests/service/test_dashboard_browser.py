@@ -1,12 +1,16 @@
 """The dashboard of ``srbench serve`` in a real headless Chromium against a real server: create
 an evaluation through the form and watch it complete, open a case and its calls, compare two
-runs and export CSV, see a run started by ``pytest`` appear while it runs, browse datasets.
-No console error, no request leaves the server's origin, model output (a simulated target
-that answers with hostile markup) stays text. Screenshots land in reports/ for review."""
+runs and export CSV, see a run started by ``pytest`` appear while it runs and follow its
+events, recover a cancelled run once, browse datasets and evaluate one, choose RAG and agent
+benchmarks and read an agent case's trace. No console error, no request leaves the server's
+origin, model output (a simulated target that answers with hostile markup) stays text.
+Screenshots land in reports/ for review (reports/dashboard/, kept in the repository, with
+SRBENCH_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -47,6 +51,20 @@ PLAN: dict[str, Any] = {
     "name": "dashboard-e2e", "profile": "smoke", "benchmarks": ["gpqa-diamond", "mmlu-pro"],
     "targets": ["hostile", "sim-small"], "limit": 2, "sampling": {"temperature": 0.0},
 }  # fmt: skip
+
+
+LOADED_OR_END = """n => document.querySelectorAll('#events tbody tr').length > n
+    || document.getElementById('events-more').disabled"""
+
+
+def secs(value: float | None) -> str:
+    """A duration as the dashboard shows it."""
+    return "—" if value is None else f"{value:.2f}s"
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds as the dashboard shows them."""
+    return "—" if value is None else f"{value:.1f}"
 
 
 class Server:
@@ -163,15 +181,22 @@ class Watched:
         assert self.remote_requests() == []
         assert self.page.evaluate("window.__pwned") is None
 
-    def shot(self, name: str, full_page: bool = False) -> None:
-        REPORTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(REPORTS / name), full_page=full_page)
+    def shot(self, name: str, full_page: bool = False, commit: bool = False) -> None:
+        """A screenshot under reports/ for review. ``commit``: one of the screenshots kept in
+        the repository (reports/dashboard/), written only when SRBENCH_SCREENSHOTS is set."""
+        if commit and not os.environ.get("SRBENCH_SCREENSHOTS"):
+            return
+        path = REPORTS / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(path), full_page=full_page)
 
     def close(self) -> None:
         self.context.close()
 
 
 def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
+    from playwright.sync_api import expect
+
     watched = Watched(browser, server, "/new")
     page = watched.page
     assert page.input_value("#profile") == "smoke"
@@ -216,6 +241,23 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
     assert page.text_content("#run-progress-text") == "8 of 8 cells (100%)"
     page.wait_for_selector("#results tbody tr[data-case]")
     assert page.locator("#results tbody tr").count() == 8
+    report = server.api(f"/api/runs/{run_id}/report")
+    # the Results tab shows a cell's latency as the report does (the answer, not the cell's
+    # wall time), and the report's percentiles per target (p90 "—" while the report has none)
+    row = page.locator("#results tbody tr[data-case]").first
+    cell = next(c for c in report["cells"] if c["case_id"] == row.get_attribute("data-case")
+                and c["target_id"] == row.get_attribute("data-target"))  # fmt: skip
+    latency = row.locator("td[data-col=latency]")
+    assert float(latency.get_attribute("data-value") or "nan") == cell["latency_s"]
+    assert latency.text_content() == secs(cell["latency_s"])
+    for target in report["summary"]["targets"]:
+        shown = page.locator(f"#latency tr[data-target='{target['id']}'] td.num")
+        percentiles = [secs(target.get(f"latency_{p}_s")) for p in ("p50", "p90", "p95")]
+        expect(shown).to_have_text(percentiles, timeout=WAIT_MS)
+    with page.expect_download() as download:
+        page.click("#report-json")
+    assert download.value.suggested_filename == f"srbench-{run_id}.json"
+    assert json.loads(Path(download.value.path()).read_text())["run_id"] == run_id
 
     page.click("#tab-questions")
     hostile = page.locator("#questions tbody tr[data-target=hostile]").first
@@ -249,6 +291,7 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
     page.wait_for_selector("#recipes .unavailable")
     page.click("#tab-recovery")
     page.wait_for_selector("#recovery-counts dd")
+    assert page.is_hidden("#recovery-start")  # a completed run has no cell to recover
     page.click("#tab-report")
     frame = page.frame_locator("#report-frame")
     frame.locator("html[data-ready='1']").wait_for()
@@ -314,7 +357,7 @@ def test_compare_two_runs_and_export_csv(server, browser, runs):
     watched.close()
 
 
-def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
+def test_a_run_started_by_pytest_appears_while_it_runs(server, browser, runs):
     watched = Watched(browser, server, "/")
     page = watched.page
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
@@ -344,11 +387,32 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.wait_for_function(  # a running run's wall time counts up (not the report's 0)
             "() => parseFloat(document.getElementById('run-wall').textContent) > 0"
         )
+        # Events: page to the newest, then they arrive by themselves, filtered by name.
+        page.click("#tab-events")
+        page.wait_for_selector("#events tbody tr")
+        while not page.is_disabled("#events-more"):
+            shown = page.locator("#events tbody tr").count()
+            page.click("#events-more")
+            page.wait_for_function(LOADED_OR_END, arg=shown)
+        assert "following the run live" in (page.text_content("#events-info") or "")
+        page.select_option("#events-kind", "case_completed")
+        visible = "#events tbody tr:not([hidden])"
+        shown = page.locator(visible).count()
+        page.wait_for_function(  # no click: the stream brings them
+            f"n => document.querySelectorAll('{visible}').length > n", arg=shown
+        )
+        assert set(page.locator(f"{visible} td[data-col=kind]").all_text_contents()) == {
+            "case_completed"
+        }
+        seqs = [int(s) for s in page.locator("#events td[data-col=seq]").all_text_contents()]
+        assert seqs == sorted(set(seqs))  # appended in order, none twice
+        watched.shot("dashboard/events-filter.png", full_page=True, commit=True)
+
         page.click("#tab-calls")
         page.wait_for_function(
             "() => /in flight|No call in flight/.test(document.getElementById('active-info').textContent)"
         )
-        run_id = page.text_content("#run-id")
+        run_id = page.text_content("#run-id") or ""
         second = Watched(browser, server, f"/runs/{run_id}")  # closing a page never cancels
         second.page.wait_for_selector("#run-status [data-status=running]")
         second.close()
@@ -368,16 +432,117 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser):
         page.click("#cancel")
         page.click("#cancel-confirm")
         page.wait_for_selector("#run-status [data-status=cancelled]")
+        runs["cancelled"] = run_id
         assert process.wait(WAIT_MS / 1000) != 0
         ended = server.api(f"/api/runs/{run_id}")["run"]["progress"]
         bar = page.locator("#run-progress")
         assert int(bar.get_attribute("value") or "-1") <= ended["completed"] < 84  # not full
         assert "failed or cancelled" in (page.text_content("#run-progress-text") or "")
+        page.click("#tab-events")  # the run's end came in too, and the following stopped
+        page.select_option("#events-kind", "cancelled")
+        page.wait_for_selector("#events tbody tr[data-kind=cancelled]:not([hidden])")
+        assert page.locator("#events tbody tr:not([hidden])").count() == 1
+        page.wait_for_function(
+            "() => document.getElementById('events-info').textContent.endsWith('all (the run is cancelled)')"
+        )
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     watched.check()
+    watched.close()
+
+
+def _cancelled_run(server: Server, runs: dict[str, str]) -> str:
+    """A cancelled live run with cells never dispatched (the one test 3 cancels, else one
+    cancelled before its worker starts)."""
+    if "cancelled" not in runs:
+        run = server.api("/api/runs", {**PLAN, "name": "to-recover", "limit": 1,
+                                       "benchmarks": ["mmlu-pro"], "targets": ["sim-small"]})["run"]  # fmt: skip
+        server.api(f"/api/runs/{run['id']}/cancel", {})
+        assert server.wait_run(run["id"])["status"] == "cancelled"
+        runs["cancelled"] = run["id"]
+    return runs["cancelled"]
+
+
+def post(server: Server, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST JSON; the status and the parsed answer."""
+    request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status, json.loads(response.read())
+
+
+def test_recovery_is_reviewed_confirmed_and_started_once(server, browser, runs):
+    parent = _cancelled_run(server, runs)
+    plan = server.api(f"/api/runs/{parent}/recovery-plan?mode=undispatched")
+    assert plan["counts"]["eligible"] > 0
+    watched = Watched(browser, server, f"/runs/{parent}")
+    page = watched.page
+    stale = Watched(browser, server, f"/runs/{parent}")  # another tab reviews the same plan
+    for tab in (page, stale.page):
+        tab.click("#tab-recovery")
+        tab.wait_for_selector("#recovery-start:not([hidden])")
+    eligible = plan["counts"]["eligible"]
+    assert page.text_content("#recovery-start") == (
+        f"Start recovery ({eligible} cell{'' if eligible == 1 else 's'})"
+    )
+    page.click("#recovery-start")
+    page.wait_for_selector("#recovery-confirm:not([hidden])")
+    assert f"attempts {eligible} cell(s)" in (page.text_content("#recovery-summary") or "")
+    assert page.is_hidden("#recovery-ack-label")  # undispatched cells: nothing is paid twice
+    watched.shot("dashboard/recovery-confirm.png", commit=True)
+    posted: list[Any] = []
+    page.on("request", lambda r: posted.append(r) if r.url.endswith("/recover") else None)
+    page.dblclick("#recovery-confirm-yes")  # a second click sends nothing
+    page.wait_for_function("id => !location.pathname.endsWith(id)", arg=parent)
+    page.wait_for_selector("html[data-ready='1']")
+    child = page.text_content("#run-id") or ""
+    assert child.startswith("run-") and child != parent
+    assert page.text_content("#run-parent") == parent
+    assert len(posted) == 1
+    body = posted[0].post_data_json
+    assert body["plan"] == plan  # exactly the reviewed plan
+    assert set(body) == {"plan", "idempotency_key"}
+    assert server.api(f"/api/runs/{child}")["run"]["parent_run_id"] == parent
+    # the same key again (a lost answer) is the same child, answered 200
+    status, again = post(server, f"/api/runs/{parent}/recover", body)
+    assert (status, again["run"]["id"]) == (200, child)
+
+    # back on the parent (a reload): the child it made, and nothing left to start
+    watched.goto(f"/runs/{parent}")
+    page.click("#tab-recovery")
+    page.wait_for_selector("#recovery-reasons tr[data-reason=already_claimed_by_child_attempt]")
+    assert page.text_content("#recovery-children a") == child
+    assert page.is_hidden("#recovery-start")
+
+    # the other tab's review is stale now: refused with the rule's reason
+    other = stale.page
+    other.click("#recovery-start")
+    other.click("#recovery-back")
+    assert other.is_hidden("#recovery-confirm")
+    other.click("#recovery-start")
+    other.click("#recovery-confirm-yes")
+    other.wait_for_selector("#recovery-error:not([hidden])")
+    assert (other.text_content("#recovery-error") or "").startswith(
+        "BENCHMARK_RECOVERY_REJECTED: Recovery eligibility changed"
+    )
+    # a full service (429) says so too; faked here: filling 100 slots with active runs is slow
+    refusal = {"error": {"code": "BENCHMARK_CAPACITY_EXCEEDED",
+                         "message": "all 100 run slots hold active runs"}}  # fmt: skip
+    other.route("**/recover", lambda route: route.fulfill(status=429, json=refusal))
+    other.click("#recovery-confirm-yes")
+    other.wait_for_function(
+        "() => document.getElementById('recovery-error').textContent.startsWith('BENCHMARK_CAPACITY')"
+    )
+    assert other.text_content("#recovery-error") == (
+        "BENCHMARK_CAPACITY_EXCEEDED: all 100 run slots hold active runs"
+    )
+    server.api(f"/api/runs/{child}/cancel", {})  # the child's cells are not needed here
+    watched.check()
+    assert [m for m in stale.errors() if not ("status of 409" in m or "status of 429" in m)] == []
+    assert stale.remote_requests() == []
+    stale.close()
     watched.close()
 
 
@@ -403,6 +568,18 @@ def test_datasets_search_and_a_case_prompt(server, browser):
     page.locator("#cases tbody tr[data-case] button").first.click()
     page.wait_for_selector("#case:not([hidden])")
     assert len(page.text_content("#case-prompt") or "") > 20
+    page.click("#evaluate")  # Create evaluation with this dataset chosen
+    page.wait_for_url("**/new?profile=smoke&benchmark=mmlu-pro")
+    page.wait_for_selector("html[data-ready='1']")
+    assert page.input_value("#profile") == "smoke"
+    chosen = page.locator("input[name=benchmark]:checked").evaluate_all("i => i.map(b => b.value)")
+    assert chosen == ["mmlu-pro"]
+    watched.goto("/datasets/rag-smoke")  # a RAG dataset: its retrieval controls come with it
+    page.click("#evaluate")
+    page.wait_for_url("**/new?profile=smoke&benchmark=rag-smoke")
+    page.wait_for_selector("html[data-ready='1']")
+    page.wait_for_selector("#rag-set:not([hidden])")
+    assert page.is_checked("input[name=benchmark][value='rag-smoke']")
     watched.check()
     watched.close()
 
@@ -425,6 +602,10 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
         page.click("#tab-report")  # fetched with the token into the frame
         frame = page.frame_locator("#report-frame")
         assert frame.locator("#run-id").text_content() == baseline
+        with page.expect_download() as download:  # a plain link cannot carry the token
+            page.click("#report-json")
+        assert download.value.suggested_filename == f"srbench-{baseline}.json"
+        assert json.loads(Path(download.value.path()).read_text())["run_id"] == baseline
         assert page.is_hidden("#token-box")  # asked once: the tab kept the token
         assert [m for m in watched.errors() if "status of 401" not in m] == []
         assert watched.remote_requests() == []
@@ -433,11 +614,24 @@ def test_a_token_is_asked_once_and_kept_in_the_tab(server, browser, runs):
         guarded.stop()
 
 
-def test_agent_benchmarks_on_simulated_models_need_the_offline_box(server, browser):
-    watched = Watched(browser, server, "/new")
+def test_agent_and_rag_benchmarks_in_the_create_form(server, browser):
+    from playwright.sync_api import expect
+
+    watched = Watched(browser, server, "/new?profile=standard&benchmark=rag-smoke")
     page = watched.page
+    # standard: no RAG or agent dataset is offered (the plan would refuse them)
+    assert page.input_value("#profile") == "standard"
+    assert page.text_content("#error") == (
+        "NOT_OFFERED: rag-smoke: no case under the standard profile"
+    )
+    assert "loading" not in (page.text_content("#benchmarks") or "")  # ready: the list came
+    offered = page.locator("input[name=benchmark]").evaluate_all("i => i.map(b => b.dataset.kind)")
+    assert "rag" not in offered and "agent" not in offered
+    page.select_option("#profile", "smoke")
     page.wait_for_selector("input[name=benchmark][value='agent-smoke']")
+    assert page.is_hidden("#agent-hint") and page.is_hidden("#rag-set")
     page.check("input[name=benchmark][value='agent-smoke']")
+    assert page.is_visible("#agent-hint")  # says what the offline box is for
     page.check("input[name=target][value='sim-small']")
     page.click("#review")
     page.wait_for_selector("#error:not([hidden])")
@@ -449,5 +643,71 @@ def test_agent_benchmarks_on_simulated_models_need_the_offline_box(server, brows
     page.click("#review")
     page.wait_for_selector("#plan:not([hidden])")
     assert page.text_content("#plan-cells") == "5"  # agent-smoke's five cases on sim-small
+
+    # RAG: the retrieval controls appear, and only the keys set are sent
+    page.check("input[name=benchmark][value='rag-smoke']")
+    assert page.is_visible("#rag-set")
+    page.select_option("#retrieval-mode", "hybrid")
+    page.fill("#top-k", "51")
+    sent: list[Any] = []
+    page.on("request", lambda r: sent.append(r) if r.url.endswith("/api/plans") else None)
+    page.click("#review")
+    page.wait_for_function("() => document.getElementById('error').textContent.includes('top_k')")
+    assert page.text_content("#error") == "INVALID_FIELD: top_k must be a whole number from 1 to 50"
+    assert sent == []  # refused in the page
+    page.fill("#top-k", "7")
+    page.select_option("#reranker", "minilm-maxsim")
+    with page.expect_response("**/api/plans") as answer:
+        page.click("#review")
+    assert answer.value.request.post_data_json["retrieval"] == {
+        "mode": "hybrid",
+        "top_k": 7,
+        "reranker": "minilm-maxsim",
+    }
+    # Until the service takes `retrieval` (another branch), it answers 422; after, 200.
+    assert answer.value.status in (200, 422)
+    page.wait_for_selector("#review:not([disabled])")
+    watched.shot("dashboard/create-rag-controls.png", full_page=True, commit=True)
+    page.select_option("#retrieval-mode", "")
+    page.fill("#top-k", "")
+    page.select_option("#reranker", "")
+    page.check("input[name=target][value='sim-rag-fts']")
+    page.fill("input[name=limit]", "2")
+    with page.expect_response("**/api/plans") as answer:
+        page.click("#review")
+    assert "retrieval" not in answer.value.request.post_data_json
+    page.wait_for_function("() => document.getElementById('plan-cells').textContent === '4'")
+    assert [m for m in watched.errors() if "status of 422" not in m] == []
+    watched.console.clear()
+
+    # the run: an agent case's trace, step by step; the RAG rows' latency percentiles
+    page.click("#start")
+    page.wait_for_url("**/runs/run-*")
+    page.wait_for_selector("html[data-ready='1']")
+    run_id = page.text_content("#run-id") or ""
+    page.wait_for_selector("#run-status [data-status=completed]", timeout=3 * WAIT_MS)
+    report = server.api(f"/api/runs/{run_id}/report")
+    for row in report["rag"]["rows"]:
+        shown = page.locator(f"#rag-latency tr[data-target='{row['target_id']}'] td.num")
+        percentiles = [ms(row.get(f"{p}_latency_ms")) for p in ("p50", "p90", "p95")]
+        expect(shown).to_have_text(percentiles, timeout=WAIT_MS)
+    results = server.api(f"/api/runs/{run_id}/results")["results"]
+    agent = next(r for r in results if r["details"].get("agent", {}).get("tool_calls"))
+    page.click("#tab-questions")
+    page.locator(f"#questions tr[data-case='{agent['case_id']}'] button.open-case").click()
+    trace = page.locator("#case-traces .agent-trace[data-target='sim-small'] ol.trace > li")
+    trace.first.wait_for()
+    steps = trace.evaluate_all("li => li.map(s => s.dataset.step)")
+    assert steps[:2] == ["message", "message"]  # system, user
+    tools = [t["name"] for t in agent["details"]["agent"]["tool_calls"]]
+    assert (
+        trace.evaluate_all("li => li.filter(s => s.dataset.tool).map(s => s.dataset.tool)") == tools
+    )
+    assert steps[2:] == ["tool-call", "tool-result"] * len(tools) + ["answer"]
+    first_call = agent["details"]["agent"]["tool_calls"][0]
+    assert json.loads(trace.nth(2).locator("pre").text_content() or "") == first_call["arguments"]
+    assert trace.last.locator("pre").text_content() == agent["answer"]
+    page.locator("#case-traces").scroll_into_view_if_needed()
+    watched.shot("dashboard/agent-trace.png", commit=True)
     watched.check()
     watched.close()

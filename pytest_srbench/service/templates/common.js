@@ -59,14 +59,14 @@ var SR = (function () {
     });
   }
   // fetch with the bearer token; on a 401 ask for the token (once) and retry once.
-  // options: method, body (JSON), as: "json" | "text" | "blob".
+  // options: method, body (JSON) or json (its text), as: "json" | "text" | "blob".
   function api(path, options, retried) {
     options = options || {};
     var init = { method: options.method || "GET", cache: "no-store", credentials: "same-origin",
                  headers: headers({ Accept: options.as === "json" || !options.as ? "application/json" : "*/*" }) };
-    if (options.body !== undefined) {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(options.body);
+    if (options.body !== undefined || options.json !== undefined) {
+      init.headers["Content-Type"] = "application/json";  // json: a body serialized already
+      init.body = options.json !== undefined ? options.json : JSON.stringify(options.body);
     }
     return fetch(path, init).then(function (response) {
       if (response.status === 401 && !retried) {
@@ -211,7 +211,7 @@ var SR = (function () {
     });
   }
   // A download through fetch when a token is needed (a plain link cannot send the header).
-  function download(anchor) {
+  function download(anchor, onError) {
     anchor.addEventListener("click", function (event) {
       if (!token()) { return; }
       event.preventDefault();
@@ -224,7 +224,7 @@ var SR = (function () {
         a.click();
         a.remove();
         window.setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
-      });
+      }, function (error) { if (onError) { onError(error); } });
     });
   }
   // A filter form kept in the address: fills the fields from the query string and reads them.

@@ -52,6 +52,12 @@
       pair(dl, "cases", d.cases);
       pair(dl, "location", d.location);
       coverage(document.querySelector("#coverage tbody"), d.coverage || d.profiles);
+      // Create evaluation with this benchmark chosen, under the first profile that has cases
+      var profile = ["smoke", "quick", "standard"].filter(function (p) { return (d.profiles || {})[p] > 0; })[0];
+      var evaluate = document.getElementById("evaluate");
+      if (profile) { evaluate.setAttribute("href", "/new?" + SR.query({ profile: profile, benchmark: d.benchmark })); }
+      evaluate.hidden = !profile;
+      document.getElementById("evaluate-note").hidden = !!profile;
       groups(document.querySelector("#groups tbody"), d.groups);
     });
   }

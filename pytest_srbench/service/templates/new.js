@@ -9,18 +9,24 @@
   var all = document.getElementById("all-benchmarks");
   var reviewed = null;
   var key = null;
+  var kinds = {};  // benchmark -> suite | rag | agent
+  // /new?profile=…&benchmark=… (the dataset page's "Evaluate"): chosen once the list loads
+  var params = new URLSearchParams(window.location.search);
+  var preset = params.getAll("benchmark");
+  if (["smoke", "quick", "standard"].indexOf(params.get("profile")) >= 0) { profile.value = params.get("profile"); }
 
   function newKey() {
     if (window.crypto && window.crypto.randomUUID) { return "dashboard-" + window.crypto.randomUUID(); }
     return "dashboard-" + Date.now().toString(36) + Math.random().toString(36).slice(2);
   }
-  function checkbox(name, value, text, checked) {
+  function checkbox(name, value, text, checked, kind) {
     var label = document.createElement("label");
     var input = document.createElement("input");
     input.type = "checkbox";
     input.name = name;
     input.value = value;
     input.checked = !!checked;
+    if (kind) { input.setAttribute("data-kind", kind); }
     label.appendChild(input);
     label.appendChild(document.createTextNode(" " + text));
     return label;
@@ -31,7 +37,7 @@
   }
   function loadBenchmarks() {
     var box = document.getElementById("benchmarks");
-    var before = checked("benchmark");
+    var before = checked("benchmark").concat(preset);
     return SR.api("/api/datasets?" + SR.query({ profile: profile.value, limit: 500 })).then(function (data) {
       var counts = {};
       (data.datasets || []).forEach(function (d) {
@@ -42,11 +48,18 @@
       SR.clear(box);
       Object.keys(counts).sort().forEach(function (name) {
         var c = counts[name];
+        kinds[name] = c.kind;
         box.appendChild(checkbox("benchmark", name, name + " (" + c.kind + ", " + c.n + " cases)",
-          before.indexOf(name) >= 0));
+          before.indexOf(name) >= 0, c.kind));
       });
       if (!box.firstChild) { box.appendChild(SR.el("span", "No dataset has this profile.", "note")); }
+      var missing = preset.filter(function (name) { return counts[name] === undefined; });
+      preset = [];
+      if (missing.length) {
+        SR.showError(error, { code: "NOT_OFFERED", message: missing.join(", ") + ": no case under the " + profile.value + " profile" });
+      }
       syncAll();
+      syncKinds();
     }, function (e) { SR.showError(error, e); });
   }
   function loadTargets() {
@@ -59,6 +72,39 @@
         box.appendChild(checkbox("target", t.id, text, false));
       });
     }, function (e) { SR.showError(error, e); });
+  }
+  // RAG controls for a chosen RAG benchmark, the offline hint for a chosen agent benchmark
+  function chosenKind(kind) {
+    return checked("benchmark").some(function (name) { return kinds[name] === kind; });
+  }
+  function syncKinds() {
+    document.getElementById("rag-set").hidden = !chosenKind("rag");
+    document.getElementById("agent-hint").hidden = !chosenKind("agent");
+  }
+  function Invalid(message) { this.code = "INVALID_FIELD"; this.message = message; }
+  // {mode, top_k, rrf_k, reranker}: only the keys set, null when none (or no RAG benchmark)
+  function retrieval() {
+    if (document.getElementById("rag-set").hidden) { return null; }
+    var out = {};
+    var mode = document.getElementById("retrieval-mode").value;
+    if (mode) { out.mode = mode; }
+    var topK = number("top_k", true);
+    if (form.elements.namedItem("top_k").value.trim() !== "") {
+      if (topK === null || topK < 1 || topK > 50 || String(topK) !== form.elements.namedItem("top_k").value.trim()) {
+        throw new Invalid("top_k must be a whole number from 1 to 50");
+      }
+      out.top_k = topK;
+    }
+    var rrfK = number("rrf_k", true);
+    if (form.elements.namedItem("rrf_k").value.trim() !== "") {
+      if (rrfK === null || rrfK < 0 || String(rrfK) !== form.elements.namedItem("rrf_k").value.trim()) {
+        throw new Invalid("rrf_k must be a whole number ≥ 0");
+      }
+      out.rrf_k = rrfK;
+    }
+    var reranker = document.getElementById("reranker").value;
+    if (reranker) { out.reranker = reranker; }
+    return Object.keys(out).length ? out : null;
   }
   function syncAll() {
     var boxes = form.querySelectorAll("input[name='benchmark']");
@@ -96,6 +142,8 @@
     if (temperature !== null) { body.sampling.temperature = temperature; }
     var maxTokens = number("max_tokens", true);
     if (maxTokens !== null) { body.sampling.max_tokens = maxTokens; }
+    var chosen = retrieval();
+    if (chosen !== null) { body.retrieval = chosen; }
     if (body.mode === "preview") {
       var context = {};
       ["session_id", "conversation_id"].forEach(function (name) {
@@ -156,7 +204,14 @@
   }
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    var body = request();
+    var body;
+    try {
+      body = request();
+    } catch (e) {
+      SR.showError(error, e);
+      state.textContent = "The request cannot be frozen.";
+      return;
+    }
     document.getElementById("review").disabled = true;
     state.textContent = "Freezing the plan…";
     SR.api("/api/plans", { method: "POST", body: body }).then(function (plan) {
@@ -193,6 +248,7 @@
     } else if (target.name === "benchmark") {
       syncAll();
     }
+    syncKinds();
     if (target === profile) { loadBenchmarks(); }
     if (target.name === "mode") {
       document.getElementById("preview-fields").hidden = target.value !== "preview";

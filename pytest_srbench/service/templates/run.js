@@ -55,6 +55,7 @@
     if (!active()) { document.getElementById("cancel-confirm").hidden = true; }
     document.title = "Run " + run.id + " · " + run.status + " · srbench";
     var finished = previous !== null && SR.TERMINAL.indexOf(previous.status) < 0 && !active();
+    followEvents(finished);
     return summary(finished).then(function () {
       if (finished || (active() && current === "results" && !resultsCursor)) { refreshTab(); }
     });
@@ -68,10 +69,35 @@
     reportAt = now;
     return SR.api(base + "/report").then(function (report) {
       var s = report.summary || {};
+      drawLatency(report);
       text("run-spend", SR.usd(s.total_spend_usd));
       // a running run's report ends its wall time at the last status change: the page counts
       if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
     }, function () { /* a report that cannot be built yet: keep the last values */ });
+  }
+  // p50 / p90 / p95 as the report has them ("—" for a percentile the report does not carry)
+  function drawLatency(report) {
+    var tbody = SR.clear(document.querySelector("#latency tbody"));
+    ((report.summary || {}).targets || []).forEach(function (t) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-target", t.id);
+      SR.cell(tr, t.id, null, "target");
+      ["p50", "p90", "p95"].forEach(function (p) { SR.cell(tr, SR.secs(t["latency_" + p + "_s"]), "num", p); });
+      tbody.appendChild(tr);
+    });
+    var rows = (report.rag && report.rag.rows) || [];
+    var rag = SR.clear(document.querySelector("#rag-latency tbody"));
+    rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-target", r.target_id);
+      tr.setAttribute("data-benchmark", r.benchmark);
+      SR.cell(tr, r.benchmark, null, "benchmark");
+      SR.cell(tr, r.target_id, null, "target");
+      SR.cell(tr, r.mode, null, "mode");
+      ["p50", "p90", "p95"].forEach(function (p) { SR.cell(tr, SR.num(r[p + "_latency_ms"], 1), "num", p); });
+      rag.appendChild(tr);
+    });
+    document.getElementById("rag-latency-box").hidden = !rows.length;
   }
   function loadRun() {
     return SR.api(base).then(drawRun).then(function () {
@@ -123,6 +149,12 @@
   });
 
   // -- results (cursor pages) ------------------------------------------------------------
+  // The cell's latency as the report has it (report cells): the subject calls' time, else the
+  // cell's wall time for a completed cell; a cell that ended without an answer has none.
+  function reportLatency(r) {
+    if (r.subject_latency_s !== null && r.subject_latency_s !== undefined) { return r.subject_latency_s; }
+    return r.status === "completed" && r.latency_s !== null && r.latency_s !== undefined ? r.latency_s : null;
+  }
   var resultsCursor = null;
   var resultsNext = null;
   function loadResults(after) {
@@ -140,7 +172,9 @@
         SR.cell(tr, r.status, null, "status");
         SR.cell(tr, correct(r.correct), null, "correct");
         SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
-        SR.cell(tr, SR.secs(r.latency_s), "num", "latency");
+        var answerLatency = reportLatency(r);
+        SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
+        SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
         SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
         SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
         tbody.appendChild(tr);
@@ -250,9 +284,85 @@
     box.appendChild(evidence);
     return box;
   }
+  // -- an agent cell's steps in order: the last subject call's request holds the whole
+  // conversation (each model message, tool call and tool result), its reply ends it; the
+  // grader's tool-call records (details.agent) say whether each call was valid.
+  function pretty(args) {
+    if (typeof args !== "string") { return JSON.stringify(args, null, 2); }
+    try { return JSON.stringify(JSON.parse(args), null, 2); } catch (e) { return args; }
+  }
+  function step(list, kind, label, body) {
+    var li = document.createElement("li");
+    li.setAttribute("data-step", kind);
+    li.appendChild(SR.el("span", label, "step"));
+    if (body !== null && body !== undefined && body !== "") { li.appendChild(SR.el("pre", body, "text")); }
+    list.appendChild(li);
+    return li;
+  }
+  function traceSteps(list, calls, agent, answer) {
+    var records = agent.tool_calls || [];
+    var index = 0;
+    function toolCall(name, args) {
+      var record = records[index] || null;
+      index += 1;
+      var verdict = record === null ? "" : record.valid === false ? " · invalid" : record.error ? " · error: " + record.error : "";
+      step(list, "tool-call", "tool call · " + name + verdict, pretty(args)).setAttribute("data-tool", name);
+    }
+    var last = null;
+    calls.forEach(function (c) { if (c.request && c.request.messages) { last = c; } });
+    if (last === null) {  // no saved request: the grader's records and the answer
+      records.forEach(function (r) {
+        toolCall(r.name, r.arguments);
+        step(list, "tool-result", "tool result" + (r.result_ok === false ? " · failed" : ""), r.error || null);
+      });
+      step(list, "answer", "final answer", answerText(answer));
+      return;
+    }
+    last.request.messages.forEach(function (m) {
+      if (m.role === "tool") {
+        step(list, "tool-result", "tool result" + (m.tool_call_id ? " · " + m.tool_call_id : ""), messageText(m.content));
+        return;
+      }
+      if (m.content !== null && m.content !== undefined && messageText(m.content) !== "") {
+        step(list, "message", (m.role === "assistant" ? "model" : m.role) + " message", messageText(m.content));
+      }
+      (m.tool_calls || []).forEach(function (t) {
+        var fn = t["function"] || {};
+        toolCall(fn.name || t.name || "?", fn.arguments !== undefined ? fn.arguments : t.arguments);
+      });
+    });
+    (last.tool_calls || []).forEach(function (t) {
+      var fn = t["function"] || {};
+      toolCall(fn.name || t.name || "?", fn.arguments !== undefined ? fn.arguments : t.arguments);
+    });
+    if (last.final !== null && last.final !== undefined && messageText(last.final) !== "") {
+      step(list, "answer", "final answer", messageText(last.final));
+    } else if (last.error) {
+      step(list, "answer", "no answer · " + last.error, null);
+    }
+  }
+  function drawTraces(caseId, calls) {
+    var box = SR.clear(document.getElementById("case-traces"));
+    questions.filter(function (r) { return r.case_id === caseId && r.details && r.details.agent; }).forEach(function (r) {
+      var agent = r.details.agent;
+      var section = SR.el("section", null, "agent-trace");
+      section.setAttribute("data-target", r.target_id);
+      section.appendChild(SR.el("h4", "Agent trace · " + r.target_id));
+      section.appendChild(SR.el("p", (agent.succeeded ? "succeeded" : "did not succeed")
+        + (agent.reasons && agent.reasons.length ? ": " + agent.reasons.join("; ") : "")
+        + " · " + (agent.calls_made || 0) + " tool call(s), " + (agent.invalid_calls || 0) + " invalid", "note"));
+      var list = SR.el("ol", null, "trace");
+      var mine = calls.filter(function (c) { return c.target_id === r.target_id && c.role === "subject"; })
+        .sort(function (a, b) { return (a._seq || 0) - (b._seq || 0); });
+      traceSteps(list, mine, agent, r.answer);
+      section.appendChild(list);
+      box.appendChild(section);
+    });
+  }
   function openCase(caseId) {
     var box = document.getElementById("case");
     var list = SR.clear(document.getElementById("case-calls"));
+    SR.clear(document.getElementById("case-traces"));
     text("case-id", caseId);
     box.hidden = false;
     box.setAttribute("data-case", caseId);
@@ -263,6 +373,7 @@
       }));
     }).then(function (calls) {
       SR.clear(list);
+      drawTraces(caseId, calls);
       if (!calls.length) { list.appendChild(SR.el("p", "No call was made for this case yet.", "note")); }
       calls.forEach(function (call) { list.appendChild(callBox(call)); });
       box.scrollIntoView({ block: "nearest" });
@@ -377,57 +488,193 @@
     });
   }
 
-  // -- events (oldest first, 25 per page, load more) --------------------------------------
+  // -- events (oldest first, 25 per page, load more; followed live once the last page is
+  // shown while the run is active; filtered by event name) ----------------------------------
   var eventsCursor = null;
   var eventsLoaded = false;
+  var eventsAtEnd = false;
+  var eventsBusy = null;
+  var eventsAgain = false;
+  var kinds = {};
   function seqOf(e) { return e._seq !== undefined ? e._seq : e.seq !== undefined ? e.seq : e.sequence; }
+  function kindOf(e) { return String(e.kind || e.name || e.event || ""); }
+  function addKind(kind) {
+    if (kinds[kind]) { return; }
+    kinds[kind] = true;
+    var select = document.getElementById("events-kind");
+    var option = SR.el("option", kind);
+    option.value = kind;
+    var before = Array.prototype.slice.call(select.options, 1).filter(function (o) { return o.value > kind; })[0];
+    select.insertBefore(option, before || null);
+  }
+  function filterEvents() {
+    var kind = document.getElementById("events-kind").value;
+    var tbody = document.querySelector("#events tbody");
+    Array.prototype.forEach.call(tbody.rows, function (tr) { tr.hidden = !!kind && tr.getAttribute("data-kind") !== kind; });
+    var shown = Array.prototype.filter.call(tbody.rows, function (tr) { return !tr.hidden; }).length;
+    var state = !eventsAtEnd ? " · more: Load more" : active() ? " · following the run live" : " · all (the run is " + run.status + ")";
+    text("events-info", (kind ? shown + " " + kind + " of " : "") + tbody.rows.length + " events loaded" + state);
+    document.getElementById("events-more").disabled = eventsAtEnd;
+  }
   function loadEvents() {
-    return SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
+    if (eventsBusy) { eventsAgain = true; return eventsBusy; }
+    eventsBusy = SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
       var tbody = document.querySelector("#events tbody");
       var events = data.events || [];
       events.forEach(function (e) {
         var tr = document.createElement("tr");
         tr.setAttribute("data-seq", seqOf(e));
+        tr.setAttribute("data-kind", kindOf(e));
         SR.cell(tr, seqOf(e), "num", "seq");
         SR.cell(tr, SR.time(e.at), null, "at");
-        SR.cell(tr, e.kind || e.name || e.event, null, "kind");
+        SR.cell(tr, kindOf(e), null, "kind");
         SR.cell(tr, SR.short(e.data === undefined ? "" : e.data, 160), "clip", "data");
         tbody.appendChild(tr);
+        addKind(kindOf(e));
       });
       if (data.next_cursor) {
         eventsCursor = data.next_cursor;
       } else if (events.length) {
         eventsCursor = seqOf(events[events.length - 1]);
       }
-      document.getElementById("events-more").disabled = !data.next_cursor && !active();
-      text("events-info", tbody.rows.length + " events shown" + (data.next_cursor ? "" : active() ? " · more may come" : " · all"));
-    });
+      eventsAtEnd = !data.next_cursor;
+      filterEvents();
+    }).then(function () {
+      eventsBusy = null;
+      if (eventsAgain) { eventsAgain = false; return loadEvents(); }
+      return null;
+    }, function (e) { eventsBusy = null; eventsAgain = false; throw e; });
+    return eventsBusy;
+  }
+  // Called whenever the header learns something new (stream event or poll): new events are
+  // appended while the last page is shown; the run's end appends its final events once.
+  function followEvents(finished) {
+    if (!eventsLoaded || !eventsAtEnd || !(active() || finished)) { return; }
+    loadEvents().catch(fail);
+    // the run's status and its event are one write; a late cell event may follow it
+    if (finished) { window.setTimeout(function () { loadEvents().catch(fail); }, 1500); }
   }
   document.getElementById("events-more").addEventListener("click", function () { loadEvents().catch(fail); });
+  document.getElementById("events-kind").addEventListener("change", filterEvents);
 
-  // -- recovery review (read-only) --------------------------------------------------------
+  // -- recovery: review (read-only), then start a child from exactly the reviewed plan ----
+  // The reviewed plan is kept as the text the service sent and posted back unchanged. Its
+  // idempotency key is made once per reviewed plan and kept in this tab (sessionStorage), so a
+  // second click, a reload or a review of the same plan asks for the same child (200).
+  var reviewedPlan = null;  // {text, plan, key}
+  var RECOVERY_KEY = "srbench-recovery:" + id;
+  function recoveryMemory() {
+    try { return JSON.parse(window.sessionStorage.getItem(RECOVERY_KEY) || "{}") || {}; } catch (e) { return {}; }
+  }
+  function remember(memory) {
+    try { window.sessionStorage.setItem(RECOVERY_KEY, JSON.stringify(memory)); } catch (e) { /* private mode */ }
+  }
+  function recoveryKey(sha) {
+    var memory = recoveryMemory();
+    if (!memory[sha]) {
+      var random = window.crypto && window.crypto.randomUUID ? window.crypto.randomUUID()
+        : Date.now().toString(36) + Math.random().toString(36).slice(2);
+      memory[sha] = { key: "recover-" + random };
+      remember(memory);
+    }
+    return memory[sha].key;
+  }
+  function drawChildren() {
+    var memory = recoveryMemory();
+    var list = SR.clear(document.querySelector("#recovery-children ul"));
+    Object.keys(memory).forEach(function (sha) {
+      if (!memory[sha].child) { return; }
+      var li = document.createElement("li");
+      li.appendChild(SR.link("/runs/" + encodeURIComponent(memory[sha].child), memory[sha].child));
+      list.appendChild(li);
+    });
+    document.getElementById("recovery-children").hidden = !list.firstChild;
+  }
+  function hideConfirm() {
+    document.getElementById("recovery-confirm").hidden = true;
+    document.getElementById("recovery-ack").checked = false;
+  }
   function loadRecovery() {
     var mode = document.getElementById("recovery-mode").value;
-    return SR.api(base + "/recovery-plan?" + SR.query({ mode: mode })).then(function (plan) {
+    reviewedPlan = null;
+    hideConfirm();
+    document.getElementById("recovery-start").hidden = true;
+    SR.hideError(document.getElementById("recovery-error"));
+    drawChildren();
+    return SR.api(base + "/recovery-plan?" + SR.query({ mode: mode }), { as: "text" }).then(function (body) {
+      var plan = JSON.parse(body);
       var dl = SR.clear(document.getElementById("recovery-counts"));
       var counts = plan.counts || {};
+      var eligible = counts.eligible !== undefined ? counts.eligible : (plan.eligible_cells || []).length;
       fact(dl, "mode", plan.mode || mode);
-      fact(dl, "eligible", counts.eligible !== undefined ? counts.eligible : (plan.eligible || []).length);
+      fact(dl, "eligible", eligible);
       fact(dl, "excluded", counts.excluded !== undefined ? counts.excluded : (plan.excluded || []).length);
+      fact(dl, "new attempt budget", SR.usd(plan.new_attempt_budget_usd));
       fact(dl, "plan sha256", plan.plan_sha256);
       var reasons = {};
       (plan.excluded || []).forEach(function (e) { reasons[e.reason] = (reasons[e.reason] || 0) + 1; });
       var tbody = SR.clear(document.querySelector("#recovery-reasons tbody"));
       Object.keys(reasons).sort().forEach(function (reason) {
         var tr = document.createElement("tr");
+        tr.setAttribute("data-reason", reason);
         SR.cell(tr, reason);
         SR.cell(tr, reasons[reason], "num");
         tbody.appendChild(tr);
       });
       SR.hideError(error);
+      if (eligible > 0) {
+        reviewedPlan = { text: body, plan: plan, key: recoveryKey(plan.plan_sha256) };
+        var start = document.getElementById("recovery-start");
+        start.textContent = "Start recovery (" + eligible + " cell" + (eligible === 1 ? "" : "s") + ")";
+        start.hidden = false;
+        start.disabled = false;
+      }
     });
   }
   document.getElementById("recovery-load").addEventListener("click", function () { loadRecovery().catch(fail); });
+  document.getElementById("recovery-mode").addEventListener("change", function () { loadRecovery().catch(fail); });
+  document.getElementById("recovery-start").addEventListener("click", function () {
+    if (reviewedPlan === null) { return; }
+    var plan = reviewedPlan.plan;
+    var ack = !!plan.requires_new_attempt_acknowledgment;
+    text("recovery-summary", "Create a recovery run (a child of " + id + ") that attempts " + plan.counts.eligible
+      + " cell(s) of the reviewed plan again (mode " + plan.mode + ", budget " + SR.usd(plan.new_attempt_budget_usd)
+      + "). It runs like any run; this run is not changed.");
+    document.getElementById("recovery-ack-label").hidden = !ack;
+    document.getElementById("recovery-confirm-yes").disabled = ack;
+    document.getElementById("recovery-confirm").hidden = false;
+    document.getElementById("recovery-confirm-yes").focus();
+  });
+  document.getElementById("recovery-ack").addEventListener("change", function (event) {
+    document.getElementById("recovery-confirm-yes").disabled = !event.target.checked;
+  });
+  document.getElementById("recovery-back").addEventListener("click", hideConfirm);
+  document.getElementById("recovery-confirm-yes").addEventListener("click", function () {
+    if (reviewedPlan === null) { return; }
+    var reviewed = reviewedPlan;
+    var button = document.getElementById("recovery-confirm-yes");
+    var failure = document.getElementById("recovery-error");
+    button.disabled = true;
+    var json = "{\"plan\":" + reviewed.text + ",\"idempotency_key\":" + JSON.stringify(reviewed.key)
+      + (reviewed.plan.requires_new_attempt_acknowledgment ? ",\"acknowledge_new_attempt\":true" : "") + "}";
+    SR.api(base + "/recover", { method: "POST", json: json }).then(function (data) {
+      var child = data.run.id;
+      var memory = recoveryMemory();
+      memory[reviewed.plan.plan_sha256] = { key: reviewed.key, child: child };
+      remember(memory);
+      hideConfirm();
+      document.getElementById("recovery-start").hidden = true;
+      var note = SR.clear(document.getElementById("recovery-child"));
+      note.appendChild(document.createTextNode("Recovery run created: "));
+      note.appendChild(SR.link("/runs/" + encodeURIComponent(child), child));
+      note.appendChild(document.createTextNode(" — opening it…"));
+      note.hidden = false;
+      window.location.assign("/runs/" + encodeURIComponent(child));
+    }, function (e) {
+      SR.showError(failure, e);
+      button.disabled = false;
+    });
+  });
 
   // -- report ----------------------------------------------------------------------------
   function loadReport() {
@@ -454,6 +701,7 @@
     refreshTab();
   });
 
+  SR.download(document.getElementById("report-json"), fail);
   var first = true;
   poller = SR.poll(function () {
     return loadRun().then(function () {
