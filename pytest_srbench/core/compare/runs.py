@@ -42,7 +42,10 @@ SELECTION_QUALIFICATION = (
     "The baseline is the strongest single model of the baseline run; it is not an oracle "
     "choosing the best model per case."
 )
-TIE_POLICY = "known total spend first, then the lower total spend, then the smaller target id"
+TIE_POLICY = (
+    "complete subject cost first, then the lower subject cost, then the smaller target id "
+    "(savings still need every tied target's total spend)"
+)
 TIED_COST_REASON = (
     "At least one strongest single-model reference has incomplete total spend (subject plus "
     "auxiliary); the cheapest strongest baseline cannot be established."
@@ -327,15 +330,25 @@ class Comparison:
         best = max(q for q in qualities.values() if q is not None)
         self.tied = sorted(t for t, q in qualities.items() if q == best)
 
-        def spend(target_id: str) -> float | None:
-            value = self.baseline.metric(target_id).get("total_spend_usd")
+        def known(target_id: str, key: str) -> float | None:
+            value = self.baseline.metric(target_id).get(key)
             return None if value is None else float(value)
 
+        def subject(target_id: str) -> float | None:
+            return known(target_id, "cost_usd")
+
+        # The results guide: a quality tie prefers the single model whose *subject* cost is
+        # complete and lowest (the judge's spend says nothing about the model under test).
         self.selected = min(
             self.tied,
-            key=lambda t: (spend(t) is None, spend(t) if spend(t) is not None else math.inf, t),
+            key=lambda t: (
+                subject(t) is None,
+                subject(t) if subject(t) is not None else math.inf,
+                t,
+            ),
         )
-        self.tied_costs_complete = all(spend(t) is not None for t in self.tied)
+        # Savings eligibility stays on total spend (subject plus auxiliary), as sr-bench has it.
+        self.tied_costs_complete = all(known(t, "total_spend_usd") is not None for t in self.tied)
         both_priced = (
             self.baseline.plan.get("cost_policy") == "require_priced"
             and self.candidate.plan.get("cost_policy") == "require_priced"

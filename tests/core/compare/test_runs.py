@@ -103,6 +103,49 @@ def test_example_15_tie_with_unknown_totals(
         assert row["total_cost_comparison_reason"] == out["baseline_cost_comparison_reason"]
 
 
+def test_tie_break_prefers_the_lowest_subject_cost_not_total_spend() -> None:
+    """The results guide's rule (a seed divergence from sr-bench's total-spend key).
+
+    Both baseline singles answer case 0 only, so their exact quality ties.
+      judge-heavy: subject 2.0 + judge 2.0 = total 4.0
+      judge-light: subject 3.0 + judge 0.0 = total 3.0
+    By total spend judge-light (3.0 < 4.0) would win; by subject cost judge-heavy does
+    (2.0 < 3.0). Savings stay eligible: both totals are known.
+    A candidate with subject 1.0 and no judge (total 1.0) saves
+      subject: (1 - 1.0 / 2.0) * 100 = 50 %;  total: (1 - 1.0 / 4.0) * 100 = 75 %."""
+    base = side(
+        "base",
+        {"judge-heavy": ids(0), "judge-light": ids(0)},
+        {"judge-heavy": 2.0, "judge-light": 3.0},
+        evaluation={"judge-heavy": 2.0, "judge-light": 0.0},
+    )
+    assert [t["total_spend_usd"] for t in base.targets] == [4.0, 3.0]
+    out = compare(base, side("cand", {"cand": ids(0)}, {"cand": 1.0}))
+    assert out["baseline_tied_best_target_ids"] == ["judge-heavy", "judge-light"]
+    assert out["baseline_selected_target_id"] == "judge-heavy"
+    assert out["baseline_tie_policy"].startswith("complete subject cost first")
+    assert out["baseline_cost_comparison_eligible"] is True
+    row = out["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == 50
+    assert row["total_cost_saving_percent"] == 75
+
+
+def test_tie_break_by_subject_cost_keeps_savings_eligibility_on_total_spend() -> None:
+    """cheap-subject has the lowest complete subject cost (1.0 < 3.0) and is selected, but its
+    judge's spend is unknown, so its total spend is null: savings stay unknown."""
+    base = side(
+        "base",
+        {"cheap-subject": ids(0), "dear-subject": ids(0)},
+        {"cheap-subject": 1.0, "dear-subject": 3.0},
+        evaluation={"cheap-subject": None},
+    )
+    out = compare(base, side("cand", {"cand": ids(0)}, {"cand": 0.5}))
+    assert out["baseline_selected_target_id"] == "cheap-subject"
+    assert out["baseline_cost_comparison_eligible"] is False
+    assert out["baseline_cost_comparison_reason"].startswith("At least one strongest")
+    assert out["comparisons"][0]["subject_cost_saving_percent"] is None
+
+
 def test_example_16_quality_beats_cost() -> None:
     base = side("base", {"cheap": ids(0), "best": ids(0, 1)}, {"cheap": 1.0, "best": 8.0})
     cand = side("cand", {"cand": ids(0)})
