@@ -225,6 +225,44 @@ def test_a_later_usage_event_without_cache_fields_keeps_the_cache_read_observati
         assert item["cache_read_ratio"] == pytest.approx(0.2)
 
 
+def test_anthropic_style_stream_usage_with_a_warm_cache_end_to_end():
+    """Seed divergence: an OpenAI-format stream whose usage has Anthropic's fields, read by the
+    real stream parser, priced on the receipt and summed by the report.
+
+    input 5 (fresh) + cache read 100 + cache creation 20 = prompt 125; output 10.
+    Buckets 5 / 100 / 20 / 10. Cost at {1, 0.1, 2, 3}: (5 + 10 + 40 + 30) / 1e6 = 85e-6.
+    Cache-neutral: (125·1 + 10·3) / 1e6 = 155e-6. Cache-read ratio 100 / 125 = 0.8.
+    sr-bench's reading failed the call: 5 - 100 - 20 < 0 ("Invalid token usage buckets")."""
+    usage = {
+        "input_tokens": 5,
+        "output_tokens": 10,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+    }
+    data = sse(
+        {"model": "m", "choices": [{"index": 0, "delta": {"content": "A"}}]},
+        {"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"model": "m", "choices": [], "usage": usage},
+        b"[DONE]",
+    )
+    state = ChatStreamState(clock=lambda: 0.0, started=0.0)
+    for payload in SseDecoder().feed(data):
+        state.feed_payload(payload)
+    tgt = target("t", "m")
+    fields = receipt_fields(tgt, state.outcome(), {})
+    report = one_case_report(tgt, [receipt_call("mmlu-pro/0", tgt, fields)])
+    item = report["summary"]["targets"][0]
+    assert item["tokens"] == {
+        "input_tokens": 5,
+        "cached_input_tokens": 100,
+        "cache_write_tokens": 20,
+        "output_tokens": 10,
+    }
+    assert item["cost_usd"] == pytest.approx(85e-6)
+    assert item["cache_neutral_cost_usd"] == pytest.approx(155e-6)
+    assert item["cache_read_ratio"] == pytest.approx(0.8)
+
+
 def mom_target(**extra):
     return Target(
         id="router",
