@@ -16,7 +16,7 @@ CSV_COLUMNS = (
     "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
     "mcnemar_exact_p", "cases_needed_for_margin", "margin",
     "subject_cost_saving_percent", "total_cost_saving_percent",
-    "cache_neutral_cost_saving_percent", "total_cost_comparison_reason",
+    "cache_neutral_cost_saving_percent", "cost_basis", "total_cost_comparison_reason",
 )  # fmt: skip
 
 

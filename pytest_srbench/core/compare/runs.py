@@ -13,7 +13,7 @@ its steps share the ``Comparison`` state."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -37,6 +37,7 @@ CI_QUALIFICATION = (
 CACHE_NEUTRAL_BASIS = (
     "every token priced at the uncached input or output price (subject calls only)"
 )
+COST_BASIS = "per_case"
 SELECTION = "strongest single-model target by exact fixed-weight macro accuracy"
 SELECTION_QUALIFICATION = (
     "The baseline is the strongest single model of the baseline run; it is not an oracle "
@@ -120,6 +121,19 @@ class RunSide:
 
     def benchmark_of(self) -> dict[str, str]:
         return {c.get("repeat_of") or c["id"]: c["benchmark"] for c in self.plan.get("cases") or []}
+
+    def cells_per_case(self, target_id: str) -> int | None:
+        """Planned cells per case of one target (K under ``--srbench-repeats K``); None when its
+        cases do not all have the same number of cells (its cost cannot be put per case)."""
+        base = self.base_case()
+        explicit = self.plan.get("execution_cells")
+        cells = (
+            [cell["case_id"] for cell in explicit if cell["target_id"] == target_id]
+            if explicit
+            else list(base)
+        )
+        counts = set(Counter(base[case_id] for case_id in cells).values())
+        return counts.pop() if len(counts) == 1 else None
 
     def planned_cases(self) -> dict[str, set[str]]:
         """Target -> the (original) cases the frozen plan gives it."""
@@ -268,10 +282,14 @@ def check_protocol(baseline: RunSide, candidate: RunSide) -> None:
                     )
 
 
-def _saving(base: float | None, cand: float | None, eligible: bool) -> float | None:
-    if not eligible or base is None or base <= 0 or cand is None:
+def _saving(
+    base: float | None, cand: float | None, eligible: bool, scale: float | None = 1.0
+) -> float | None:
+    """Percent saved per case: ``scale`` is baseline cells per case / candidate cells per
+    case (1.0 for equal repeats, where the result is sr-bench's ``(1 − c/b)·100`` exactly)."""
+    if not eligible or scale is None or base is None or base <= 0 or cand is None:
         return None
-    return (1 - cand / base) * 100
+    return (1 - cand / base * scale) * 100
 
 
 def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[str]]:
@@ -403,10 +421,23 @@ class Comparison:
 
         base_total = cost(base_metric, "total_spend_usd")
         cand_total = cost(cand_metric, "total_spend_usd")
+        # Savings compare spend per planned case: a K=3 candidate spends three cells per case.
+        base_k = self.baseline.cells_per_case(base_id)
+        cand_k = self.candidate.cells_per_case(target_id)
+        scale = base_k / cand_k if base_k and cand_k else None
+        basis_reason = None
+        if scale is None:
+            who, which = ("baseline", base_id) if base_k is None else ("candidate", target_id)
+            basis_reason = (
+                f"Costs cannot be normalised per case: the {who} target {which} does not plan "
+                "the same number of cells for every case."
+            )
         if self.baseline_reason:
             total_reason: str | None = self.baseline_reason
         elif not self.both_priced:
             total_reason = "Total cost savings require priced accounting for both runs."
+        elif basis_reason:
+            total_reason = basis_reason
         elif cand_total is None:
             total_reason = (
                 "Candidate total spend is incomplete: every planned subject case and every "
@@ -435,14 +466,19 @@ class Comparison:
             "quality_delta_ci95_qualification": CI_QUALIFICATION,
             "quality_delta_bootstrap_ci95": paired.stratified_bootstrap(g["diffs"], g["weights"]),
             "subject_cost_saving_percent": _saving(
-                cost(base_metric, "cost_usd"), cost(cand_metric, "cost_usd"), eligible
+                cost(base_metric, "cost_usd"), cost(cand_metric, "cost_usd"), eligible, scale
             ),
-            "total_cost_saving_percent": _saving(base_total, cand_total, eligible),
+            "total_cost_saving_percent": _saving(base_total, cand_total, eligible, scale),
             "cache_neutral_cost_saving_percent": _saving(
                 cost(base_metric, "cache_neutral_cost_usd"),
                 cost(cand_metric, "cache_neutral_cost_usd"),
                 eligible,
+                scale,
             ),
+            "cost_basis": None if scale is None else COST_BASIS,
+            "cost_basis_reason": basis_reason,
+            "baseline_cells_per_case": base_k,
+            "candidate_cells_per_case": cand_k,
             "baseline_subject_cost_usd": cost(base_metric, "cost_usd"),
             "candidate_subject_cost_usd": cost(cand_metric, "cost_usd"),
             "baseline_total_cost_usd": base_total,

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare
 from pytest_srbench.core.models import Limits, Prices, Run
+from pytest_srbench.core.plan.build import expand_repeats
 from pytest_srbench.core.report.build import build_report
 from tests.core.helpers import call, case, manifest, result, target
 
@@ -144,6 +145,70 @@ def test_tie_break_by_subject_cost_keeps_savings_eligibility_on_total_spend() ->
     assert out["baseline_cost_comparison_eligible"] is False
     assert out["baseline_cost_comparison_reason"].startswith("At least one strongest")
     assert out["comparisons"][0]["subject_cost_saving_percent"] is None
+
+
+def priced_side(run_id: str, model: str, repeats: int, cases: list[Any] | None = None) -> RunSide:
+    """One target answering every cell right, each subject call costing 0.002."""
+    cases = cases or expand_repeats(CASES, repeats)
+    plan = manifest(cases, [target(model)], repeats=repeats)
+    results = [result(c.id, model) for c in cases]
+    calls = [call(c.id, model, cost=0.002) for c in cases]
+    at = "2026-11-30T00:00:00+00:00"
+    run = Run(id=run_id, status="completed", created_at=at, updated_at=at, plan_sha256="x")
+    return RunSide.from_report(build_report(plan, run, results, calls))
+
+
+def test_savings_across_different_repeats_compare_spend_per_case() -> None:
+    """The same model on the same 5 cases, 0.002 per call.
+
+    Baseline K=3: 15 cells, subject spend 0.030, per case 0.030 / 3 = 0.010.
+    Candidate K=1: 5 cells, subject spend 0.010, per case 0.010 / 1 = 0.010.
+    Per case: (1 − (0.010 / 0.030) · (3 / 1)) · 100 = 0 %; the raw spends would claim
+    (1 − 0.010 / 0.030) · 100 = 66.7 %. The other way round (K=1 baseline, K=3 candidate)
+    the raw spends would claim −200 %; per case it is 0 % as well."""
+    k3 = priced_side("k3", "m", 3)
+    k1 = priced_side("k1", "m", 1)
+    row = compare(k3, k1)["comparisons"][0]
+    assert row["baseline_subject_cost_usd"] == pytest.approx(0.030)  # each run's own spend
+    assert row["candidate_subject_cost_usd"] == pytest.approx(0.010)
+    assert (row["baseline_cells_per_case"], row["candidate_cells_per_case"]) == (3, 1)
+    assert row["cost_basis"] == "per_case" and row["cost_basis_reason"] is None
+    for key in ("subject", "total", "cache_neutral"):
+        assert row[f"{key}_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    row = compare(k1, priced_side("k3b", "m", 3))["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    assert row["quality_delta"] == 0 and row["ties"] == 5
+
+
+def test_equal_repeats_keep_sr_benchs_saving_exactly() -> None:
+    """With K equal on both sides the scale is 1.0 and the saving is (1 − c/b)·100 bit for bit
+    (example 14: (1 − 1/2)·100 = 50)."""
+    base = side("base", {"cheap": ids(0)}, {"cheap": 2.0})
+    row = compare(base, side("cand", {"cand": ids(0)}, {"cand": 1.0}))["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == 50
+    assert (row["baseline_cells_per_case"], row["candidate_cells_per_case"]) == (1, 1)
+
+
+def test_savings_are_refused_when_cost_cannot_be_put_per_case() -> None:
+    """A hand-made plan repeating one case twice and the others once has no single number of
+    cells per case: the savings stay unknown and the row says why."""
+    first = CASES[0]
+    uneven = [
+        first.model_copy(
+            update={"id": f"{first.id}#r{k}", "metadata": {**first.metadata, "repeat_of": first.id}}
+        )
+        for k in (1, 2)
+    ] + CASES[1:]
+    row = compare(priced_side("k1", "m", 1), priced_side("odd", "m", 2, uneven))["comparisons"][0]
+    assert row["candidate_cells_per_case"] is None and row["cost_basis"] is None
+    assert row["cost_basis_reason"] == (
+        "Costs cannot be normalised per case: the candidate target m does not plan the same "
+        "number of cells for every case."
+    )
+    assert row["total_cost_comparison_reason"] == row["cost_basis_reason"]
+    for key in ("subject", "total", "cache_neutral"):
+        assert row[f"{key}_cost_saving_percent"] is None
+    assert row["quality_delta"] == 0  # quality still compares (per-case means)
 
 
 def test_example_16_quality_beats_cost() -> None:
