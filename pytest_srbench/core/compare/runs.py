@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
@@ -33,9 +34,6 @@ QUALITY_METRIC = "fixed-weight benchmark macro accuracy"
 CI_QUALIFICATION = (
     "Distribution-free paired Hoeffding bound over benchmark-stratified case differences; "
     "valid but conservative. The bootstrap interval is a diagnostic only."
-)
-CACHE_NEUTRAL_BASIS = (
-    "every token priced at the uncached input or output price (subject calls only)"
 )
 COST_BASIS = "per_case"
 SELECTION = "strongest single-model target by exact fixed-weight macro accuracy"

@@ -211,6 +211,13 @@ def test_savings_are_refused_when_cost_cannot_be_put_per_case() -> None:
     assert row["quality_delta"] == 0  # quality still compares (per-case means)
 
 
+def test_the_cache_neutral_basis_reads_the_same_in_the_report_and_the_comparison() -> None:
+    base = side("base", {"b": ids(0)})
+    row = compare(base, side("cand", {"c": ids(0)}))["comparisons"][0]
+    assert row["cache_neutral_cost_basis"] == base.targets[0]["cache_neutral_cost_basis"]
+    assert row["cache_neutral_cost_basis"].startswith("Counterfactual token-equivalent subject")
+
+
 def test_example_16_quality_beats_cost() -> None:
     base = side("base", {"cheap": ids(0), "best": ids(0, 1)}, {"cheap": 1.0, "best": 8.0})
     cand = side("cand", {"cand": ids(0)})
