@@ -195,6 +195,38 @@ def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str
     return outcomes
 
 
+def check_consistent(side: RunSide, who: str) -> None:
+    """A report's own numbers must agree: the benchmark rows and summary targets (which the
+    quality delta reads) with its cells (which wins, losses and the intervals read). A
+    hand-edited JSON report that changed one and not the other is refused, not compared."""
+    benchmark_of = {c["id"]: c["benchmark"] for c in side.plan.get("cases") or []}
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for cell in side.cells:
+        counts = cells[(str(cell["target_id"]), benchmark_of.get(cell["case_id"], ""))]
+        counts[0] += cell.get("status") == "completed" and cell.get("correct") is True
+        counts[1] += 1
+
+    def refuse(target_id: str, where: str, says: Any, holds: int) -> ComparisonError:
+        return ComparisonError(
+            f"{who} report {side.source} is inconsistent: target {target_id}{where} says "
+            f"{says} correct but its cells hold {holds} correct; refusing to compare it"
+        )
+
+    for row in side.benchmark_rows:
+        target_id, benchmark = str(row["target_id"]), str(row["benchmark"])
+        right, total = cells.get((target_id, benchmark), (0, 0))
+        if row.get("correct") != right or row.get("total") != total:
+            raise refuse(
+                target_id, f" on {benchmark}", f"{row.get('correct')} of {row.get('total')}",
+                right,
+            )  # fmt: skip
+    for target in side.targets:
+        target_id = str(target["id"])
+        right = sum(c[0] for (t, _), c in cells.items() if t == target_id)
+        if target.get("correct") != right:
+            raise refuse(target_id, "", target.get("correct"), right)
+
+
 def _repeat_counts(side: RunSide) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
     for case in side.base_case().values():
@@ -290,9 +322,12 @@ def _saving(
     return (1 - cand / base * scale) * 100
 
 
-def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[str]]:
-    """Everything comparable before any outcome exists: the baseline's eligibility (§8.1),
-    identical planned cases and protocol (§8.2). Returns the baseline singles and the cases."""
+def check_plans(
+    baseline: RunSide, candidate: RunSide
+) -> tuple[list[str], set[str], dict[str, dict[str, list[bool]]]]:
+    """Everything comparable before the candidate has outcomes: the baseline's eligibility and
+    outcomes (§8.1, and its cells agreeing with its own summary), identical planned cases and
+    protocol (§8.2). Returns the baseline singles, the cases and the baseline's outcomes."""
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(
@@ -314,7 +349,9 @@ def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[s
     if any(cand_planned.get(t, set()) != expected for t in candidate.target_ids()):
         raise ComparisonError("Candidate targets must cover identical planned cases")
     check_protocol(baseline, candidate)
-    return singles, expected
+    outcomes = _outcomes(baseline, "Baseline", expected)
+    check_consistent(baseline, "Baseline")
+    return singles, expected, outcomes
 
 
 def plan_side(run_id: str, plan: Mapping[str, Any]) -> RunSide:
@@ -327,7 +364,7 @@ class Comparison:
     """A validated (baseline, candidate) pair and its per-target paired rows."""
 
     def __init__(self, baseline: RunSide, candidate: RunSide) -> None:
-        singles, expected = check_plans(baseline, candidate)
+        singles, expected, base_outcomes = check_plans(baseline, candidate)
         if candidate.status not in COMPARABLE:
             raise ComparisonError("Candidate must be a completed or failed run")
         self.baseline = baseline
@@ -336,8 +373,9 @@ class Comparison:
         self.expected = expected
         self.order = [case for case in baseline.case_order() if case in expected]
         self.benchmark_of = baseline.benchmark_of()
-        self.base_outcomes = _outcomes(baseline, "Baseline", expected)
+        self.base_outcomes = base_outcomes
         self.cand_outcomes = _outcomes(candidate, "Candidate", expected)
+        check_consistent(candidate, "Candidate")
         self.select_baseline()
 
     # -- §8.3 ------------------------------------------------------------------------------

@@ -324,6 +324,39 @@ def test_duplicate_and_extra_rows_block_comparison() -> None:
             compare(base, broken)
 
 
+def test_a_hand_edited_report_whose_cells_disagree_with_its_summary_is_refused() -> None:
+    """Baseline b and candidate c both answer cases 0 and 2 right. Someone flips the
+    candidate's cell for case 2 to wrong in the JSON but leaves its rows: the rows still say
+    gpqa-diamond 1 of 3 (Δ +0.000) while the cells now hold a loss. Refused, naming the target
+    and both numbers, on either side."""
+    base = side("base", {"b": ids(0, 2)})
+    cand = side("cand", {"c": ids(0, 2)}, created="2026-12-01T00:00:00+00:00")
+    assert compare(base, cand)["comparisons"][0]["quality_delta"] == 0
+
+    def flipped(run: RunSide) -> RunSide:
+        cells = [
+            {**cell, "correct": False} if cell["case_id"] == "gpqa-diamond/2" else cell
+            for cell in run.cells
+        ]
+        return RunSide(**{**run.__dict__, "cells": cells, "source": f"{run.run_id}.json"})
+
+    with pytest.raises(ComparisonError) as error:
+        compare(base, flipped(cand))
+    assert str(error.value) == (
+        "Candidate report cand.json is inconsistent: target c on gpqa-diamond says 1 of 3 "
+        "correct but its cells hold 0 correct; refusing to compare it"
+    )
+    with pytest.raises(
+        ComparisonError, match=r"^Baseline report base\.json is inconsistent: target b"
+    ):
+        compare(flipped(base), cand)
+    # the summary target's own count is checked too (mmlu-pro and gpqa rows left intact)
+    targets = [{**cand.targets[0], "correct": 5}]
+    edited = RunSide(**{**cand.__dict__, "targets": targets})
+    with pytest.raises(ComparisonError, match="target c says 5 correct but its cells hold 2"):
+        compare(base, edited)
+
+
 def test_example_22_protocol_rejections() -> None:
     base = side("base", {"b": ids(0)})
     cheap_price = Prices(input=0.01, cached_input=0.1, cache_write=2, output=3)
