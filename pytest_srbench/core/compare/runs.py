@@ -36,6 +36,8 @@ CI_QUALIFICATION = (
     "valid but conservative. The bootstrap interval is a diagnostic only."
 )
 COST_BASIS = "per_case"
+STRONGEST_SINGLE = "strongest-single-baseline"
+SAME_TARGET = "same-target"
 SELECTION = "strongest single-model target by exact fixed-weight macro accuracy"
 SELECTION_QUALIFICATION = (
     "The baseline is the strongest single model of the baseline run; it is not an oracle "
@@ -436,9 +438,15 @@ class Comparison:
         }
 
     def row(
-        self, target_id: str, baseline_target_id: str | None = None, margin: float = 0.05
+        self,
+        target_id: str,
+        baseline_target_id: str | None = None,
+        margin: float = 0.05,
+        *,
+        pairing: str = STRONGEST_SINGLE,
     ) -> dict[str, Any]:
-        """One candidate target against a baseline target (default: the selected one)."""
+        """One candidate target against a baseline target (default: the selected one);
+        ``pairing`` names how that baseline target was chosen."""
         base_id = baseline_target_id or self.selected
         g = self.groups(target_id, base_id)
         q_cand = exact_quality(self.candidate, target_id)
@@ -488,6 +496,7 @@ class Comparison:
         return {
             "candidate_target_id": target_id,
             "baseline_target_id": base_id,
+            "pairing": pairing,
             "quality_metric": QUALITY_METRIC,
             "quality_delta": delta,
             "micro_quality_delta": math.fsum(flat) / len(flat),
@@ -558,8 +567,16 @@ class Comparison:
             },
         }
 
-    def result(self, margin: float = 0.05) -> dict[str, Any]:
-        """The §8.5 output: every candidate target against the strongest single baseline."""
+    def result(
+        self,
+        margin: float = 0.05,
+        rows: Sequence[dict[str, Any]] | None = None,
+        pairing: str = STRONGEST_SINGLE,
+    ) -> dict[str, Any]:
+        """The §8.5 output: every candidate target against the strongest single baseline, or
+        the ``rows`` a caller paired otherwise (the gate), with ``pairing`` saying how."""
+        if rows is None:
+            rows = [self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()]
         return {
             "version": COMPARE_VERSION,
             "baseline_run_id": self.baseline.run_id,
@@ -582,9 +599,8 @@ class Comparison:
             "baseline_tie_policy": TIE_POLICY,
             "baseline_cost_comparison_eligible": self.cost_eligible,
             "baseline_cost_comparison_reason": self.baseline_reason,
-            "comparisons": [
-                self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()
-            ],
+            "pairing": pairing,
+            "comparisons": list(rows),
         }
 
 
