@@ -81,6 +81,7 @@ class RunSide:
     cells: Sequence[Mapping[str, Any]]
     source: str = "store"
     kinds: dict[str, str] = field(default_factory=dict)
+    flip_rates: dict[str, float | None] = field(default_factory=dict)
 
     @classmethod
     def from_report(cls, report: Mapping[str, Any], source: str = "store") -> RunSide:
@@ -100,6 +101,10 @@ class RunSide:
             cells=list(report.get("cells") or []),
             source=source,
             kinds={t["id"]: t.get("kind", "single") for t in plan.get("targets") or []},
+            flip_rates={
+                t["target_id"]: t["flip_rate"]
+                for t in (report.get("repeats") or {}).get("targets") or []
+            },
         )
 
     @property
@@ -534,6 +539,8 @@ class Comparison:
             "cache_neutral_candidate_cost_usd": cost(cand_metric, "cache_neutral_cost_usd"),
             "cache_neutral_cost_basis": CACHE_NEUTRAL_BASIS,
             "total_cost_comparison_reason": total_reason,
+            "baseline_flip_rate": self.baseline.flip_rates.get(base_id),
+            "candidate_flip_rate": self.candidate.flip_rates.get(target_id),
             "paired_statistics": {
                 "binary_outcomes": binary,
                 "mcnemar_exact_p": paired.sign_test_p(wins, losses),
