@@ -16,7 +16,8 @@ CSV_COLUMNS = (
     "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
     "mcnemar_exact_p", "cases_needed_for_margin", "margin",
     "subject_cost_saving_percent", "total_cost_saving_percent",
-    "cache_neutral_cost_saving_percent", "total_cost_comparison_reason",
+    "cache_neutral_cost_saving_percent", "cost_basis", "total_cost_comparison_reason",
+    "baseline_flip_rate", "candidate_flip_rate",
 )  # fmt: skip
 
 
@@ -59,17 +60,33 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
                 signed_percent(row["total_cost_saving_percent"]),
             ]
         )
+    header = [
+        "run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "Newcombe 95%", "bootstrap",
+        "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving",
+    ]  # fmt: skip
+    flips = any(
+        row.get("baseline_flip_rate") is not None or row.get("candidate_flip_rate") is not None
+        for _, row in _rows(result)
+    )
+    if flips:  # with repeats on either side: how often a case's repeats disagreed
+        header.append("flip rate base/cand")
+        for cells, (_, row) in zip(rows, _rows(result), strict=True):
+            cells.append(
+                f"{num(row.get('baseline_flip_rate'))}/{num(row.get('candidate_flip_rate'))}"
+            )
     lines.append("")
-    lines += table(
-        ["run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "Newcombe 95%", "bootstrap",
-         "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving"],
-        rows,
-    )  # fmt: skip
+    lines += table(header, rows)
     lines += ["", *render_frontier(result["frontier"])]
     lines.append(
         "Δ = candidate − baseline macro accuracy (failures count as wrong). Hoeffding is "
         "sr-bench's valid but wide interval; Newcombe (stratified by benchmark) is the gate's "
         "default; the bootstrap is a diagnostic."
+        + (
+            " Flip rate = share of a target's cases whose repeats did not all agree (— without "
+            "repeats); savings compare spend per case."
+            if flips
+            else ""
+        )
     )
     return lines
 

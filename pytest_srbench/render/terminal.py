@@ -144,6 +144,21 @@ def agent_lines(agent: dict[str, Any]) -> list[str]:
     return lines
 
 
+def repeat_lines(repeats: dict[str, Any]) -> list[str]:
+    """Per target, how often a case's K repeats disagreed (over fully observed cases)."""
+    lines = [
+        f"repeats (K={repeats['repeats']}): flip rate = share of fully observed cases whose "
+        "repeats did not all agree"
+    ]
+    for t in repeats["targets"]:
+        lines.append(
+            f"  {t['target_id']}: flip rate {num(t['flip_rate'])} ({t['flipped_cases']}/"
+            f"{t['fully_observed_cases']} cases) · mean agreement {num(t['mean_agreement'])} · "
+            f"pairwise disagreement {num(t['pairwise_disagreement'])}"
+        )
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -215,6 +230,9 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} · sr_bench_score {score} · {t['score_scope']}"
         )
+    if report.get("repeats"):
+        lines.append("")
+        lines += repeat_lines(report["repeats"])
     if report.get("rag"):
         lines.append("")
         lines += rag_lines(report["rag"])

@@ -162,6 +162,17 @@ def test_bad_baselines_are_usage_errors_before_anything_runs(project):
     other.stderr.fnmatch_lines(
         ["*cannot gate this run: Cannot compare runs with different limits*"]
     )
+    # a hand-edited report: one correct cell flipped to wrong, its summary left as it was
+    report = json.loads((project.path / "main.json").read_text())
+    cell = next(c for c in report["cells"] if c["correct"] is True)
+    cell["correct"] = False
+    (project.path / "edited.json").write_text(json.dumps(report))
+    edited = run(project, "--srbench-baseline=edited.json")
+    assert edited.ret == pytest.ExitCode.USAGE_ERROR
+    edited.stderr.fnmatch_lines(
+        [f"*cannot gate this run: Baseline report *edited.json is inconsistent: target mut on "
+         f"{cell['benchmark']} says * correct but its cells hold * correct*"]
+    )  # fmt: skip
     listing = subprocess.run(
         [sys.executable, "-m", "pytest_srbench", "runs"],
         cwd=project.path, capture_output=True, text=True,

@@ -49,6 +49,10 @@ prices = { input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }
 
 
 def run(pytester: pytest.Pytester, name: str, *args: str) -> dict:
+    return run_with_output(pytester, name, *args)[0]
+
+
+def run_with_output(pytester: pytest.Pytester, name: str, *args: str) -> tuple[dict, str]:
     result = pytester.runpytest_subprocess(
         "-p",
         "no:cacheprovider",
@@ -59,7 +63,7 @@ def run(pytester: pytest.Pytester, name: str, *args: str) -> dict:
         *args,
     )
     assert result.ret == 0, result.stdout.str()
-    return json.loads((pytester.path / name).read_text())
+    return json.loads((pytester.path / name).read_text()), result.stdout.str()
 
 
 def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
@@ -67,7 +71,7 @@ def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
     # the K=1 baseline runs the deterministic target only: with the flaky one in it too, the
     # strongest single of the baseline would depend on the flaky target's fresh draws
     once = run(pytester, "once.json", "--srbench-target=steady")
-    thrice = run(pytester, "thrice.json", "--srbench-repeats=3")
+    thrice, output = run_with_output(pytester, "thrice.json", "--srbench-repeats=3")
 
     assert once["repeats"] is None and once["plan"]["repeats"] == 1
     assert len(thrice["cells"]) == 18 * 3 * 2
@@ -86,6 +90,10 @@ def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
     assert agreement["flaky"]["flip_rate"] > 0  # a fresh draw per request
     per_case = [c for c in thrice["repeats"]["cases"] if c["target_id"] == "flaky"]
     assert len(per_case) == 18 and all(c["observed"] == 3 for c in per_case)
+    flaky_rate = agreement["flaky"]["flip_rate"]
+    assert "repeats (K=3): flip rate" in output  # the terminal summary prints them
+    assert "steady: flip rate 0.000 (0/18 cases)" in output
+    assert f"flaky: flip rate {flaky_rate:.3f} (" in output
 
     # a K=1 baseline against a K=3 candidate: per-case means are compared
     code = srbench_main(
@@ -100,11 +108,23 @@ def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
         ]
     )
     assert code == 0
-    assert "Newcombe" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "Newcombe" in text and "flip rate base/cand" in text
     result = json.loads((pytester.path / "compare.json").read_text())
     rows = {r["candidate_target_id"]: r for r in result["candidates"][0]["comparisons"]}
     assert rows["steady"]["baseline_target_id"] == "steady"  # strongest single of the baseline
     assert rows["steady"]["quality_delta"] == pytest.approx(0.0, abs=1e-12)
+    # the same model on the same cases at K=3 spends about three times as much, the same per
+    # case: savings are compared per case, so about 0 % (not -200 %)
+    steady = rows["steady"]
+    assert steady["cost_basis"] == "per_case"
+    assert (steady["baseline_cells_per_case"], steady["candidate_cells_per_case"]) == (1, 3)
+    assert steady["candidate_subject_cost_usd"] == pytest.approx(
+        3 * steady["baseline_subject_cost_usd"]
+    )  # the simulator's usage is deterministic per case
+    assert steady["subject_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    assert steady["total_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    assert (steady["baseline_flip_rate"], steady["candidate_flip_rate"]) == (None, 0)
     flaky = rows["flaky"]
     assert flaky["paired_cases"] == 18
     assert flaky["paired_statistics"]["binary_outcomes"] is False  # means over repeats

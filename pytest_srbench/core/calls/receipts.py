@@ -56,7 +56,7 @@ def _mom_receipt(raw: str, target: Target) -> CallReceipt:
             raw_usage["cache_read_input_tokens"] = raw_usage.pop("cached_input_tokens")
         if "cache_write_tokens" in raw_usage:
             raw_usage["cache_creation_input_tokens"] = raw_usage.pop("cache_write_tokens")
-        usage = normalize_usage(raw_usage)
+        usage = normalize_usage(raw_usage, provider_input=False)
         segments.append(
             {
                 "model": child["model"],

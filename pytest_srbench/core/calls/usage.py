@@ -1,7 +1,10 @@
 """Token usage in four exclusive buckets, pricing, and the cache-neutral counterfactual.
 
-Follows sr-bench 1.0 exactly (reference/report-and-accounting.md §2): unknown usage is
-``None`` and never 0; conflicting or invalid usage raises ``UsageObjectError``.
+Follows sr-bench 1.0 (reference/report-and-accounting.md §2): unknown usage is ``None`` and
+never 0; conflicting or invalid usage raises ``UsageObjectError``. One deliberate difference:
+Anthropic-style usage (``input_tokens`` beside a top-level ``cache_read_input_tokens`` /
+``cache_creation_input_tokens``, without ``prompt_tokens`` or a details object) is read with
+the provider's meaning, fresh input excluding the cache tokens (see ``anthropic_style``).
 """
 
 from __future__ import annotations
@@ -46,13 +49,38 @@ def _details(raw: Mapping[str, Any]) -> Any:
     return raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
 
 
-def normalize_usage(raw: object) -> UsageBuckets | None:
-    """Normalise a provider usage object into four buckets, or ``None`` when totals are missing."""
+CACHE_FIELDS = ("cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def anthropic_style(raw: Mapping[str, Any]) -> bool:
+    """Whether ``input_tokens`` is the provider's *fresh* input (Anthropic's meaning).
+
+    Anthropic reports ``input_tokens`` after the cache breakpoint, beside
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens``: the whole prompt is their
+    sum. sr-bench reads ``input_tokens`` as the whole prompt and subtracts the cache tokens
+    from it, which under-counts fresh input and fails every call once cache reads exceed
+    fresh input (a warm cache). The OpenAI shapes are unchanged: ``prompt_tokens``, and the
+    Responses API's ``input_tokens`` with ``input_tokens_details`` (whole prompt there)."""
+    return (
+        "prompt_tokens" not in raw
+        and "input_tokens" in raw
+        and not _details(raw)
+        and any(raw.get(key) is not None for key in CACHE_FIELDS)
+    )
+
+
+def normalize_usage(raw: object, *, provider_input: bool = True) -> UsageBuckets | None:
+    """Normalise a provider usage object into four buckets, or ``None`` when totals are missing.
+
+    ``provider_input=False`` keeps sr-bench's reading of ``input_tokens`` as the whole prompt
+    for every shape (a router's model-usage receipt, whose aliases are ours, not a provider's).
+    """
     if not isinstance(raw, dict):
         raise UsageObjectError("Invalid token usage object")
     details = _details(raw)
     if not isinstance(details, dict):
         raise UsageObjectError("Invalid token usage object (details)")
+    fresh_input = provider_input and anthropic_style(raw)
     total = raw["prompt_tokens"] if "prompt_tokens" in raw else raw.get("input_tokens")
     output = raw["completion_tokens"] if "completion_tokens" in raw else raw.get("output_tokens")
     if "cached_tokens" in details:
@@ -70,6 +98,8 @@ def normalize_usage(raw: object) -> UsageBuckets | None:
         return None
     if not all(_is_count(value) for value in (total, output, cached, written)):
         raise UsageObjectError("Invalid token usage buckets")
+    if fresh_input:
+        total += cached + written  # the whole prompt: fresh + cache reads + cache writes
     if cached + written > total:
         raise UsageObjectError("Invalid token usage buckets")
     return UsageBuckets(

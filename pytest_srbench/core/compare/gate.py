@@ -1,7 +1,8 @@
 """The CI gate: a verdict on a run against a baseline from a paired interval (pure).
 
 Each target of the run is paired with the baseline target of the same id, or, when the
-baseline has no such target, with the baseline's strongest single model (§8.3).
+baseline has no such target, with the baseline's strongest single model (§8.3). The embedded
+comparison holds those same rows (``pairing`` names the rule), so a target has one delta.
 
 - ``regression`` fails when the interval's upper bound is below 0 (a significant drop);
 - ``noninferiority`` fails unless the lower bound is above ``-margin``.
@@ -14,11 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_srbench.core.compare.runs import Comparison, ComparisonError, RunSide
+from pytest_srbench.core.compare.runs import (
+    SAME_TARGET,
+    STRONGEST_SINGLE,
+    Comparison,
+    ComparisonError,
+    RunSide,
+)
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.plan.choices import DEFAULT_MARGIN, GATE_INTERVALS, GATE_MODES
 
 INTERVAL_LABELS = {"newcombe": "stratified Newcombe", "hoeffding": "paired Hoeffding"}
+GATE_PAIRING = f"{SAME_TARGET}, else {STRONGEST_SINGLE}"
 
 
 def _bounds(row: dict[str, Any], interval: str) -> list[float]:
@@ -89,17 +97,20 @@ def evaluate_gate(
         }
     baseline_ids = set(baseline.target_ids())
     parts = []
+    rows = []
     for target_id in candidate.target_ids():
         same = target_id in baseline_ids
         base_id = target_id if same else comparison.selected
-        row = comparison.row(target_id, base_id, margin)
+        pairing = SAME_TARGET if same else STRONGEST_SINGLE
+        row = comparison.row(target_id, base_id, margin, pairing=pairing)
+        rows.append(row)
         bounds = _bounds(row, interval)
         ok = holds(mode, bounds, margin)
         verdict["targets"].append(
             {
                 "target_id": target_id,
                 "baseline_target_id": base_id,
-                "pairing": "same-target" if same else "strongest-single-baseline",
+                "pairing": pairing,
                 "quality_delta": row["quality_delta"],
                 "interval": bounds,
                 "passed": ok,
@@ -124,7 +135,9 @@ def evaluate_gate(
     verdict.update(
         passed=passed,
         reason=reason,
-        comparison=comparison.result(margin),
+        # the rows the verdict read, so each target has one delta (not also sr-bench's
+        # strongest-single pairing beside the gate's same-target one)
+        comparison=comparison.result(margin, rows, GATE_PAIRING),
         line=f"srbench gate {'PASSED' if passed else 'FAILED'} ({head}) against "
         f"{baseline.run_id}: " + "; ".join(parts),
     )

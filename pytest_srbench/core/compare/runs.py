@@ -13,12 +13,13 @@ its steps share the ``Comparison`` state."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
@@ -34,15 +35,18 @@ CI_QUALIFICATION = (
     "Distribution-free paired Hoeffding bound over benchmark-stratified case differences; "
     "valid but conservative. The bootstrap interval is a diagnostic only."
 )
-CACHE_NEUTRAL_BASIS = (
-    "every token priced at the uncached input or output price (subject calls only)"
-)
+COST_BASIS = "per_case"
+STRONGEST_SINGLE = "strongest-single-baseline"
+SAME_TARGET = "same-target"
 SELECTION = "strongest single-model target by exact fixed-weight macro accuracy"
 SELECTION_QUALIFICATION = (
     "The baseline is the strongest single model of the baseline run; it is not an oracle "
     "choosing the best model per case."
 )
-TIE_POLICY = "known total spend first, then the lower total spend, then the smaller target id"
+TIE_POLICY = (
+    "complete subject cost first, then the lower subject cost, then the smaller target id "
+    "(savings still need every tied target's total spend)"
+)
 TIED_COST_REASON = (
     "At least one strongest single-model reference has incomplete total spend (subject plus "
     "auxiliary); the cheapest strongest baseline cannot be established."
@@ -77,6 +81,7 @@ class RunSide:
     cells: Sequence[Mapping[str, Any]]
     source: str = "store"
     kinds: dict[str, str] = field(default_factory=dict)
+    flip_rates: dict[str, float | None] = field(default_factory=dict)
 
     @classmethod
     def from_report(cls, report: Mapping[str, Any], source: str = "store") -> RunSide:
@@ -96,6 +101,10 @@ class RunSide:
             cells=list(report.get("cells") or []),
             source=source,
             kinds={t["id"]: t.get("kind", "single") for t in plan.get("targets") or []},
+            flip_rates={
+                t["target_id"]: t["flip_rate"]
+                for t in (report.get("repeats") or {}).get("targets") or []
+            },
         )
 
     @property
@@ -117,6 +126,19 @@ class RunSide:
 
     def benchmark_of(self) -> dict[str, str]:
         return {c.get("repeat_of") or c["id"]: c["benchmark"] for c in self.plan.get("cases") or []}
+
+    def cells_per_case(self, target_id: str) -> int | None:
+        """Planned cells per case of one target (K under ``--srbench-repeats K``); None when its
+        cases do not all have the same number of cells (its cost cannot be put per case)."""
+        base = self.base_case()
+        explicit = self.plan.get("execution_cells")
+        cells = (
+            [cell["case_id"] for cell in explicit if cell["target_id"] == target_id]
+            if explicit
+            else list(base)
+        )
+        counts = set(Counter(base[case_id] for case_id in cells).values())
+        return counts.pop() if len(counts) == 1 else None
 
     def planned_cases(self) -> dict[str, set[str]]:
         """Target -> the (original) cases the frozen plan gives it."""
@@ -178,6 +200,38 @@ def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str
         ):
             raise ComparisonError(f"{who} quality results are incomplete")
     return outcomes
+
+
+def check_consistent(side: RunSide, who: str) -> None:
+    """A report's own numbers must agree: the benchmark rows and summary targets (which the
+    quality delta reads) with its cells (which wins, losses and the intervals read). A
+    hand-edited JSON report that changed one and not the other is refused, not compared."""
+    benchmark_of = {c["id"]: c["benchmark"] for c in side.plan.get("cases") or []}
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for cell in side.cells:
+        counts = cells[(str(cell["target_id"]), benchmark_of.get(cell["case_id"], ""))]
+        counts[0] += cell.get("status") == "completed" and cell.get("correct") is True
+        counts[1] += 1
+
+    def refuse(target_id: str, where: str, says: Any, holds: int) -> ComparisonError:
+        return ComparisonError(
+            f"{who} report {side.source} is inconsistent: target {target_id}{where} says "
+            f"{says} correct but its cells hold {holds} correct; refusing to compare it"
+        )
+
+    for row in side.benchmark_rows:
+        target_id, benchmark = str(row["target_id"]), str(row["benchmark"])
+        right, total = cells.get((target_id, benchmark), (0, 0))
+        if row.get("correct") != right or row.get("total") != total:
+            raise refuse(
+                target_id, f" on {benchmark}", f"{row.get('correct')} of {row.get('total')}",
+                right,
+            )  # fmt: skip
+    for target in side.targets:
+        target_id = str(target["id"])
+        right = sum(c[0] for (t, _), c in cells.items() if t == target_id)
+        if target.get("correct") != right:
+            raise refuse(target_id, "", target.get("correct"), right)
 
 
 def _repeat_counts(side: RunSide) -> dict[str, int]:
@@ -265,15 +319,22 @@ def check_protocol(baseline: RunSide, candidate: RunSide) -> None:
                     )
 
 
-def _saving(base: float | None, cand: float | None, eligible: bool) -> float | None:
-    if not eligible or base is None or base <= 0 or cand is None:
+def _saving(
+    base: float | None, cand: float | None, eligible: bool, scale: float | None = 1.0
+) -> float | None:
+    """Percent saved per case: ``scale`` is baseline cells per case / candidate cells per
+    case (1.0 for equal repeats, where the result is sr-bench's ``(1 − c/b)·100`` exactly)."""
+    if not eligible or scale is None or base is None or base <= 0 or cand is None:
         return None
-    return (1 - cand / base) * 100
+    return (1 - cand / base * scale) * 100
 
 
-def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[str]]:
-    """Everything comparable before any outcome exists: the baseline's eligibility (§8.1),
-    identical planned cases and protocol (§8.2). Returns the baseline singles and the cases."""
+def check_plans(
+    baseline: RunSide, candidate: RunSide
+) -> tuple[list[str], set[str], dict[str, dict[str, list[bool]]]]:
+    """Everything comparable before the candidate has outcomes: the baseline's eligibility and
+    outcomes (§8.1, and its cells agreeing with its own summary), identical planned cases and
+    protocol (§8.2). Returns the baseline singles, the cases and the baseline's outcomes."""
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(
@@ -295,7 +356,9 @@ def check_plans(baseline: RunSide, candidate: RunSide) -> tuple[list[str], set[s
     if any(cand_planned.get(t, set()) != expected for t in candidate.target_ids()):
         raise ComparisonError("Candidate targets must cover identical planned cases")
     check_protocol(baseline, candidate)
-    return singles, expected
+    outcomes = _outcomes(baseline, "Baseline", expected)
+    check_consistent(baseline, "Baseline")
+    return singles, expected, outcomes
 
 
 def plan_side(run_id: str, plan: Mapping[str, Any]) -> RunSide:
@@ -308,7 +371,7 @@ class Comparison:
     """A validated (baseline, candidate) pair and its per-target paired rows."""
 
     def __init__(self, baseline: RunSide, candidate: RunSide) -> None:
-        singles, expected = check_plans(baseline, candidate)
+        singles, expected, base_outcomes = check_plans(baseline, candidate)
         if candidate.status not in COMPARABLE:
             raise ComparisonError("Candidate must be a completed or failed run")
         self.baseline = baseline
@@ -317,8 +380,9 @@ class Comparison:
         self.expected = expected
         self.order = [case for case in baseline.case_order() if case in expected]
         self.benchmark_of = baseline.benchmark_of()
-        self.base_outcomes = _outcomes(baseline, "Baseline", expected)
+        self.base_outcomes = base_outcomes
         self.cand_outcomes = _outcomes(candidate, "Candidate", expected)
+        check_consistent(candidate, "Candidate")
         self.select_baseline()
 
     # -- §8.3 ------------------------------------------------------------------------------
@@ -327,15 +391,25 @@ class Comparison:
         best = max(q for q in qualities.values() if q is not None)
         self.tied = sorted(t for t, q in qualities.items() if q == best)
 
-        def spend(target_id: str) -> float | None:
-            value = self.baseline.metric(target_id).get("total_spend_usd")
+        def known(target_id: str, key: str) -> float | None:
+            value = self.baseline.metric(target_id).get(key)
             return None if value is None else float(value)
 
+        def subject(target_id: str) -> float | None:
+            return known(target_id, "cost_usd")
+
+        # The results guide: a quality tie prefers the single model whose *subject* cost is
+        # complete and lowest (the judge's spend says nothing about the model under test).
         self.selected = min(
             self.tied,
-            key=lambda t: (spend(t) is None, spend(t) if spend(t) is not None else math.inf, t),
+            key=lambda t: (
+                subject(t) is None,
+                subject(t) if subject(t) is not None else math.inf,
+                t,
+            ),
         )
-        self.tied_costs_complete = all(spend(t) is not None for t in self.tied)
+        # Savings eligibility stays on total spend (subject plus auxiliary), as sr-bench has it.
+        self.tied_costs_complete = all(known(t, "total_spend_usd") is not None for t in self.tied)
         both_priced = (
             self.baseline.plan.get("cost_policy") == "require_priced"
             and self.candidate.plan.get("cost_policy") == "require_priced"
@@ -369,9 +443,15 @@ class Comparison:
         }
 
     def row(
-        self, target_id: str, baseline_target_id: str | None = None, margin: float = 0.05
+        self,
+        target_id: str,
+        baseline_target_id: str | None = None,
+        margin: float = 0.05,
+        *,
+        pairing: str = STRONGEST_SINGLE,
     ) -> dict[str, Any]:
-        """One candidate target against a baseline target (default: the selected one)."""
+        """One candidate target against a baseline target (default: the selected one);
+        ``pairing`` names how that baseline target was chosen."""
         base_id = baseline_target_id or self.selected
         g = self.groups(target_id, base_id)
         q_cand = exact_quality(self.candidate, target_id)
@@ -390,10 +470,23 @@ class Comparison:
 
         base_total = cost(base_metric, "total_spend_usd")
         cand_total = cost(cand_metric, "total_spend_usd")
+        # Savings compare spend per planned case: a K=3 candidate spends three cells per case.
+        base_k = self.baseline.cells_per_case(base_id)
+        cand_k = self.candidate.cells_per_case(target_id)
+        scale = base_k / cand_k if base_k and cand_k else None
+        basis_reason = None
+        if scale is None:
+            who, which = ("baseline", base_id) if base_k is None else ("candidate", target_id)
+            basis_reason = (
+                f"Costs cannot be normalised per case: the {who} target {which} does not plan "
+                "the same number of cells for every case."
+            )
         if self.baseline_reason:
             total_reason: str | None = self.baseline_reason
         elif not self.both_priced:
             total_reason = "Total cost savings require priced accounting for both runs."
+        elif basis_reason:
+            total_reason = basis_reason
         elif cand_total is None:
             total_reason = (
                 "Candidate total spend is incomplete: every planned subject case and every "
@@ -408,6 +501,7 @@ class Comparison:
         return {
             "candidate_target_id": target_id,
             "baseline_target_id": base_id,
+            "pairing": pairing,
             "quality_metric": QUALITY_METRIC,
             "quality_delta": delta,
             "micro_quality_delta": math.fsum(flat) / len(flat),
@@ -422,14 +516,19 @@ class Comparison:
             "quality_delta_ci95_qualification": CI_QUALIFICATION,
             "quality_delta_bootstrap_ci95": paired.stratified_bootstrap(g["diffs"], g["weights"]),
             "subject_cost_saving_percent": _saving(
-                cost(base_metric, "cost_usd"), cost(cand_metric, "cost_usd"), eligible
+                cost(base_metric, "cost_usd"), cost(cand_metric, "cost_usd"), eligible, scale
             ),
-            "total_cost_saving_percent": _saving(base_total, cand_total, eligible),
+            "total_cost_saving_percent": _saving(base_total, cand_total, eligible, scale),
             "cache_neutral_cost_saving_percent": _saving(
                 cost(base_metric, "cache_neutral_cost_usd"),
                 cost(cand_metric, "cache_neutral_cost_usd"),
                 eligible,
+                scale,
             ),
+            "cost_basis": None if scale is None else COST_BASIS,
+            "cost_basis_reason": basis_reason,
+            "baseline_cells_per_case": base_k,
+            "candidate_cells_per_case": cand_k,
             "baseline_subject_cost_usd": cost(base_metric, "cost_usd"),
             "candidate_subject_cost_usd": cost(cand_metric, "cost_usd"),
             "baseline_total_cost_usd": base_total,
@@ -440,6 +539,8 @@ class Comparison:
             "cache_neutral_candidate_cost_usd": cost(cand_metric, "cache_neutral_cost_usd"),
             "cache_neutral_cost_basis": CACHE_NEUTRAL_BASIS,
             "total_cost_comparison_reason": total_reason,
+            "baseline_flip_rate": self.baseline.flip_rates.get(base_id),
+            "candidate_flip_rate": self.candidate.flip_rates.get(target_id),
             "paired_statistics": {
                 "binary_outcomes": binary,
                 "mcnemar_exact_p": paired.sign_test_p(wins, losses),
@@ -473,8 +574,16 @@ class Comparison:
             },
         }
 
-    def result(self, margin: float = 0.05) -> dict[str, Any]:
-        """The §8.5 output: every candidate target against the strongest single baseline."""
+    def result(
+        self,
+        margin: float = 0.05,
+        rows: Sequence[dict[str, Any]] | None = None,
+        pairing: str = STRONGEST_SINGLE,
+    ) -> dict[str, Any]:
+        """The §8.5 output: every candidate target against the strongest single baseline, or
+        the ``rows`` a caller paired otherwise (the gate), with ``pairing`` saying how."""
+        if rows is None:
+            rows = [self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()]
         return {
             "version": COMPARE_VERSION,
             "baseline_run_id": self.baseline.run_id,
@@ -497,9 +606,8 @@ class Comparison:
             "baseline_tie_policy": TIE_POLICY,
             "baseline_cost_comparison_eligible": self.cost_eligible,
             "baseline_cost_comparison_reason": self.baseline_reason,
-            "comparisons": [
-                self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()
-            ],
+            "pairing": pairing,
+            "comparisons": list(rows),
         }
 
 

@@ -58,6 +58,21 @@ def output_diagnostics(
     }
 
 
+def cache_read_observation(call: Row) -> Any:
+    """The usage a call's cache-read metrics read: the kept cache-read observation.
+
+    The results guide: in a stream, a later usage event without cache fields does not erase an
+    earlier cache-read observation. The receipt keeps that event's buckets as
+    ``cache_read_usage``; the call's ``usage`` is the last event's (it prices the call). A call
+    whose usage is unknown (an unverified accounting correction too) stays unknown; a receipt
+    without the kept observation (an older run) falls back to its usage."""
+    usage = call.get("usage")
+    if usage is None:
+        return None
+    kept = call.get("cache_read_usage")
+    return kept if isinstance(kept, dict) else usage
+
+
 def cache_read_metrics(subject: Sequence[Row]) -> dict[str, Any]:
     """Cache-read observations over subject calls whose provider reported cache fields."""
     sample = [c for c in subject if c.get("cache_read_reported") is True]
@@ -65,7 +80,7 @@ def cache_read_metrics(subject: Sequence[Row]) -> dict[str, Any]:
     prompt = 0
     ratio_known = True
     for call in sample:
-        usage = call.get("usage")
+        usage = cache_read_observation(call)
         if usage is None:
             ratio_known = False
             continue

@@ -128,19 +128,88 @@ def test_example_8_presence_flags():
     assert usage_presence(only_writes) == (False, True)
 
 
-def test_anthropic_style_top_level_fields():
+def test_anthropic_style_usage_reads_input_tokens_as_fresh_input():
+    """Seed divergence: Anthropic's ``input_tokens`` excludes the cache tokens.
+
+    input 100 (fresh) + cache read 30 + cache creation 10 = a prompt of 140 tokens:
+    buckets 100 / 30 / 10 / 5. sr-bench read 100 as the whole prompt: 100 - 30 - 10 = 60 fresh.
+    Cost at {1, 0.1, 1.25, 3}: (100·1 + 30·0.1 + 10·1.25 + 5·3) / 1e6 = 130.5e-6;
+    cache-neutral: (140·1 + 5·3) / 1e6 = 155e-6."""
     raw = {
         "input_tokens": 100,
         "output_tokens": 5,
         "cache_read_input_tokens": 30,
         "cache_creation_input_tokens": 10,
     }
-    assert normalize_usage(raw) == {
-        "input_tokens": 60,
+    usage = normalize_usage(raw)
+    assert usage == {
+        "input_tokens": 100,
         "cached_input_tokens": 30,
         "cache_write_tokens": 10,
         "output_tokens": 5,
     }
+    assert cost_for(usage, "m", PRICES) == pytest.approx(130.5e-6, rel=1e-12)
+    assert cache_neutral_cost(usage, "m", PRICES) == pytest.approx(155e-6, rel=1e-12)
+    assert usage_presence(raw) == (True, True)
+    # a router's model-usage receipt keeps sr-bench's reading (its aliases are ours)
+    assert normalize_usage(raw, provider_input=False)["input_tokens"] == 60
+
+
+def test_a_warm_anthropic_cache_no_longer_fails_the_call():
+    """Cache reads above fresh input are a normal warm cache: input 5, cache read 100,
+    creation 20 is a prompt of 125 (buckets 5 / 100 / 20 / 10). sr-bench's reading made it
+    5 - 100 - 20 < 0: "Invalid token usage buckets"."""
+    raw = {
+        "input_tokens": 5,
+        "output_tokens": 10,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+    }
+    assert normalize_usage(raw) == {
+        "input_tokens": 5,
+        "cached_input_tokens": 100,
+        "cache_write_tokens": 20,
+        "output_tokens": 10,
+    }
+    with pytest.raises(UsageObjectError, match="Invalid token usage buckets"):
+        normalize_usage(raw, provider_input=False)
+    only_reads = {"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": 100}
+    assert normalize_usage(only_reads)["cached_input_tokens"] == 100  # prompt 105
+    for bad in ({"input_tokens": -1}, {"input_tokens": True}, {"cache_read_input_tokens": "x"}):
+        with pytest.raises(UsageObjectError, match="Invalid token usage buckets"):
+            normalize_usage({**raw, **bad})
+    assert normalize_usage({**raw, "input_tokens": None}) is None  # unknown, never 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "fresh"),
+    [
+        # OpenAI chat: prompt_tokens is the whole prompt, exactly as before (LiteLLM also adds
+        # Anthropic's top-level cache fields beside it): 100 - 20 - 10 = 70
+        (
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 1,
+                "cache_read_input_tokens": 20,
+                "cache_creation_input_tokens": 10,
+            },
+            70,
+        ),
+        # OpenAI Responses API: input_tokens with a details object is the whole prompt
+        (
+            {
+                "input_tokens": 100,
+                "output_tokens": 1,
+                "input_tokens_details": {"cached_tokens": 20},
+            },
+            80,
+        ),
+        # no cache field at all: input_tokens is the whole prompt either way
+        ({"input_tokens": 100, "output_tokens": 1}, 100),
+    ],
+)
+def test_openai_shapes_keep_the_whole_prompt_reading(raw, fresh):
+    assert normalize_usage(raw)["input_tokens"] == fresh
 
 
 def test_cost_unknown_without_usage_or_price():

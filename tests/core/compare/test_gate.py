@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_srbench.core.compare.gate import evaluate_gate, holds
+from pytest_srbench.core.compare.runs import compare
 from pytest_srbench.core.models import Limits
 from tests.core.compare.test_runs import side
 from tests.core.helpers import case
@@ -73,6 +74,33 @@ def test_a_target_missing_from_the_baseline_is_paired_with_the_strongest_single(
         "new": ("strong", "strongest-single-baseline"),
     }
     assert "new vs strong" in gate["line"]
+
+
+def test_the_gate_json_holds_one_delta_per_target_and_names_its_pairing() -> None:
+    """Baseline: strong right on all 200 cases, weak on the first 100. The candidate's weak
+    is unchanged (100 right) and new is right on all 200.
+    The gate pairs weak with weak: Δ = 0.5 − 0.5 = 0. sr-bench's pairing (strongest single)
+    would put weak at 0.5 − 1.0 = −0.5 beside it; the embedded comparison now holds the gate's
+    rows only, each naming its pairing."""
+    base = side("base", {"strong": ALL, "weak": HALF}, cases=MANY)
+    cand = side("cand", {"weak": HALF, "new": ALL}, cases=MANY)
+    gate = evaluate_gate(base, cand)
+    comparison = gate["comparison"]
+    assert comparison["pairing"] == "same-target, else strongest-single-baseline"
+    rows = {row["candidate_target_id"]: row for row in comparison["comparisons"]}
+    for target in gate["targets"]:
+        row = rows[target["target_id"]]
+        assert row["baseline_target_id"] == target["baseline_target_id"]
+        assert row["pairing"] == target["pairing"]
+        assert row["quality_delta"] == target["quality_delta"]
+    assert rows["weak"]["quality_delta"] == 0 and rows["weak"]["pairing"] == "same-target"
+    assert rows["new"]["baseline_target_id"] == "strong"
+    assert rows["new"]["pairing"] == "strongest-single-baseline"
+    # srbench compare keeps sr-bench's pairing and says so
+    plain = compare(base, cand)
+    assert plain["pairing"] == "strongest-single-baseline"
+    weak = next(r for r in plain["comparisons"] if r["candidate_target_id"] == "weak")
+    assert (weak["baseline_target_id"], weak["quality_delta"]) == ("strong", -0.5)
 
 
 def test_an_incomparable_baseline_fails_with_the_reason() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare
 from pytest_srbench.core.models import Limits, Prices, Run
+from pytest_srbench.core.plan.build import expand_repeats
 from pytest_srbench.core.report.build import build_report
 from tests.core.helpers import call, case, manifest, result, target
 
@@ -101,6 +102,120 @@ def test_example_15_tie_with_unknown_totals(
         assert row["total_cost_saving_percent"] is None
         assert row["cache_neutral_cost_saving_percent"] is None
         assert row["total_cost_comparison_reason"] == out["baseline_cost_comparison_reason"]
+
+
+def test_tie_break_prefers_the_lowest_subject_cost_not_total_spend() -> None:
+    """The results guide's rule (a seed divergence from sr-bench's total-spend key).
+
+    Both baseline singles answer case 0 only, so their exact quality ties.
+      judge-heavy: subject 2.0 + judge 2.0 = total 4.0
+      judge-light: subject 3.0 + judge 0.0 = total 3.0
+    By total spend judge-light (3.0 < 4.0) would win; by subject cost judge-heavy does
+    (2.0 < 3.0). Savings stay eligible: both totals are known.
+    A candidate with subject 1.0 and no judge (total 1.0) saves
+      subject: (1 - 1.0 / 2.0) * 100 = 50 %;  total: (1 - 1.0 / 4.0) * 100 = 75 %."""
+    base = side(
+        "base",
+        {"judge-heavy": ids(0), "judge-light": ids(0)},
+        {"judge-heavy": 2.0, "judge-light": 3.0},
+        evaluation={"judge-heavy": 2.0, "judge-light": 0.0},
+    )
+    assert [t["total_spend_usd"] for t in base.targets] == [4.0, 3.0]
+    out = compare(base, side("cand", {"cand": ids(0)}, {"cand": 1.0}))
+    assert out["baseline_tied_best_target_ids"] == ["judge-heavy", "judge-light"]
+    assert out["baseline_selected_target_id"] == "judge-heavy"
+    assert out["baseline_tie_policy"].startswith("complete subject cost first")
+    assert out["baseline_cost_comparison_eligible"] is True
+    row = out["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == 50
+    assert row["total_cost_saving_percent"] == 75
+
+
+def test_tie_break_by_subject_cost_keeps_savings_eligibility_on_total_spend() -> None:
+    """cheap-subject has the lowest complete subject cost (1.0 < 3.0) and is selected, but its
+    judge's spend is unknown, so its total spend is null: savings stay unknown."""
+    base = side(
+        "base",
+        {"cheap-subject": ids(0), "dear-subject": ids(0)},
+        {"cheap-subject": 1.0, "dear-subject": 3.0},
+        evaluation={"cheap-subject": None},
+    )
+    out = compare(base, side("cand", {"cand": ids(0)}, {"cand": 0.5}))
+    assert out["baseline_selected_target_id"] == "cheap-subject"
+    assert out["baseline_cost_comparison_eligible"] is False
+    assert out["baseline_cost_comparison_reason"].startswith("At least one strongest")
+    assert out["comparisons"][0]["subject_cost_saving_percent"] is None
+
+
+def priced_side(run_id: str, model: str, repeats: int, cases: list[Any] | None = None) -> RunSide:
+    """One target answering every cell right, each subject call costing 0.002."""
+    cases = cases or expand_repeats(CASES, repeats)
+    plan = manifest(cases, [target(model)], repeats=repeats)
+    results = [result(c.id, model) for c in cases]
+    calls = [call(c.id, model, cost=0.002) for c in cases]
+    at = "2026-11-30T00:00:00+00:00"
+    run = Run(id=run_id, status="completed", created_at=at, updated_at=at, plan_sha256="x")
+    return RunSide.from_report(build_report(plan, run, results, calls))
+
+
+def test_savings_across_different_repeats_compare_spend_per_case() -> None:
+    """The same model on the same 5 cases, 0.002 per call.
+
+    Baseline K=3: 15 cells, subject spend 0.030, per case 0.030 / 3 = 0.010.
+    Candidate K=1: 5 cells, subject spend 0.010, per case 0.010 / 1 = 0.010.
+    Per case: (1 − (0.010 / 0.030) · (3 / 1)) · 100 = 0 %; the raw spends would claim
+    (1 − 0.010 / 0.030) · 100 = 66.7 %. The other way round (K=1 baseline, K=3 candidate)
+    the raw spends would claim −200 %; per case it is 0 % as well."""
+    k3 = priced_side("k3", "m", 3)
+    k1 = priced_side("k1", "m", 1)
+    row = compare(k3, k1)["comparisons"][0]
+    assert row["baseline_subject_cost_usd"] == pytest.approx(0.030)  # each run's own spend
+    assert row["candidate_subject_cost_usd"] == pytest.approx(0.010)
+    assert (row["baseline_cells_per_case"], row["candidate_cells_per_case"]) == (3, 1)
+    assert row["cost_basis"] == "per_case" and row["cost_basis_reason"] is None
+    for key in ("subject", "total", "cache_neutral"):
+        assert row[f"{key}_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    row = compare(k1, priced_side("k3b", "m", 3))["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
+    assert row["quality_delta"] == 0 and row["ties"] == 5
+
+
+def test_equal_repeats_keep_sr_benchs_saving_exactly() -> None:
+    """With K equal on both sides the scale is 1.0 and the saving is (1 − c/b)·100 bit for bit
+    (example 14: (1 − 1/2)·100 = 50)."""
+    base = side("base", {"cheap": ids(0)}, {"cheap": 2.0})
+    row = compare(base, side("cand", {"cand": ids(0)}, {"cand": 1.0}))["comparisons"][0]
+    assert row["subject_cost_saving_percent"] == 50
+    assert (row["baseline_cells_per_case"], row["candidate_cells_per_case"]) == (1, 1)
+
+
+def test_savings_are_refused_when_cost_cannot_be_put_per_case() -> None:
+    """A hand-made plan repeating one case twice and the others once has no single number of
+    cells per case: the savings stay unknown and the row says why."""
+    first = CASES[0]
+    uneven = [
+        first.model_copy(
+            update={"id": f"{first.id}#r{k}", "metadata": {**first.metadata, "repeat_of": first.id}}
+        )
+        for k in (1, 2)
+    ] + CASES[1:]
+    row = compare(priced_side("k1", "m", 1), priced_side("odd", "m", 2, uneven))["comparisons"][0]
+    assert row["candidate_cells_per_case"] is None and row["cost_basis"] is None
+    assert row["cost_basis_reason"] == (
+        "Costs cannot be normalised per case: the candidate target m does not plan the same "
+        "number of cells for every case."
+    )
+    assert row["total_cost_comparison_reason"] == row["cost_basis_reason"]
+    for key in ("subject", "total", "cache_neutral"):
+        assert row[f"{key}_cost_saving_percent"] is None
+    assert row["quality_delta"] == 0  # quality still compares (per-case means)
+
+
+def test_the_cache_neutral_basis_reads_the_same_in_the_report_and_the_comparison() -> None:
+    base = side("base", {"b": ids(0)})
+    row = compare(base, side("cand", {"c": ids(0)}))["comparisons"][0]
+    assert row["cache_neutral_cost_basis"] == base.targets[0]["cache_neutral_cost_basis"]
+    assert row["cache_neutral_cost_basis"].startswith("Counterfactual token-equivalent subject")
 
 
 def test_example_16_quality_beats_cost() -> None:
@@ -207,6 +322,39 @@ def test_duplicate_and_extra_rows_block_comparison() -> None:
         broken = RunSide(**{**cand.__dict__, "cells": bad})
         with pytest.raises(ComparisonError, match="quality results lack unique terminal"):
             compare(base, broken)
+
+
+def test_a_hand_edited_report_whose_cells_disagree_with_its_summary_is_refused() -> None:
+    """Baseline b and candidate c both answer cases 0 and 2 right. Someone flips the
+    candidate's cell for case 2 to wrong in the JSON but leaves its rows: the rows still say
+    gpqa-diamond 1 of 3 (Δ +0.000) while the cells now hold a loss. Refused, naming the target
+    and both numbers, on either side."""
+    base = side("base", {"b": ids(0, 2)})
+    cand = side("cand", {"c": ids(0, 2)}, created="2026-12-01T00:00:00+00:00")
+    assert compare(base, cand)["comparisons"][0]["quality_delta"] == 0
+
+    def flipped(run: RunSide) -> RunSide:
+        cells = [
+            {**cell, "correct": False} if cell["case_id"] == "gpqa-diamond/2" else cell
+            for cell in run.cells
+        ]
+        return RunSide(**{**run.__dict__, "cells": cells, "source": f"{run.run_id}.json"})
+
+    with pytest.raises(ComparisonError) as error:
+        compare(base, flipped(cand))
+    assert str(error.value) == (
+        "Candidate report cand.json is inconsistent: target c on gpqa-diamond says 1 of 3 "
+        "correct but its cells hold 0 correct; refusing to compare it"
+    )
+    with pytest.raises(
+        ComparisonError, match=r"^Baseline report base\.json is inconsistent: target b"
+    ):
+        compare(flipped(base), cand)
+    # the summary target's own count is checked too (mmlu-pro and gpqa rows left intact)
+    targets = [{**cand.targets[0], "correct": 5}]
+    edited = RunSide(**{**cand.__dict__, "targets": targets})
+    with pytest.raises(ComparisonError, match="target c says 5 correct but its cells hold 2"):
+        compare(base, edited)
 
 
 def test_example_22_protocol_rejections() -> None:

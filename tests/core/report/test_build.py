@@ -7,11 +7,12 @@ import json
 import pytest
 
 from pytest_srbench.core.calls.receipts import receipt_fields
-from pytest_srbench.core.calls.sse import StreamOutcome
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder, StreamOutcome
 from pytest_srbench.core.calls.usage import normalize_usage, usage_presence
 from pytest_srbench.core.models import DatasetInfo, Prices, Target
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import ReportModel
+from tests.core.calls.test_sse import sse
 from tests.core.helpers import call, case, manifest, result, run, target
 
 
@@ -182,6 +183,84 @@ def test_example_9_live_single_call_end_to_end():
         assert item["cache_read_ratio"] == pytest.approx(0.2)
         assert item["continuity"]["model_switches_by_phase"] == {}
     assert report["summary"]["targets"][0]["decision_breakdown"] == []
+
+
+def test_a_later_usage_event_without_cache_fields_keeps_the_cache_read_observation():
+    """Seed divergence (results guide): the real stream parser, the receipt and the report.
+
+    Usage events in order: {prompt 10, completion 3, cached 2} then {prompt 10, completion 3}.
+    The last event prices the call: tokens 10 / 0 / 0 / 3, cost (10·1 + 3·3) / 1e6 = 19e-6.
+    The cache-read metrics read the kept observation: cached 2, prompt 8 + 2 + 0 = 10,
+    ratio 2 / 10 = 0.2 (the product computed 0 / 10 = 0.0 from the last event)."""
+    cached = {
+        "prompt_tokens": 10,
+        "completion_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 2},
+    }
+    plain = {"prompt_tokens": 10, "completion_tokens": 3}
+    data = sse(
+        {"model": "m", "choices": [{"index": 0, "delta": {"content": "A"}}]},
+        {"model": "m", "choices": [], "usage": cached},
+        {"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"model": "m", "choices": [], "usage": plain},
+        b"[DONE]",
+    )
+    state = ChatStreamState(clock=lambda: 0.0, started=0.0)
+    for payload in SseDecoder().feed(data):
+        state.feed_payload(payload)
+    tgt = target("t", "m")
+    fields = receipt_fields(tgt, state.outcome(), {})
+    report = one_case_report(tgt, [receipt_call("mmlu-pro/0", tgt, fields)])
+    for item in (report["summary"]["targets"][0], report["benchmarks"][0]):
+        assert item["tokens"] == {
+            "input_tokens": 10,
+            "cached_input_tokens": 0,
+            "cache_write_tokens": 0,
+            "output_tokens": 3,
+        }
+        assert item["cost_usd"] == pytest.approx(19e-6)
+        assert item["cache_read_call_count"] == 1
+        assert item["cache_read_tokens"] == 2
+        assert item["cache_read_prompt_tokens"] == 10
+        assert item["cache_read_ratio"] == pytest.approx(0.2)
+
+
+def test_anthropic_style_stream_usage_with_a_warm_cache_end_to_end():
+    """Seed divergence: an OpenAI-format stream whose usage has Anthropic's fields, read by the
+    real stream parser, priced on the receipt and summed by the report.
+
+    input 5 (fresh) + cache read 100 + cache creation 20 = prompt 125; output 10.
+    Buckets 5 / 100 / 20 / 10. Cost at {1, 0.1, 2, 3}: (5 + 10 + 40 + 30) / 1e6 = 85e-6.
+    Cache-neutral: (125·1 + 10·3) / 1e6 = 155e-6. Cache-read ratio 100 / 125 = 0.8.
+    sr-bench's reading failed the call: 5 - 100 - 20 < 0 ("Invalid token usage buckets")."""
+    usage = {
+        "input_tokens": 5,
+        "output_tokens": 10,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+    }
+    data = sse(
+        {"model": "m", "choices": [{"index": 0, "delta": {"content": "A"}}]},
+        {"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"model": "m", "choices": [], "usage": usage},
+        b"[DONE]",
+    )
+    state = ChatStreamState(clock=lambda: 0.0, started=0.0)
+    for payload in SseDecoder().feed(data):
+        state.feed_payload(payload)
+    tgt = target("t", "m")
+    fields = receipt_fields(tgt, state.outcome(), {})
+    report = one_case_report(tgt, [receipt_call("mmlu-pro/0", tgt, fields)])
+    item = report["summary"]["targets"][0]
+    assert item["tokens"] == {
+        "input_tokens": 5,
+        "cached_input_tokens": 100,
+        "cache_write_tokens": 20,
+        "output_tokens": 10,
+    }
+    assert item["cost_usd"] == pytest.approx(85e-6)
+    assert item["cache_neutral_cost_usd"] == pytest.approx(155e-6)
+    assert item["cache_read_ratio"] == pytest.approx(0.8)
 
 
 def mom_target(**extra):

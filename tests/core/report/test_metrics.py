@@ -129,6 +129,39 @@ def test_cache_read_metrics_count_only_reported_calls():
     assert metric["cache_read_ratio"] == pytest.approx(0.2)
 
 
+def test_cache_read_ratio_reads_the_kept_observation_not_the_last_usage_event():
+    """A stream reported cached 2 of prompt 10, then a last usage event without cache fields
+    (prompt 10, cached 0). The call is priced by the last event, but the cache-read metrics
+    read the kept observation: ratio = 2 / (8 + 2 + 0) = 0.2 (the product read 0 / 10 = 0.0).
+    An older receipt without ``cache_read_usage`` falls back to its usage; an unknown usage
+    (an unverified correction) keeps the ratio unknown."""
+    last = {
+        "input_tokens": 10,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
+        "output_tokens": 3,
+    }
+    kept = {
+        "input_tokens": 8,
+        "cached_input_tokens": 2,
+        "cache_write_tokens": 0,
+        "output_tokens": 3,
+    }
+    streamed = call("b/1", "t", cache_read_reported=True, usage=last, cache_read_usage=kept)
+    metric = target_metric("t", [result("b/1", "t")], [streamed], 1, {"b/1"}, neutral)
+    assert metric["tokens"] == last
+    assert (metric["cache_read_tokens"], metric["cache_read_prompt_tokens"]) == (2, 10)
+    assert metric["cache_read_ratio"] == pytest.approx(0.2)
+
+    older = call("b/1", "t", cache_read_reported=True, usage=kept)
+    metric = target_metric("t", [result("b/1", "t")], [older], 1, {"b/1"}, neutral)
+    assert metric["cache_read_ratio"] == pytest.approx(0.2)  # 2 / 10 from its usage
+
+    unverified = call("b/1", "t", cache_read_reported=True, usage=None, cache_read_usage=kept)
+    metric = target_metric("t", [result("b/1", "t")], [unverified], 1, {"b/1"}, neutral)
+    assert metric["cache_read_call_count"] == 1 and metric["cache_read_ratio"] is None
+
+
 def test_output_diagnostics():
     results = [
         result("b/1", "t", details={"strict_format": True}),

@@ -1,0 +1,57 @@
+"""Flip rates in the terminal: the run summary's repeats block and the comparison table."""
+
+from __future__ import annotations
+
+from pytest_srbench.core.compare.runs import RunSide, compare_many
+from pytest_srbench.core.models import Run
+from pytest_srbench.core.plan.build import expand_repeats
+from pytest_srbench.core.report.build import build_report
+from pytest_srbench.render.compare import comparison_csv, render_comparison
+from pytest_srbench.render.terminal import render_summary
+from tests.core.helpers import call, case, manifest, result, target
+
+CASES = [case("mmlu-pro", "a"), case("mmlu-pro", "b")]
+
+
+def report(run_id: str, repeats: int, wrong: set[str]) -> dict:
+    """Target t answers every cell right but those in ``wrong``."""
+    cases = expand_repeats(CASES, repeats)
+    plan = manifest(cases, [target("t")], repeats=repeats)
+    results = [result(c.id, "t", correct=c.id not in wrong) for c in cases]
+    calls = [call(c.id, "t") for c in cases]
+    at = "2026-11-30T00:00:00+00:00"
+    return build_report(plan, Run(id=run_id, status="completed", created_at=at,
+                                  updated_at=at, plan_sha256="x"), results, calls)  # fmt: skip
+
+
+def test_the_run_summary_prints_flip_rates_with_repeats() -> None:
+    """K=2: case a right twice (agrees), case b right then wrong (flips).
+    flip rate 1/2 = 0.5; mean agreement (1 + 1/2) / 2 = 0.75;
+    pairwise disagreement (0 + 2·1·1 / (2·1)) / 2 = 0.5."""
+    lines = render_summary(report("k2", 2, {"mmlu-pro/b#r2"}))
+    assert (
+        "repeats (K=2): flip rate = share of fully observed cases whose repeats did not all agree"
+        in lines
+    )
+    assert (
+        "  t: flip rate 0.500 (1/2 cases) · mean agreement 0.750 · pairwise disagreement 0.500"
+        in lines
+    )
+    assert not any(line.startswith("repeats") for line in render_summary(report("k1", 1, set())))
+
+
+def test_the_comparison_table_prints_flip_rates_of_both_sides() -> None:
+    base = RunSide.from_report(report("base-k1", 1, set()))
+    cand = RunSide.from_report(report("cand-k2", 2, {"mmlu-pro/b#r2"}))
+    result = compare_many(base, [cand])
+    row = result["candidates"][0]["comparisons"][0]
+    assert (row["baseline_flip_rate"], row["candidate_flip_rate"]) == (None, 0.5)
+    lines = render_comparison(result)
+    header = next(line for line in lines if line.startswith("run "))
+    assert header.rstrip().endswith("flip rate base/cand")
+    assert any(line.rstrip().endswith("—/0.500") for line in lines)
+    assert "Flip rate = share of a target's cases" in lines[-1]
+    assert comparison_csv(result).splitlines()[1].endswith(",0.5")
+    # without repeats on either side the column is left out
+    plain = compare_many(base, [RunSide.from_report(report("cand-k1", 1, set()))])
+    assert not any("flip rate" in line for line in render_comparison(plain))
