@@ -12,7 +12,7 @@ from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
 
 pytestmark = pytest.mark.slow
-FUZZ = settings(max_examples=20, deadline=None, database=None, derandomize=True,
+FUZZ = settings(max_examples=10, deadline=None, database=None, derandomize=True,
                 phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
 
 
