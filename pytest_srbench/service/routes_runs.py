@@ -28,6 +28,7 @@ from pytest_srbench.service.schemas import (
     RecipeList,
     ResultsPage,
     RunEnvelope,
+    RunKind,
     RunList,
 )
 from pytest_srbench.service.worker import RunService, ServiceError
@@ -107,13 +108,15 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
         model: Annotated[str | None, Query(max_length=200)] = None,
         status: RunStatus | None = None,
         mode: Literal["live", "preview"] | None = None,
+        kind: RunKind | None = None,
         limit: Limit = 100,
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     ) -> dict[str, Any]:
-        """Runs newest first (``name``: plan name substring, ``model``: any target's model or id)."""
+        """Runs newest first (``name``: plan name substring, ``model``: any target's model or id,
+        ``kind``: rag, agent, suite or mixed)."""
         with opened(service) as store:
             runs, total = views.page(store, name=name, model=model, status=status, mode=mode,
-                                     limit=limit, offset=offset)  # fmt: skip
+                                     kind=kind, limit=limit, offset=offset)  # fmt: skip
         return {"runs": runs, "total": total}
 
     @router.get("/runs/{run_id}", response_model=RunEnvelope)
