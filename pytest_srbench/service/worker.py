@@ -221,10 +221,15 @@ class RunService:
                 )
             del self._registry[idle]
 
-    def submit(self, request: RunRequest, idempotency_key: str | None = None) -> tuple[Run, bool]:
+    def submit(
+        self, request: RunRequest, idempotency_key: str | None = None, kind: str | None = None
+    ) -> tuple[Run, bool]:
         """Create the run ``queued`` and start its worker; the same key and plan return the
-        existing run (created = False) without starting anything."""
+        existing run (created = False) without starting anything. ``kind`` (``rag`` /
+        ``agent``) refuses a plan holding a benchmark of another kind."""
         manifest = self.freeze(request)
+        if kind is not None:
+            check_kind(manifest, kind)
         self.check_indexes(manifest)
         key = idempotency_key or "service-" + uuid.uuid4().hex
         store = self.store()
@@ -297,6 +302,19 @@ class RunService:
         if handle is None or handle.process is None:
             return None
         return handle.process.wait(timeout)
+
+
+def check_kind(manifest: Manifest, kind: str) -> None:
+    """Refuse (422) a plan that holds a benchmark whose dataset is not of ``kind``."""
+    others = sorted({str(suite["benchmark"]) for suite in manifest.dataset.suites
+                     if suite.get("kind") != kind and suite.get("selected") != 0})  # fmt: skip
+    if others:
+        raise ServiceError(
+            "BENCHMARK_PLAN_INVALID", 422,
+            f"this route runs {kind} datasets only, and {', '.join(others)} "
+            f"{'is not one' if len(others) == 1 else 'are not'} (POST /api/runs runs any "
+            "benchmark)",
+        )  # fmt: skip
 
 
 def stop_group(leader: int) -> None:

@@ -1,6 +1,6 @@
 """The Benchmark Service kinds over real HTTP: one run of each kind (a RAG run against a real
 retrieval service whose second search fails, an agent run, a suite run and a mixed one)
-created through the API, then their ``kind``, the kind
+created through the API and its ``/api/benchmarks/…`` aliases, then their ``kind``, the kind
 filter, the config snapshot on the run (the same as the report's), the case events in the
 stream and the report cells' embedding records."""
 
@@ -84,11 +84,11 @@ def http(live) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def runs(http) -> dict[str, dict[str, Any]]:
-    """One finished run of each kind, started together."""
+    """One finished run of each kind, started together (the RAG and agent ones by alias)."""
     requests = {
-        "rag": ("/api/runs", {"benchmarks": ["rag-smoke"], "limit": 2,
+        "rag": ("/api/benchmarks/rag/runs", {"benchmarks": ["rag-smoke"], "limit": 2,
                                               "targets": ["flaky-search"], "concurrency": 1}),
-        "agent": ("/api/runs", {"benchmarks": ["agent-smoke"], "limit": 1,
+        "agent": ("/api/benchmarks/agent/runs", {"benchmarks": ["agent-smoke"], "limit": 1,
                                                   "targets": ["sim-small"], "offline": True}),
         "suite": ("/api/runs", {"benchmarks": ["mmlu-pro"], "limit": 1, "targets": ["sim-small"]}),
         "mixed": ("/api/runs", {"benchmarks": ["mmlu-pro", "agent-smoke"], "limit": 1,
@@ -172,3 +172,38 @@ def test_case_events_in_the_stream_carry_the_case_results(http, runs):
                  if e["event"] == "CaseCompleted"]  # fmt: skip
     assert agent[0]["agent"]["status"] == "completed"
     assert isinstance(agent[0]["agent"]["succeeded"], bool) and agent[0]["agent"]["tool_calls"] >= 1
+
+
+def test_benchmark_service_paths_are_aliases(http, runs, live):
+    rag = runs["rag"]["id"]
+    pairs = [("/api/benchmarks/datasets?kind=agent", "/api/datasets?kind=agent"),
+             ("/api/benchmarks/runs?kind=rag&status=failed&limit=5&offset=0",
+              "/api/runs?kind=rag&status=failed&limit=5&offset=0"),
+             (f"/api/benchmarks/runs/{rag}", f"/api/runs/{rag}"),
+             (f"/api/benchmarks/runs/{rag}/report", f"/api/runs/{rag}/report")]  # fmt: skip
+    for alias, route in pairs:
+        answer = http.get(alias)
+        assert answer.status_code == 200 and answer.json() == http.get(route).json(), alias
+    with http.stream("GET", f"/api/benchmarks/runs/{rag}/events") as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        aliased = [e["id"] for e in sse_events(stream.iter_lines()) if "id" in e]
+    assert aliased == [str(e["seq"]) for e in live.service.store().events(rag, limit=1000)]
+    cancelled = http.post(f"/api/benchmarks/runs/{rag}/cancel")  # terminal: unchanged
+    assert cancelled.status_code == 200 and cancelled.json()["run"] == runs["rag"]
+    assert_error(http.get("/api/benchmarks/runs/run-nope"), 404, "BENCHMARK_RUN_NOT_FOUND")
+    assert_error(http.post("/api/benchmarks/runs/run-nope/cancel"), 404, "BENCHMARK_RUN_NOT_FOUND")
+    paths = http.get("/openapi.json").json()["paths"]
+    assert not [path for path in paths if path.startswith("/api/benchmarks")]
+
+
+def test_a_kinds_create_route_refuses_other_benchmarks_without_a_run(http, runs):
+    before = http.get("/api/runs").json()["total"]
+    wrong = http.post("/api/benchmarks/rag/runs", json={"benchmarks": ["rag-smoke", "mmlu-pro"],
+                                                        "targets": ["flaky-search"]})  # fmt: skip
+    assert_error(wrong, 422, "BENCHMARK_PLAN_INVALID")
+    assert "runs rag datasets only, and mmlu-pro is not one" in wrong.json()["error"]["message"]
+    everything = http.post("/api/benchmarks/agent/runs", json={"offline": True})  # sr-bench suites
+    assert_error(everything, 422, "BENCHMARK_PLAN_INVALID")
+    assert_error(http.post("/api/benchmarks/agent/runs", json={"benchmarks": ["rag-smoke"]}), 422,
+                 "BENCHMARK_PLAN_INVALID")  # fmt: skip
+    assert http.get("/api/runs").json()["total"] == before
