@@ -1,5 +1,5 @@
 """Run routes: create, list, read, cancel, and page through a run's results, calls and
-events (also as Server-Sent Events), its evidence, report and router recipes.
+events (also as Server-Sent Events), its evidence, report, router recipes and worker log.
 
 The Benchmark Service's own paths (``/api/benchmarks/…``) are thin aliases of these routes,
 kept out of the OpenAPI document (``alias``); its create routes take one kind of dataset."""
@@ -33,14 +33,16 @@ from pytest_srbench.service.schemas import (
     RunEnvelope,
     RunKind,
     RunList,
+    WorkerLog,
 )
-from pytest_srbench.service.worker import RunService, ServiceError
+from pytest_srbench.service.worker import WORKER_LOG, RunService, ServiceError, read_log
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.run_listing import call_run_id
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 After = Annotated[int, Query(ge=0, le=2**62)]
 HEAVY_CALL_FIELDS = ("request", "final", "reasoning", "raw_usage", "tool_calls")
+MAX_LOG_PAGE = 65_536
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "BENCHMARK_RUN_NOT_FOUND"},
@@ -107,7 +109,7 @@ def last_event_id(header: str | None, query: int | None) -> int:
     return value
 
 
-def runs_router(service: RunService, views: RunViews) -> APIRouter:
+def runs_router(service: RunService, views: RunViews, token: str | None = None) -> APIRouter:
     router = APIRouter(prefix="/api", tags=["runs"], responses=ERRORS)
 
     def start(body: CreateRun, response: Response, kind: str | None = None) -> dict[str, Any]:
@@ -270,6 +272,21 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+
+    @router.get("/runs/{run_id}/log", response_model=WorkerLog)
+    def get_log(
+        run_id: str,
+        offset: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LOG_PAGE)] = MAX_LOG_PAGE,
+    ) -> dict[str, Any]:
+        """A page of the run's worker log (the tail when ``offset`` is omitted), whole lines,
+        server paths cut and keys redacted; a run without a worker log (made by pytest or the
+        CLI) reads as empty (``size`` 0)."""
+        with opened(service) as store:
+            require_run(store, run_id)
+            log = store.run_dir(run_id) / WORKER_LOG
+        private = [*service.secrets(), *([token] if token else [])]
+        return read_log(log, offset, limit, private)
 
     @router.get("/runs/{run_id}/recipes", response_model=RecipeList)
     def get_recipes(run_id: str) -> dict[str, Any]:

@@ -189,6 +189,13 @@ class EventsPage(BaseModel):
     next_cursor: int | None
 
 
+class WorkerLog(BaseModel):
+    text: str = Field(description="whole lines of the log, server paths cut, keys redacted")
+    offset: int = Field(description="the byte where text starts")
+    next_offset: int = Field(description="the byte after text: the offset of the next page")
+    size: int = Field(description="the log's size in bytes (0: the run has no worker log)")
+
+
 class RecipeList(BaseModel):
     recipes: list[dict[str, Any]]
 
