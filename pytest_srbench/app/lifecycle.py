@@ -13,6 +13,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.case_events import case_event_data
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.sqlite import open_store
@@ -66,11 +67,7 @@ def settle_in_flight(store: Store, run_id: str) -> int:
         for row in store.results_with_status(run_id, "running"):
             row.update(status="sent_unknown", error=WORKER_STOPPED)
             store.upsert_result(run_id, row)
-            store.append_event(
-                run_id,
-                "case_sent_unknown",
-                {"case_id": row["case_id"], "target_id": row["target_id"]},
-            )
+            store.append_event(run_id, "case_sent_unknown", case_event_data(row, None))
             changed += 1
     return changed
 

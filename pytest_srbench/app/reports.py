@@ -11,9 +11,12 @@ from pydantic import ValidationError
 
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.core.report.model import ReportModel
+from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
+from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
 
@@ -26,8 +29,9 @@ def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
     reading the calls through the run's latest accounting correction when it has one."""
     run = store.require_run(run_id)
+    manifest = store.get_manifest(run_id)
     return build_report(
-        store.get_manifest(run_id),
+        manifest,
         run,
         store.results(run_id),
         store.calls(run_id),
@@ -37,7 +41,18 @@ def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
         child_attempts=child_attempts(store, run_id),
         recipes=store.recipes(run_id),
         indexes=store.snapshots(run_id, "index"),
+        local_embedding=local_baseline(manifest),
     )
+
+
+def local_baseline(manifest: Manifest) -> dict[str, Any] | None:
+    """The local embedding baseline a RAG plan's snapshot records (None without RAG cases)."""
+    return local_embedding() if "rag" in suite_kinds(manifest).values() else None
+
+
+def run_config_snapshot(manifest: Manifest) -> dict[str, Any] | None:
+    """The config snapshot of a run's frozen plan, as its report's sections repeat it."""
+    return config_snapshot(manifest, local_baseline(manifest))
 
 
 def child_attempts(store: Store, run_id: str) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from pytest_srbench.cli.reconcile import add_reconcile_commands
 from pytest_srbench.cli.serve import add_serve_command
 from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
 from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
+from pytest_srbench.core.benchmark_errors import run_error
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.compare.gate import parse_margin
 from pytest_srbench.core.compare.runs import compare_many
@@ -69,9 +70,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
         outline = store.plan_outline(run.id)
         rows.append(
             [run.id, run.status, outline.profile, ",".join(outline.target_ids),
-             str(len(outline.cells)), run.created_at[:19]]
+             str(len(outline.cells)), run.created_at[:19], run_error(run.status, None)[0] or ""]
         )  # fmt: skip
-    for line in table(["run", "status", "profile", "targets", "cells", "created (UTC)"], rows):
+    header = ["run", "status", "profile", "targets", "cells", "created (UTC)", "error"]
+    for line in table(header, rows):
         print(line)
     return 0
 

@@ -66,3 +66,14 @@ class BenchmarkError(InputError):
     def to_dict(self) -> dict[str, str]:
         """``{"code", "message"}``, for JSON answers and problem lists."""
         return {"code": self.code, "message": self.message}
+
+
+RUN_FAILED: Final = "BENCHMARK_RUN_FAILED"
+FAILED_RUN_STATUSES: Final = frozenset({"failed", "interrupted"})
+
+
+def run_error(status: str, error: str | None) -> tuple[str | None, str | None]:
+    """A run's public ``(error_code, error)``: ``BENCHMARK_RUN_FAILED`` for a failed or
+    interrupted run (else None), and its error as a safe message without server paths."""
+    code = RUN_FAILED if status in FAILED_RUN_STATUSES else None
+    return code, safe_message(without_paths(error)) if error else None

@@ -19,9 +19,11 @@ from pytest_srbench.core.calls.failures import (
     summarize_failure,
 )
 from pytest_srbench.core.calls.usage import add_buckets, is_known_cost
+from pytest_srbench.core.case_events import case_event_data
 from pytest_srbench.core.models import Case, CellStatus, Role, Target
 from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.core.records import CellResult
+from pytest_srbench.core.report.tasks import unavailable_embedding
 from pytest_srbench.engine.call import CellCalls, call_model
 from pytest_srbench.engine.preview import preview_call
 from pytest_srbench.engine.retrieval import retrieval_call
@@ -220,6 +222,9 @@ async def run_cell(
     finished = time.monotonic()
     usages = calls.subject_usages
     costs = calls.subject_costs
+    reason = summarize_failure(error) if error else None
+    if grade is None and status != "completed" and target.kind == "retrieval":
+        details["rag"] = {"embedding": unavailable_embedding(reason)}  # no query vector made
     result: CellResult = {
         **running,
         "status": status,
@@ -237,7 +242,6 @@ async def run_cell(
         "finished_at": now_iso(),
     }
     observe = status != "completed" and not rt.failure_observed
-    reason = summarize_failure(error) if error else None
     if status != "completed":
         rt.failures += 1
         if observe:
@@ -250,7 +254,7 @@ async def run_cell(
 
     writes: list[Write] = [
         UpsertResult(run_id, result),
-        AppendEvent(run_id, f"case_{status}", {"case_id": case.id, "target_id": target.id}),
+        AppendEvent(run_id, f"case_{status}", case_event_data(result, target.kind)),
     ]
     if observe and reason is not None:
         writes.append(

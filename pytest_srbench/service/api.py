@@ -30,7 +30,7 @@ def create_app(service: RunService, *, token: str | None = None, dashboard: bool
     )
     views = RunViews()
     app.include_router(catalog_router(service, Catalog(service.project_root)))
-    app.include_router(runs_router(service, views))
+    app.include_router(runs_router(service, views, token))
     app.include_router(ops_router(service, views))
     install_error_handlers(app)
     app.add_middleware(ApiGuard, token=token)

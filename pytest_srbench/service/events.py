@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from pytest_srbench.core.benchmark_errors import run_error
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
 from pytest_srbench.store.base import Row, Store
 
@@ -67,6 +68,8 @@ def event_data(run_id: str, event: Row) -> dict[str, Any]:
             "kind": event["kind"]}  # fmt: skip
     if event["kind"] in STATUS:
         body["status"] = STATUS[event["kind"]]
+    if event["kind"] in TERMINAL:  # the public code and a safe message, never a server path
+        body["error_code"], body["error"] = run_error(event["kind"], data.get("error"))
     return body
 
 

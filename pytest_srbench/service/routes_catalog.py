@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from pytest_srbench import __version__
 from pytest_srbench.service.catalog import Catalog
-from pytest_srbench.service.routes_runs import ERRORS
+from pytest_srbench.service.routes_runs import ERRORS, alias
 from pytest_srbench.service.schemas import (
     CasePage,
     DatasetDetail,
@@ -37,6 +37,7 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
         }
 
     @router.get("/datasets", response_model=DatasetList, tags=["datasets"])
+    @alias(router, "GET", "/benchmarks/datasets", response_model=DatasetList)
     def list_datasets(
         q: Annotated[str | None, Query(max_length=200)] = None,
         kind: Literal["suite", "rag", "agent"] | None = None,

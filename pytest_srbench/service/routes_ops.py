@@ -19,7 +19,7 @@ from pytest_srbench.render.compare import comparison_csv
 from pytest_srbench.service.routes_runs import ERRORS, JsonText, opened
 from pytest_srbench.service.run_views import RunViews, require_run
 from pytest_srbench.service.schemas import ErrorResponse, RecoverBody, RunEnvelope
-from pytest_srbench.service.worker import RunService, ServiceError
+from pytest_srbench.service.worker import RunService, ServiceError, worker_log
 from pytest_srbench.store.base import Store
 
 RunId = Annotated[str, Query(min_length=1, max_length=128)]
@@ -88,10 +88,11 @@ def ops_router(service: RunService, views: RunViews) -> APIRouter:
                 plan_path = store.run_dir(run_id) / f"recovery-{body.idempotency_key}.json"
                 plan_path.parent.mkdir(parents=True, exist_ok=True)
                 plan_path.write_bytes(orjson.dumps(body.plan, option=orjson.OPT_INDENT_2))
+                log = worker_log(store, child.id)
                 process = service.start_recovery(
-                    store, plan_path, body.idempotency_key, body.acknowledge_new_attempt
+                    plan_path, body.idempotency_key, body.acknowledge_new_attempt, log
                 )
-                service.track(child.id, process, plan_path.with_suffix(".log"))
+                service.track(child.id, process, log)
             else:
                 response.status_code = 200
             return {"run": views.one(store, child.id)}

@@ -1,12 +1,15 @@
 """Run routes: create, list, read, cancel, and page through a run's results, calls and
-events (also as Server-Sent Events), its evidence, report and router recipes."""
+events (also as Server-Sent Events), its evidence, report, router recipes and worker log.
+
+The Benchmark Service's own paths (``/api/benchmarks/…``) are thin aliases of these routes,
+kept out of the OpenAPI document (``alias``); its create routes take one kind of dataset."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import orjson
@@ -28,15 +31,19 @@ from pytest_srbench.service.schemas import (
     RecipeList,
     ResultsPage,
     RunEnvelope,
+    RunKind,
     RunList,
+    WorkerLog,
 )
-from pytest_srbench.service.worker import RunService, ServiceError
+from pytest_srbench.service.worker import WORKER_LOG, RunService, ServiceError, read_log
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.run_listing import call_run_id
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 After = Annotated[int, Query(ge=0, le=2**62)]
 HEAVY_CALL_FIELDS = ("request", "final", "reasoning", "raw_usage", "tool_calls")
+MAX_LOG_PAGE = 65_536
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "BENCHMARK_RUN_NOT_FOUND"},
     422: {"model": ErrorResponse, "description": "BENCHMARK_INVALID_REQUEST"},
@@ -67,6 +74,19 @@ def page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict
     return rows, None
 
 
+def alias(
+    router: APIRouter, method: str, path: str, **options: Any
+) -> Callable[[Endpoint], Endpoint]:
+    """Serve the decorated route at ``path`` too (a Benchmark Service path), left out of the
+    OpenAPI document."""
+
+    def register(endpoint: Endpoint) -> Endpoint:
+        router.add_api_route(path, endpoint, methods=[method], include_in_schema=False, **options)
+        return endpoint
+
+    return register
+
+
 def elapsed(started: Any) -> float | None:
     if not isinstance(started, str):
         return None
@@ -89,39 +109,64 @@ def last_event_id(header: str | None, query: int | None) -> int:
     return value
 
 
-def runs_router(service: RunService, views: RunViews) -> APIRouter:
+def runs_router(service: RunService, views: RunViews, token: str | None = None) -> APIRouter:
     router = APIRouter(prefix="/api", tags=["runs"], responses=ERRORS)
 
-    @router.post("/runs", status_code=202, response_model=RunEnvelope)
-    def create_run(body: CreateRun, response: Response) -> dict[str, Any]:
-        """Create the run ``queued`` and start its worker; the same key and plan answer 200."""
-        run, created = service.submit(body.request(), body.idempotency_key)
+    def start(body: CreateRun, response: Response, kind: str | None = None) -> dict[str, Any]:
+        run, created = service.submit(body.request(), body.idempotency_key, kind)
         if not created:
             response.status_code = 200
         with opened(service) as store:
             return {"run": views.one(store, run.id)}
 
+    @router.post("/runs", status_code=202, response_model=RunEnvelope)
+    def create_run(body: CreateRun, response: Response) -> dict[str, Any]:
+        """Create the run ``queued`` and start its worker; the same key and plan answer 200."""
+        return start(body, response)
+
+    @router.post(
+        "/benchmarks/rag/runs", status_code=202, include_in_schema=False, response_model=RunEnvelope
+    )
+    def create_rag_run(body: CreateRun, response: Response) -> dict[str, Any]:
+        """``POST /api/runs`` limited to RAG datasets (422 for a benchmark of another kind)."""
+        return start(body, response, "rag")
+
+    @router.post(
+        "/benchmarks/agent/runs",
+        status_code=202,
+        include_in_schema=False,
+        response_model=RunEnvelope,
+    )
+    def create_agent_run(body: CreateRun, response: Response) -> dict[str, Any]:
+        """``POST /api/runs`` limited to agent datasets (422 for a benchmark of another kind)."""
+        return start(body, response, "agent")
+
     @router.get("/runs", response_model=RunList)
+    @alias(router, "GET", "/benchmarks/runs", response_model=RunList)
     def list_runs(
         name: Annotated[str | None, Query(max_length=200)] = None,
         model: Annotated[str | None, Query(max_length=200)] = None,
         status: RunStatus | None = None,
         mode: Literal["live", "preview"] | None = None,
+        kind: RunKind | None = None,
         limit: Limit = 100,
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     ) -> dict[str, Any]:
-        """Runs newest first (``name``: plan name substring, ``model``: any target's model or id)."""
+        """Runs newest first (``name``: plan name substring, ``model``: any target's model or id,
+        ``kind``: rag, agent, suite or mixed)."""
         with opened(service) as store:
             runs, total = views.page(store, name=name, model=model, status=status, mode=mode,
-                                     limit=limit, offset=offset)  # fmt: skip
+                                     kind=kind, limit=limit, offset=offset)  # fmt: skip
         return {"runs": runs, "total": total}
 
     @router.get("/runs/{run_id}", response_model=RunEnvelope)
+    @alias(router, "GET", "/benchmarks/runs/{run_id}", response_model=RunEnvelope)
     def get_run(run_id: str) -> dict[str, Any]:
         with opened(service) as store:
             return {"run": views.one(store, run_id)}
 
     @router.post("/runs/{run_id}/cancel", response_model=RunEnvelope)
+    @alias(router, "POST", "/benchmarks/runs/{run_id}/cancel", response_model=RunEnvelope)
     def cancel_run(run_id: str) -> dict[str, Any]:
         """Ask the run's processes to stop; it ends ``cancelled`` (a terminal run is unchanged)."""
         service.cancel(run_id)
@@ -133,6 +178,7 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
         response_class=JsonText,
         responses={200: {"description": "the full report (as --srbench-json writes it)"}},
     )
+    @alias(router, "GET", "/benchmarks/runs/{run_id}/report", response_class=JsonText)
     def get_report(run_id: str) -> JsonText:
         with opened(service) as store:
             require_run(store, run_id)
@@ -205,6 +251,7 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
             200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}
         },
     )
+    @alias(router, "GET", "/benchmarks/runs/{run_id}/events", response_class=StreamingResponse)
     async def stream_events(
         run_id: str,
         request: Request,
@@ -225,6 +272,21 @@ def runs_router(service: RunService, views: RunViews) -> APIRouter:
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+
+    @router.get("/runs/{run_id}/log", response_model=WorkerLog)
+    def get_log(
+        run_id: str,
+        offset: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LOG_PAGE)] = MAX_LOG_PAGE,
+    ) -> dict[str, Any]:
+        """A page of the run's worker log (the tail when ``offset`` is omitted), whole lines,
+        server paths cut and keys redacted; a run without a worker log (made by pytest or the
+        CLI) reads as empty (``size`` 0)."""
+        with opened(service) as store:
+            require_run(store, run_id)
+            log = store.run_dir(run_id) / WORKER_LOG
+        private = [*service.secrets(), *([token] if token else [])]
+        return read_log(log, offset, limit, private)
 
     @router.get("/runs/{run_id}/recipes", response_model=RecipeList)
     def get_recipes(run_id: str) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""The service's RUN object: a run row, its frozen plan facts and its live progress.
+"""The service's RUN object: a run row with its public error code, its frozen plan facts,
+its config snapshot and its live progress.
 
-A plan never changes once frozen, so its facts (name, mode, profile, targets, planned cells)
-are cached per run id; progress is counted from the result rows on every request.
+A plan never changes once frozen, so its facts (name, mode, profile, kind, targets, planned
+cells) and its config snapshot are cached per run id; progress is counted from the result rows
+on every request.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from pytest_srbench.app.reports import run_config_snapshot
+from pytest_srbench.core.benchmark_errors import run_error
 from pytest_srbench.core.models import Run
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.service.worker import ServiceError
@@ -56,6 +60,7 @@ class RunViews:
         self._lock = threading.Lock()
         self._facts: OrderedDict[str, PlanFacts] = OrderedDict()
         self._planned: OrderedDict[str, int] = OrderedDict()
+        self._snapshots: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
 
     def _remember(self, cache: OrderedDict[str, Any], key: str, value: Any) -> None:
         cache[key] = value
@@ -83,6 +88,19 @@ class RunViews:
                 self._remember(self._planned, run_id, cached)
         return cached
 
+    def snapshot(self, store: Store, run_id: str, facts: PlanFacts) -> dict[str, Any] | None:
+        """The run's config snapshot (``config_snapshot`` of its frozen plan); a run of plain
+        suites has none, and its manifest is not read."""
+        if facts.kind == "suite":
+            return None
+        with self._lock:
+            if run_id in self._snapshots:
+                return self._snapshots[run_id]
+        found = run_config_snapshot(store.get_manifest(run_id))
+        with self._lock:
+            self._remember(self._snapshots, run_id, found)
+        return found
+
     def views(self, store: Store, runs: list[Run]) -> list[dict[str, Any]]:
         ids = [run.id for run in runs]
         facts = self.facts(store, ids)
@@ -91,14 +109,16 @@ class RunViews:
         for run in runs:
             plan = facts[run.id]
             planned = self.planned_cells(store, run.id)
+            error_code, error = run_error(run.status, run.error)
             found.append({
                 "id": run.id, "name": plan.name, "status": run.status, "mode": plan.mode,
-                "profile": plan.profile, "created_at": run.created_at,
-                "updated_at": run.updated_at, "error": run.error,
+                "profile": plan.profile, "kind": plan.kind, "created_at": run.created_at,
+                "updated_at": run.updated_at, "error_code": error_code, "error": error,
                 "parent_run_id": run.parent_run_id, "targets": list(plan.targets),
                 "planned_cells": planned,
                 "progress": progress(store.status_counts(run.id), planned),
                 "source": sources.get(run.id) or "pytest",
+                "config_snapshot": self.snapshot(store, run.id, plan),
             })  # fmt: skip
         return found
 
@@ -113,11 +133,12 @@ class RunViews:
         model: str | None = None,
         status: str | None = None,
         mode: str | None = None,
+        kind: str | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
         """A page of RUN objects newest first, and how many runs match."""
-        if not (name or model or mode):
+        if not (name or model or mode or kind):
             runs = store.list_runs(limit=limit, offset=offset, status=status)
             return self.views(store, runs), count_runs(store, status)
         ids = run_ids(store, status)
@@ -129,6 +150,7 @@ class RunViews:
             if run_id in facts
             and wanted_name in facts[run_id].name.casefold()
             and (not mode or facts[run_id].mode == mode)
+            and (not kind or facts[run_id].kind == kind)
             and (
                 not wanted_model
                 or any(

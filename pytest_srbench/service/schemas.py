@@ -131,20 +131,34 @@ class Progress(BaseModel):
     pending: int
 
 
+RunKind = Literal["rag", "agent", "suite", "mixed"]
+
+
 class RunView(BaseModel):
     id: str
     name: str
     status: str
     mode: str
     profile: str
+    kind: RunKind = Field(
+        description="rag / agent when every dataset of the plan is of that kind, suite when "
+        "none is a RAG or agent dataset, mixed otherwise"
+    )
     created_at: str
     updated_at: str
-    error: str | None
+    error_code: str | None = Field(
+        description="BENCHMARK_RUN_FAILED for a failed or interrupted run, else null"
+    )
+    error: str | None = Field(description="the run's safe error message (no server paths)")
     parent_run_id: str | None
     targets: list[RunTarget]
     planned_cells: int
     progress: Progress
     source: str
+    config_snapshot: dict[str, Any] | None = Field(
+        description="the static config snapshot of a RAG / agent plan ({rag, agent}), as the "
+        "report's sections repeat it; null for a plan of plain suites"
+    )
 
 
 class RunEnvelope(BaseModel):
@@ -173,6 +187,13 @@ class CallEnvelope(BaseModel):
 class EventsPage(BaseModel):
     events: list[dict[str, Any]]
     next_cursor: int | None
+
+
+class WorkerLog(BaseModel):
+    text: str = Field(description="whole lines of the log, server paths cut, keys redacted")
+    offset: int = Field(description="the byte where text starts")
+    next_offset: int = Field(description="the byte after text: the offset of the next page")
+    size: int = Field(description="the log's size in bytes (0: the run has no worker log)")
 
 
 class RecipeList(BaseModel):

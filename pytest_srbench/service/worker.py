@@ -24,6 +24,7 @@ import sys
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ from pytest_srbench.core.calls.retrieval import search_params
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.plan.build import request_params_for
+from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.store.base import Store
 
@@ -45,6 +47,7 @@ Profile = Literal["smoke", "quick", "standard"]
 REAP_INTERVAL_S = 0.5
 INDEX_CHECK_TIMEOUT_S = 10.0
 LOG_TAIL_BYTES = 16_384
+WORKER_LOG = "worker.log"
 logger = logging.getLogger("pytest_srbench.service")
 
 
@@ -206,6 +209,14 @@ class RunService:
         except ConfigError as error:
             raise ServiceError("BENCHMARK_PLAN_INVALID", 422, str(error)) from None
 
+    def secrets(self) -> list[str]:
+        """The key values the project's targets read (never shown from a worker's log)."""
+        try:
+            targets = load_config(self.project_root).targets
+        except ConfigError:
+            targets = []
+        return [os.environ[name] for name in target_secret_envs(targets) if os.environ.get(name)]
+
     def active_runs(self) -> list[str]:
         with self._lock:
             return [run_id for run_id, handle in self._registry.items() if handle.active()]
@@ -221,10 +232,15 @@ class RunService:
                 )
             del self._registry[idle]
 
-    def submit(self, request: RunRequest, idempotency_key: str | None = None) -> tuple[Run, bool]:
+    def submit(
+        self, request: RunRequest, idempotency_key: str | None = None, kind: str | None = None
+    ) -> tuple[Run, bool]:
         """Create the run ``queued`` and start its worker; the same key and plan return the
-        existing run (created = False) without starting anything."""
+        existing run (created = False) without starting anything. ``kind`` (``rag`` /
+        ``agent``) refuses a plan holding a benchmark of another kind."""
         manifest = self.freeze(request)
+        if kind is not None:
+            check_kind(manifest, kind)
         self.check_indexes(manifest)
         key = idempotency_key or "service-" + uuid.uuid4().hex
         store = self.store()
@@ -241,8 +257,7 @@ class RunService:
             run_id = "run-" + uuid.uuid4().hex[:20]
             run, _ = store.create_run(run_id, manifest, request_key=key, status="queued",
                                       runner={"source": "service"})  # fmt: skip
-            log = store.run_dir(run.id) / "worker.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
+            log = worker_log(store, run.id)
             try:
                 process = self._start(request.worker_args(self.store_path, key), log)
             except OSError as error:  # never a queued run that nothing will take
@@ -277,13 +292,13 @@ class RunService:
             )
 
     def start_recovery(
-        self, store: Store, plan_path: Path, key: str, acknowledge: bool
+        self, plan_path: Path, key: str, acknowledge: bool, log: Path
     ) -> subprocess.Popen[bytes]:
         args = ["-p", "no:cacheprovider", "-q", f"--srbench-store={self.store_path}",
                 f"--srbench-recover={plan_path}", f"--srbench-run-key={key}"]  # fmt: skip
         if acknowledge:
             args.append("--srbench-acknowledge-new-attempt")
-        return self._start(args, plan_path.with_suffix(".log"))
+        return self._start(args, log)
 
     def cancel(self, run_id: str) -> Run:
         store = self.store()
@@ -297,6 +312,66 @@ class RunService:
         if handle is None or handle.process is None:
             return None
         return handle.process.wait(timeout)
+
+
+def check_kind(manifest: Manifest, kind: str) -> None:
+    """Refuse (422) a plan that holds a benchmark whose dataset is not of ``kind``."""
+    others = sorted({str(suite["benchmark"]) for suite in manifest.dataset.suites
+                     if suite.get("kind") != kind and suite.get("selected") != 0})  # fmt: skip
+    if others:
+        raise ServiceError(
+            "BENCHMARK_PLAN_INVALID", 422,
+            f"this route runs {kind} datasets only, and {', '.join(others)} "
+            f"{'is not one' if len(others) == 1 else 'are not'} (POST /api/runs runs any "
+            "benchmark)",
+        )  # fmt: skip
+
+
+def worker_log(store: Store, run_id: str) -> Path:
+    """Where the worker of a run the service starts writes its output (folder created)."""
+    log = store.run_dir(run_id) / WORKER_LOG
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def read_log(
+    log: Path, offset: int | None, limit: int, private: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A page of a worker's log, ``{text, offset, next_offset, size}``: up to ``limit`` bytes
+    from byte ``offset``, or its last ``limit`` bytes when ``offset`` is None. Pages hold whole
+    lines, so a server path is never cut in two: a page starts at a line's start (a tail drops
+    its partial first line; an ``offset`` inside a line moves back to the line's start, so the
+    answer's ``offset`` may be lower than the one asked for: a line still being written comes
+    again, whole) and a page cut by ``limit`` ends after its last complete line (a line longer
+    than ``limit`` comes cut). Paths are cut to their last part and ``private`` values
+    redacted. A missing log (a run made by pytest or the CLI) reads as empty."""
+    try:
+        with log.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if offset is None:
+                start = max(0, size - limit)
+                handle.seek(start)
+                chunk = handle.read(limit)
+                if start > 0 and b"\n" in chunk:  # the tail began inside a line: drop it
+                    cut = chunk.index(b"\n") + 1
+                    start, chunk = start + cut, chunk[cut:]
+            else:
+                start = min(offset, size)
+                back = max(0, start - limit)
+                handle.seek(back)
+                head = handle.read(start - back)
+                if b"\n" in head:
+                    start = back + head.rindex(b"\n") + 1
+                elif back == 0:
+                    start = 0
+                handle.seek(start)
+                chunk = handle.read(limit)
+    except OSError:
+        return {"text": "", "offset": 0, "next_offset": 0, "size": 0}
+    if start + len(chunk) < size and b"\n" in chunk:  # cut by ``limit``: end on a whole line
+        chunk = chunk[: chunk.rindex(b"\n") + 1]
+    text = without_paths(Redactor(private).text(chunk.decode("utf-8", "replace")))
+    return {"text": text, "offset": start, "next_offset": start + len(chunk), "size": size}
 
 
 def stop_group(leader: int) -> None:

@@ -1,6 +1,6 @@
 """Store queries of the service: run rows newest first, the static facts of their frozen
-plans (name, mode, profile, targets with models) read by SQLite's JSON functions, so a page of
-runs never validates a manifest in Python, and the run a call belongs to."""
+plans (name, mode, profile, kind, targets with models) read by SQLite's JSON functions, so a
+page of runs never validates a manifest in Python, and the run a call belongs to."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from pytest_srbench.core.models import Run
+from pytest_srbench.core.report.tasks import RunKind, run_kind
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.sqlite import sqlite_of
 
@@ -26,6 +27,7 @@ class PlanFacts:
     name: str
     mode: str
     profile: str
+    kind: RunKind
     targets: tuple[dict[str, str], ...]
 
 
@@ -72,15 +74,21 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
             "SELECT id, json_extract(manifest, '$.name') AS name,"
             " json_extract(coalesce(outline, manifest), '$.mode') AS mode,"
             " json_extract(coalesce(outline, manifest), '$.profile') AS profile,"
-            " json_extract(manifest, '$.targets') AS targets"
+            " json_extract(manifest, '$.targets') AS targets,"
+            # the kinds of the datasets the plan selected cases from (``run_kind``)
+            " (SELECT json_group_array(json_extract(s.value, '$.kind'))"
+            "  FROM json_each(manifest, '$.dataset.suites') AS s"
+            "  WHERE coalesce(json_extract(s.value, '$.selected'), 1) != 0) AS kinds"
             f" FROM runs WHERE id IN ({marks})"
         )
         for row in sqlite_of(store).db.execute(query, list(chunk)):
             targets = orjson.loads(row["targets"]) if row["targets"] else []
+            kinds = orjson.loads(row["kinds"]) if row["kinds"] else []
             found[row["id"]] = PlanFacts(
                 name=str(row["name"] or ""),
                 mode=str(row["mode"] or "live"),
                 profile=str(row["profile"] or ""),
+                kind=run_kind(kinds),
                 targets=tuple(
                     {"id": str(t.get("id")), "kind": str(t.get("kind", "single")),
                      "model": str(t.get("model", ""))}

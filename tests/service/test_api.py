@@ -231,6 +231,10 @@ def test_events_stream_resumes_without_gaps_or_repeats(client, api):
     names = [e["event"] for e in received]
     assert names[0] == "RunCreated" and names.count("RunStarted") == 1
     assert names.count("CaseCompleted") == 3 and names.count("CallSent") == 3
+    done = [json.loads(e["data"]) for e in received if e["event"] == "CaseCompleted"]
+    assert all(d["correct"] is True and d["answer_status"] == "answered" for d in done)
+    assert all(d["cost_usd"] > 0 and d["subject_latency_s"] >= 0.4 for d in done)  # sim-slow
+    assert not any("answer" in d or "code" in d for d in done)
     with client.stream("GET", url, params={"after_sequence": ids[-1]}) as stream:
         assert list(sse_events(stream.iter_lines())) == []  # terminal and all delivered
     with client.stream("GET", url, params={"after_sequence": ids[-2]}) as stream:
@@ -259,6 +263,7 @@ def test_cancel_then_recover_the_undispatched_cells(client):
     assert child["source"] == "service"
     finished = wait_for(client, child["id"], TERMINAL)
     assert finished["status"] == "completed" and finished["progress"]["completed"] == 2
+    assert client.get(f"/api/runs/{child['id']}/log").json()["size"] > 0  # its own worker log
     again = client.post(f"/api/runs/{run['id']}/recover", json=body)
     assert again.status_code == 200 and again.json()["run"]["id"] == child["id"]
 
@@ -427,13 +432,37 @@ def test_a_worker_that_ends_before_taking_its_run_fails_it_with_the_reason(start
     with httpx.Client(base_url=live.base_url, timeout=30) as http:
         run = create(http, **SLOW, limit=1, idempotency_key="refused-worker")
         failed = wait_for(http, run["id"], TERMINAL, timeout=90)
-        assert failed["status"] == "failed"
+        assert failed["status"] == "failed" and failed["error_code"] == "BENCHMARK_RUN_FAILED"
         assert failed["error"].startswith("BENCHMARK_RUN_FAILED: the run's worker ended")
         assert "--srbench-limits: expected KEY=VALUE" in failed["error"]
         assert str(live.project) not in failed["error"]
         with http.stream("GET", f"/api/runs/{run['id']}/events") as stream:
             events = list(sse_events(stream.iter_lines()))  # ends: the run is terminal
         assert events[-1]["event"] == "RunFailed"
+        ended = json.loads(events[-1]["data"])
+        assert ended["error_code"] == "BENCHMARK_RUN_FAILED" and ended["error"] == failed["error"]
+        log = http.get(f"/api/runs/{run['id']}/log").json()  # the worker's own words, no paths
+        assert "--srbench-limits: expected KEY=VALUE" in log["text"]
+        assert log["size"] > 0 and log["next_offset"] == log["size"]
+        assert str(live.project) not in log["text"] and str(live.project.parent) not in log["text"]
+        first = http.get(f"/api/runs/{run['id']}/log", params={"offset": 0, "limit": 100}).json()
+        assert first["offset"] == 0 and 0 < first["next_offset"] <= 100
+        whole = http.get(f"/api/runs/{run['id']}/log", params={"offset": 0}).json()
+        assert first["text"].endswith("\n") and whole["text"].startswith(first["text"])
+
+
+def test_a_run_without_a_worker_log_reads_as_empty(start_api):
+    from pytest_srbench.service.worker import RunRequest
+
+    live = start_api()
+    manifest = live.service.freeze(RunRequest(benchmarks=["mmlu-pro"], limit=1))
+    live.service.store().create_run("run-made-by-pytest", manifest)  # no worker, no log
+    with httpx.Client(base_url=live.base_url, timeout=30) as http:
+        empty = http.get("/api/runs/run-made-by-pytest/log").json()
+        assert empty == {"text": "", "offset": 0, "next_offset": 0, "size": 0}
+        assert_error(http.get("/api/runs/run-nope/log"), 404, "BENCHMARK_RUN_NOT_FOUND")
+        assert_error(http.get("/api/runs/run-made-by-pytest/log?limit=65537"), 422,
+                     "BENCHMARK_INVALID_REQUEST")  # fmt: skip
 
 
 def process_group(leader: int) -> list[int]:
@@ -461,7 +490,7 @@ def test_a_killed_worker_ends_its_run_interrupted_and_takes_its_simulator(start_
         assert len(process_group(worker.pid)) >= 2
         os.kill(worker.pid, signal.SIGKILL)
         ended = wait_for(http, run["id"], TERMINAL, timeout=30)
-        assert ended["status"] == "interrupted"
+        assert ended["status"] == "interrupted" and ended["error_code"] == "BENCHMARK_RUN_FAILED"
         deadline = time.monotonic() + 15
         while process_group(worker.pid) and time.monotonic() < deadline:
             time.sleep(0.1)

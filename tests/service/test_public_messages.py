@@ -7,7 +7,7 @@ import pytest
 
 from pytest_srbench.core.benchmark_errors import without_paths
 from pytest_srbench.service.guard import error_body, is_loopback_host
-from pytest_srbench.service.worker import worker_failure
+from pytest_srbench.service.worker import read_log, worker_failure
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,23 @@ def test_a_worker_failure_is_its_last_told_error_without_paths(tmp_path):
     assert worker_failure(tmp_path / "missing.log", -9) == (
         "the run's worker ended (exit code -9) before it started the run"
     )
+
+
+def test_a_worker_log_is_read_in_whole_lines_without_paths_or_keys(tmp_path):
+    log = tmp_path / "worker.log"
+    lines = ["rootdir: /srv/project/deep\n", "key sk-live-0123456789 echoed\n", "x" * 30 + "\n",
+             "unfinished"]  # fmt: skip
+    log.write_text("".join(lines))
+    size = log.stat().st_size
+    whole = read_log(log, 0, 1000, ["sk-live-0123456789"])
+    assert whole["text"] == ("rootdir: …/deep\nkey [REDACTED] echoed\n" + "x" * 30 + "\n"
+                             "unfinished")  # fmt: skip
+    assert (whole["offset"], whole["next_offset"], whole["size"]) == (0, size, size)
+    first = read_log(log, 0, 40, [])  # ends after its last whole line
+    assert first["text"] == "rootdir: …/deep\n" and first["next_offset"] == len(lines[0])
+    inside = read_log(log, 5, 1000, [])  # an offset inside a line starts at the line's start
+    assert inside["offset"] == 0 and inside["text"].startswith("rootdir: …/deep")
+    tail = read_log(log, None, 45, [])  # the tail drops its partial first line
+    assert tail["text"] == "x" * 30 + "\nunfinished" and tail["next_offset"] == size
+    assert read_log(tmp_path / "none.log", None, 10, []) == {
+        "text": "", "offset": 0, "next_offset": 0, "size": 0}  # fmt: skip

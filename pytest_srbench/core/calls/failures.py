@@ -62,7 +62,7 @@ _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("incomplete final",), "Target final response was incomplete"),
 )
 
-_HTTP = re.compile(r"\b(Target|Preview) HTTP \d{3}\b")
+_HTTP = re.compile(r"\b(Target|Preview|Retrieval) HTTP \d{3}\b")
 
 
 def summarize_failure(message: str) -> str:

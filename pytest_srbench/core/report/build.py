@@ -23,7 +23,12 @@ from pytest_srbench.core.offline.reconcile import correction_summary, effective_
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.report.frontier import frontier, frontier_point
 from pytest_srbench.core.report.metrics import Row, target_metric
-from pytest_srbench.core.report.tasks import agent_section, rag_section
+from pytest_srbench.core.report.tasks import (
+    agent_section,
+    cell_embedding,
+    rag_section,
+    suite_kinds,
+)
 
 REPORT_VERSION = "pytest-srbench-report-1"
 
@@ -193,6 +198,8 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
     """Every planned cell with its outcome (pending when no row exists), in planned order."""
     by_cell = {(r["case_id"], r["target_id"]): r for r in results}
     benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+    rag = {b for b, kind in suite_kinds(manifest).items() if kind == "rag"}
+    target_kind = {t.id: t.kind for t in manifest.target_inventory().values()}
     cells = []
     for cell in manifest.planned_cells():
         row = by_cell.get((cell.case_id, cell.target_id))
@@ -215,6 +222,9 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
                 "latency_s": latency,
                 "ttft_s": row.get("ttft_s") if row else None,
                 "cost_usd": row.get("cost_usd") if row else None,
+                "embedding": cell_embedding(row, target_kind.get(cell.target_id))
+                if benchmark_of[cell.case_id] in rag
+                else None,
             }
         )
     return cells
@@ -374,11 +384,13 @@ def build_report(
     correction: Mapping[str, Any] | None = None,
     recipes: Mapping[str, dict[str, Any]] | None = None,
     indexes: Mapping[str, dict[str, Any]] | None = None,
+    local_embedding: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compute the whole report dict (validated later by ``ReportModel``).
 
     ``recipes`` are the run's router recipe snapshots by target id; a router target without
-    one is reported "unavailable" (never borrowed from another run).
+    one is reported "unavailable" (never borrowed from another run). ``local_embedding`` is
+    the local embedding baseline a RAG snapshot records (``rag_config``).
 
     With an accounting ``correction`` every call is read through it (``effective_calls``)
     before any metric; the original receipts are not touched.
@@ -490,7 +502,7 @@ def build_report(
         },
         "benchmarks": benchmark_rows,
         "limitations": limitations,
-        "rag": rag_section(manifest, results, runner, indexes or {}),
+        "rag": rag_section(manifest, results, runner, indexes or {}, local_embedding),
         "agent": agent_section(manifest, results, runner),
         "provenance": {
             "plan_sha256": manifest.plan_sha256,

@@ -207,6 +207,12 @@ class CellOutcome(_Strict):
     latency_s: float | None = None
     ttft_s: float | None = None
     cost_usd: float | None = None
+    embedding: dict[str, Any] | None = Field(
+        None,
+        description="A RAG cell's embedding record (source api/local/not_used/unavailable, "
+        "model_id, dimensions, version, fallback_reason, route_version, requested_route, "
+        "attempted_space); unavailable when its search failed; null for other cells.",
+    )
 
 
 class FailureGroup(_Strict):

@@ -2,20 +2,30 @@
 every retrieval target per mode, and of every ``python`` target whose test bodies return ranked
 results, over all its planned samples (failed, unknown and pending samples count as zero and
 stay in the denominator) — and ``agent`` — the rule-judged outcomes of every agent benchmark
-per target; each with its config snapshot."""
+per target; each with its config snapshot.
+
+The static part of each snapshot (what the frozen plan says, plus the local embedding
+baseline) is ``config_snapshot``, also served on the service's run record; the report adds
+what only the run knows (index descriptions, embedding sources, runtime)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
-from pytest_srbench.core.models import Case, Manifest, Target
+from pytest_srbench.core.calls.failures import summarize_failure
+from pytest_srbench.core.calls.retrieval import search_params
+from pytest_srbench.core.models import FAILED_CELL_STATUSES, Case, Manifest, Target
 from pytest_srbench.core.report.agent_metrics import aggregate_agent
 from pytest_srbench.core.report.rag_metrics import RagSample, aggregate_rag
 
 Row = Mapping[str, Any]
 DEFAULT_TOP_K = 5
+RunKind = Literal["rag", "agent", "suite", "mixed"]
+EMBEDDING_FIELDS = ("source", "model_id", "dimensions", "version", "fallback_reason",
+                    "route_version", "requested_route", "attempted_space")  # fmt: skip
+AGENT_TOOLS = ("search_notes", "read_note", "create_task")
 
 
 def rag_mode(target: Target) -> tuple[str, int]:
@@ -36,6 +46,44 @@ def suite_kinds(manifest: Manifest) -> dict[str, str]:
         for suite in manifest.dataset.suites
         if suite.get("kind") in ("rag", "agent")
     }
+
+
+def run_kind(kinds: Iterable[str | None]) -> RunKind:
+    """The kind of a run from the kinds of its plan's datasets: ``rag`` or ``agent`` when all
+    are of that kind, ``suite`` when none is RAG or agent (sr-bench suites, Python-defined
+    benchmarks), ``mixed`` otherwise."""
+    found = {kind if kind in ("rag", "agent") else "suite" for kind in kinds}
+    if len(found) > 1:
+        return "mixed"
+    only = next(iter(found), "suite")
+    return "rag" if only == "rag" else "agent" if only == "agent" else "suite"
+
+
+def manifest_kind(manifest: Manifest) -> RunKind:
+    """``run_kind`` of the datasets the frozen plan selected cases from."""
+    return run_kind(s.get("kind") for s in manifest.dataset.suites if s.get("selected") != 0)
+
+
+def unavailable_embedding(reason: str | None) -> dict[str, Any]:
+    """The embedding record of a search that made no query vector because it failed."""
+    return {**dict.fromkeys(EMBEDDING_FIELDS), "source": "unavailable", "fallback_reason": reason}
+
+
+def cell_embedding(row: Row | None, target_kind: str | None) -> dict[str, Any] | None:
+    """A RAG cell's embedding record: the search's own, unchanged; for a retrieval target's
+    cell that ended without one (its call failed, timed out, was cancelled), ``unavailable``
+    with the failure's controlled summary; None when unknown (a pending cell, a pipeline of
+    the user's that did not say)."""
+    if not row:
+        return None
+    rag = (row.get("details") or {}).get("rag")
+    embedding = rag.get("embedding") if isinstance(rag, Mapping) else None
+    if isinstance(embedding, Mapping):
+        return dict(embedding)
+    if target_kind == "retrieval" and row.get("status") in FAILED_CELL_STATUSES:
+        error = row.get("error")
+        return unavailable_embedding(summarize_failure(str(error)) if error else None)
+    return None
 
 
 def rag_sample(case: Case, target: Target, row: Row | None) -> RagSample:
@@ -92,18 +140,78 @@ def _runtime(runner: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def retrieval_settings(target: Target) -> dict[str, Any]:
+    """A retrieval target's frozen parameters with the defaults its searches send filled in
+    (``search_params``: top_k 5, rrf_k 60) and ``reranker`` "none" when unset."""
+    settings = {**dict(target.retrieval), **search_params(target)}
+    settings["reranker"] = settings.get("reranker") or "none"
+    return settings
+
+
+LOCAL_EMBEDDING_FIELDS = ("model_id", "version", "dimensions", "fallback_reason")
+
+
+def rag_config(
+    manifest: Manifest, local_embedding: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The static RAG snapshot of a plan (None without RAG cells): datasets, modes, effective
+    retrieval settings and reranker per retrieval target, the ``python`` targets, the local
+    embedding baseline (null fields when unknown) and the embedding policy (``per_case``: the
+    source each sample actually used is in its own record, never the baseline)."""
+    grouped = _planned(manifest, suite_kinds(manifest), "rag")
+    if not grouped:
+        return None
+    targets = manifest.target_inventory()
+    services = sorted({t for _, t in grouped if targets[t].kind == "retrieval"})
+    settings = {t: retrieval_settings(targets[t]) for t in services}
+    baseline = local_embedding or {}
+    return {
+        "datasets": _datasets(manifest, "rag"),
+        "modes": sorted({str(s["mode"]) for s in settings.values()}),
+        "retrieval": settings,
+        "reranker": {t: s["reranker"] for t, s in settings.items()},
+        # the user's own pipelines: ranked results returned by test bodies, mode = target id
+        "python_targets": sorted({t for _, t in grouped if t not in settings}),
+        "local_embedding": {key: baseline.get(key) for key in LOCAL_EMBEDDING_FIELDS},
+        "embedding": {"policy": "per_case"},
+    }
+
+
+def agent_config(manifest: Manifest) -> dict[str, Any] | None:
+    """The static agent snapshot of a plan (None without agent cells)."""
+    grouped = _planned(manifest, suite_kinds(manifest), "agent")
+    if not grouped:
+        return None
+    return {
+        "datasets": _datasets(manifest, "agent"),
+        "targets": sorted({t for _, t in grouped}),
+        "tools": list(AGENT_TOOLS),
+        "judge": "rules (no LLM judge)",
+    }
+
+
+def config_snapshot(
+    manifest: Manifest, local_embedding: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """``{"rag": …, "agent": …}`` (the kinds the plan holds) of the static snapshots, or None
+    for a plan of plain suites; the report's sections hold the same and add what the run saw."""
+    found = {"rag": rag_config(manifest, local_embedding), "agent": agent_config(manifest)}
+    return {kind: part for kind, part in found.items() if part is not None} or None
+
+
 def rag_section(
     manifest: Manifest,
     results: Sequence[Row],
     runner: Mapping[str, Any] | None,
     indexes: Mapping[str, Mapping[str, Any]],
+    local_embedding: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Per (RAG benchmark, target): the metrics of its mode (``rag_mode``); and the snapshot.
     A ``python`` target's samples are the ranked results its test bodies returned."""
-    kinds = suite_kinds(manifest)
-    grouped = _planned(manifest, kinds, "rag")
-    if not grouped:
+    static = rag_config(manifest, local_embedding)
+    if static is None:
         return None
+    grouped = _planned(manifest, suite_kinds(manifest), "rag")
     targets = manifest.target_inventory()
     by_cell = {(r["case_id"], r["target_id"]): r for r in results}
     rows = []
@@ -112,23 +220,16 @@ def rag_section(
         target = targets[target_id]
         samples = [rag_sample(case, target, by_cell.get((case.id, target_id))) for case in cases]
         for case in cases:
-            row = by_cell.get((case.id, target_id)) or {}
-            embedding = (((row.get("details") or {}).get("rag") or {}).get("embedding")) or {}
-            if embedding.get("source"):
+            embedding = cell_embedding(by_cell.get((case.id, target_id)), target.kind)
+            if embedding and embedding.get("source"):
                 sources[str(embedding["source"])] += 1
         mode, top_k = rag_mode(target)
         (metrics,) = aggregate_rag(samples, [mode])
         rows.append({"benchmark": benchmark, "target_id": target_id, "top_k": top_k, **metrics})
-    services = sorted({t for _, t in grouped if targets[t].kind == "retrieval"})
     snapshot = {
-        "datasets": _datasets(manifest, "rag"),
-        "modes": sorted({str(targets[t].retrieval.get("mode")) for t in services}),
-        "retrieval": {t: dict(targets[t].retrieval) for t in services},
-        "reranker": {t: targets[t].retrieval.get("reranker") for t in services},
-        # the user's own pipelines: ranked results returned by test bodies, mode = target id
-        "python_targets": sorted({t for _, t in grouped if t not in services}),
+        **static,
         "index": {t: dict(indexes[t]) for _, t in grouped if t in indexes},
-        "embedding": {"policy": "per_case", "sources": dict(sorted(sources.items()))},
+        "embedding": {**static["embedding"], "sources": dict(sorted(sources.items()))},
         **_runtime(runner),
     }
     return {"rows": rows, "config_snapshot": snapshot}
@@ -138,10 +239,10 @@ def agent_section(
     manifest: Manifest, results: Sequence[Row], runner: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
     """Per (agent benchmark, target): the rule-judged outcomes; and the snapshot."""
-    kinds = suite_kinds(manifest)
-    grouped = _planned(manifest, kinds, "agent")
-    if not grouped:
+    static = agent_config(manifest)
+    if static is None:
         return None
+    grouped = _planned(manifest, suite_kinds(manifest), "agent")
     by_cell = {(r["case_id"], r["target_id"]): r for r in results}
     rows = []
     for (benchmark, target_id), cases in grouped.items():
@@ -153,11 +254,4 @@ def agent_section(
                 judged.append(agent)
         rows.append({"benchmark": benchmark, "target_id": target_id,
                      **aggregate_agent(judged, len(cases))})  # fmt: skip
-    snapshot = {
-        "datasets": _datasets(manifest, "agent"),
-        "targets": sorted({t for _, t in grouped}),
-        "tools": ["search_notes", "read_note", "create_task"],
-        "judge": "rules (no LLM judge)",
-        **_runtime(runner),
-    }
-    return {"rows": rows, "config_snapshot": snapshot}
+    return {"rows": rows, "config_snapshot": {**static, **_runtime(runner)}}
