@@ -120,7 +120,7 @@ class RagAdapter(Adapter):
         answer, latency_s = await ctx.retrieve(str(ctx.case.metadata["query"]))
         results = list(answer.get("results") or [])
         timing = search_timing({**answer, "latency_ms": latency_s * 1000})
-        return self._graded(ctx, results, timing, answer.get("embedding"))
+        return self._graded(ctx, results, timing, answer)
 
     async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         """Score the ranked results a test body returned (``ranked_results``) with the same
@@ -129,16 +129,18 @@ class RagAdapter(Adapter):
         unknown."""
         results = ranked_results(self.benchmark, answer)
         if not isinstance(answer, Mapping):
-            return self._graded(ctx, results, (None, None), None)
-        return self._graded(ctx, results, search_timing(answer), answer.get("embedding"))
+            return self._graded(ctx, results, (None, None), {})
+        return self._graded(ctx, results, search_timing(answer), answer)
 
     def _graded(
         self,
         ctx: CellContext,
         results: list[Mapping[str, Any]],
         timing: tuple[float | None, float | None],
-        embedding: object,
+        answer: Mapping[str, Any],
     ) -> Grade:
+        """The sample's metrics and details; the search's own ``embedding`` and ``reranker``
+        records (null when it gave none) are kept with them."""
         mode, top_k = rag_mode(ctx.target)
         kept = results[:top_k]
         rag: dict[str, Any] = {
@@ -149,7 +151,8 @@ class RagAdapter(Adapter):
             "cited_block_ids": [block for r in kept for block in cited_block_ids(r)],
             "latency_ms": timing[0],
             "request_ms": timing[1],
-            "embedding": embedding,
+            "embedding": answer.get("embedding"),
+            "reranker": answer.get("reranker"),
         }
         # the same sample the report aggregates, built by the core from these details
         sample = rag_sample(ctx.case, ctx.target, {"status": "completed", "details": {"rag": rag}})

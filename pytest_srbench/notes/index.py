@@ -1,6 +1,7 @@
 """The retrieval index: one SQLite file holding a notes corpus, an FTS5 table over its blocks
 and their embedding vectors; search by ``fts`` (bm25), ``vector`` (cosine) or ``hybrid``
-(reciprocal-rank fusion), the shipped corpus loader and the build-once cache of index files.
+(reciprocal-rank fusion), optionally reranked (``notes/rerank.py``), the shipped corpus loader
+and the build-once cache of index files.
 
 Why one long module: the reference search engine is a self-contained program under test
 (benchmarks call it over HTTP); it shares nothing with the harness."""
@@ -25,7 +26,15 @@ import numpy
 from numpy.typing import NDArray
 
 from pytest_srbench.core.errors import InputError, UnavailableError
-from pytest_srbench.notes.embedding import Embedder
+from pytest_srbench.notes.embedding import Embedder, TokenEmbedder
+from pytest_srbench.notes.rerank import (
+    RERANK_DEPTH,
+    TokenCache,
+    Tokens,
+    UnknownReranker,
+    rerank,
+    reranker_name,
+)
 
 ENGINE_VERSION = "1"
 MODES = ("fts", "vector", "hybrid")
@@ -266,6 +275,8 @@ class RetrievalIndex:
         self.path = path
         self._db = connection
         self._lock = threading.Lock()
+        self.passage_tokens = TokenCache()  # the reranker's, filled on demand
+        self._token_fill = threading.Lock()  # one thread embeds missing passages at a time
         self.meta: dict[str, str] = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         rows = self._db.execute("SELECT id, vector FROM vectors ORDER BY id").fetchall()
         dimensions = int(self.meta["dimensions"])
@@ -413,12 +424,7 @@ class RetrievalIndex:
             "requested_route": None,
         }
 
-    def _embed_query(
-        self, query: str, embedder: Embedder | None, fallback_reason: str | None
-    ) -> tuple[NDArray[numpy.float32] | None, dict[str, Any]]:
-        if embedder is None:
-            record = not_used_embedding() | {"source": "unavailable"}
-            return None, record | {"fallback_reason": "no embedder was given for the query"}
+    def _check_embedder(self, embedder: Embedder) -> None:
         if (embedder.model_id, str(embedder.dimensions), embedder.version) != (
             self.meta["model_id"],
             self.meta["dimensions"],
@@ -428,6 +434,14 @@ class RetrievalIndex:
                 f"the query embedder {embedder.model_id} {embedder.version} does not match the "
                 f"index's {self.meta['model_id']} {self.meta['version']}"
             )
+
+    def _embed_query(
+        self, query: str, embedder: Embedder | None, fallback_reason: str | None
+    ) -> tuple[NDArray[numpy.float32] | None, dict[str, Any]]:
+        if embedder is None:
+            record = not_used_embedding() | {"source": "unavailable"}
+            return None, record | {"fallback_reason": "no embedder was given for the query"}
+        self._check_embedder(embedder)
         record = self._embedding_record(embedder, fallback_reason)
         try:
             vector = numpy.asarray(embedder.embed([query]), dtype=numpy.float32)[0]
@@ -443,6 +457,77 @@ class RetrievalIndex:
             }
         return vector, record
 
+    # the second stage
+
+    def _reranker(
+        self, reranker: object, embedder: Embedder | None
+    ) -> tuple[str, TokenEmbedder] | None:
+        """The reranker to apply and the embedder it uses (QueryError when it cannot)."""
+        try:
+            name = reranker_name(reranker)
+        except UnknownReranker as error:
+            raise QueryError(str(error)) from None
+        if name is None:
+            return None
+        if embedder is None:
+            raise QueryError(f"reranker {name} needs the index's embedder for the query")
+        self._check_embedder(embedder)
+        if not isinstance(embedder, TokenEmbedder):
+            raise QueryError(f"reranker {name}: {embedder.model_id} gives no token embeddings")
+        return name, embedder
+
+    def _passage_tokens(self, ids: Sequence[int], embedder: TokenEmbedder) -> list[Tokens]:
+        """The token embeddings of blocks ``ids`` (title and text, as embedded for the index),
+        from the cache or embedded now and cached."""
+        with self._token_fill:
+            found = self.passage_tokens.get(ids)
+            missing = [item for item in ids if item not in found]
+            if missing:
+                blocks = self._blocks(missing)
+                texts = [block_passage(blocks[item][2], blocks[item][3]) for item in missing]
+                for item, tokens in zip(missing, embedder.token_embeddings(texts), strict=True):
+                    found[item] = tokens
+                    self.passage_tokens.put(item, tokens)
+        return [found[item] for item in ids]
+
+    def _rerank(
+        self,
+        name: str,
+        embedder: TokenEmbedder,
+        query: str,
+        ranked: list[tuple[int, float]],
+        fallback_reason: str | None,
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """The first stage's candidates in MaxSim order, and the ``reranker`` record. When the
+        query or a passage cannot be embedded the first stage's order stands, with
+        ``source: unavailable`` and the reason."""
+        record = {
+            "name": name,
+            "source": "local",
+            "model_id": embedder.model_id,
+            "dimensions": embedder.dimensions,
+            "version": embedder.version,
+            "fallback_reason": fallback_reason,
+            "candidates": len(ranked),
+        }
+        if not ranked:
+            return ranked, record
+        ids = [item for item, _ in ranked]
+        try:
+            query_tokens = embedder.token_embeddings([query])[0]
+            passages = self._passage_tokens(ids, embedder)
+        except Exception as error:  # the model failed on this text: report, don't crash
+            return ranked, record | {
+                "source": "unavailable",
+                "fallback_reason": f"embedding failed: {error}",
+            }
+        if not len(query_tokens):
+            return ranked, record | {
+                "source": "unavailable",
+                "fallback_reason": "the query has no tokens to compare",
+            }
+        return rerank(ids, query_tokens, passages), record
+
     def search(
         self,
         query: str,
@@ -452,13 +537,18 @@ class RetrievalIndex:
         embedder: Embedder | None = None,
         *,
         fallback_reason: str | None = None,
+        reranker: str | None = None,
     ) -> dict[str, Any]:
-        """The ``top_k`` best blocks for ``query`` by ``mode``.
+        """The ``top_k`` best blocks for ``query`` by ``mode``, reranked when ``reranker`` is
+        ``"minilm-maxsim"``: the mode's ``max(top_k, RERANK_DEPTH)`` best are re-scored by
+        MaxSim over ``embedder``'s token embeddings (the answer's ``reranker`` record says so;
+        null without a reranker). ``took_ms`` covers both stages.
 
-        QueryError for an unknown mode, a bad ``top_k``/``rrf_k`` or an fts/hybrid query without
-        words; IndexUnavailable when the FTS rows (fts, hybrid) or the vectors (vector, hybrid)
-        are empty. A query that cannot be embedded gives vector no results and hybrid the fts
-        ranking alone, with ``embedding.source == "unavailable"``."""
+        QueryError for an unknown mode or reranker, a bad ``top_k``/``rrf_k``, an fts/hybrid
+        query without words, or a reranker without a matching token embedder; IndexUnavailable
+        when the FTS rows (fts, hybrid) or the vectors (vector, hybrid) are empty. A query that
+        cannot be embedded gives vector no results and hybrid the fts ranking alone, with
+        ``embedding.source == "unavailable"``."""
         started = time.perf_counter()
         if mode not in MODES:
             raise QueryError(f"mode must be one of {', '.join(MODES)}")
@@ -470,7 +560,9 @@ class RetrievalIndex:
             raise IndexUnavailable("the full-text part of the index is empty")
         if mode in ("vector", "hybrid") and not len(self.vector_ids):
             raise IndexUnavailable("the vector part of the index is empty")
-        depth = max(top_k, RRF_DEPTH) if mode == "hybrid" else top_k
+        second = self._reranker(reranker, embedder)
+        first = max(top_k, RERANK_DEPTH) if second else top_k
+        depth = max(first, RRF_DEPTH) if mode == "hybrid" else first
         fts = self.fts_ranking(query, depth) if mode in ("fts", "hybrid") else []
         embedding = not_used_embedding()
         vector: list[tuple[int, float]] = []
@@ -479,12 +571,16 @@ class RetrievalIndex:
             if query_vector is not None:
                 vector = self.vector_ranking(query_vector, depth)
         if mode == "fts":
-            ranked = fts[:top_k]
+            ranked = fts[:first]
         elif mode == "vector":
-            ranked = vector[:top_k]
+            ranked = vector[:first]
         else:
             fused = rrf_fuse([[item for item, _ in fts], [item for item, _ in vector]], rrf_k)
-            ranked = fused[:top_k]
+            ranked = fused[:first]
+        reranked: dict[str, Any] | None = None
+        if second is not None:
+            ranked, reranked = self._rerank(*second, query, ranked, fallback_reason)
+        ranked = ranked[:top_k]
         found = self._blocks([item for item, _ in ranked])
         results = []
         for rank, (item, score) in enumerate(ranked, start=1):
@@ -501,7 +597,13 @@ class RetrievalIndex:
                 }
             )
         took_ms = round((time.perf_counter() - started) * 1000.0, 3)
-        return {"results": results, "mode": mode, "took_ms": took_ms, "embedding": embedding}
+        return {
+            "results": results,
+            "mode": mode,
+            "took_ms": took_ms,
+            "embedding": embedding,
+            "reranker": reranked,
+        }
 
 
 # --- the cache of built indexes ---------------------------------------------------------------

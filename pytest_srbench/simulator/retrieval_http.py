@@ -97,6 +97,7 @@ def _integer(body: dict[str, Any], name: str, default: int, low: int, high: int)
 def parse_search(body: Any) -> dict[str, Any]:
     """The validated search arguments of a request body, or BadRequest saying what is wrong."""
     from pytest_srbench.notes.index import MODES
+    from pytest_srbench.notes.rerank import RERANKERS
 
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
@@ -111,13 +112,15 @@ def parse_search(body: Any) -> dict[str, Any]:
     mode = body.get("mode")
     if mode not in MODES:
         raise BadRequest(f"'mode' must be one of {', '.join(MODES)}")
-    if body.get("reranker") not in (None, "none"):
-        raise BadRequest("'reranker' must be null or \"none\": this backend has no reranker")
+    reranker = body.get("reranker")
+    if reranker is not None and reranker not in RERANKERS:
+        raise BadRequest(f"'reranker' must be null or one of: {', '.join(RERANKERS)}")
     return {
         "query": query,
         "mode": mode,
         "top_k": _integer(body, "top_k", 5, 1, MAX_TOP_K),
         "rrf_k": _integer(body, "rrf_k", 60, 0, MAX_RRF_K),
+        "reranker": reranker,
     }
 
 

@@ -171,6 +171,7 @@ def test_result_records_ranks_citations_and_embedding_metadata(minilm_index, min
         "route_version": None,
         "requested_route": None,
     }
+    assert fts["reranker"] is None
     for mode in ("vector", "hybrid"):
         record = minilm_index.search("fridge", mode, embedder=minilm)["embedding"]
         assert record == {

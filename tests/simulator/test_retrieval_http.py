@@ -87,8 +87,9 @@ def test_the_three_modes_over_http(retrieval_sim):
     fts = post(sim, {"query": "hbk_ prefix", "mode": "fts", "top_k": 3})
     assert fts.status_code == 200 and block_ids(fts)[0] == "n08-b1"
     body = fts.json()
-    assert set(body) == {"results", "mode", "took_ms", "embedding"}
+    assert set(body) == {"results", "mode", "took_ms", "embedding", "reranker"}
     assert body["mode"] == "fts" and body["embedding"]["source"] == "not_used"
+    assert body["reranker"] is None
     assert set(body["results"][0]) == {"rank", "note_id", "block_id", "score", "title", "text", "citation"}  # fmt: skip
     vector = post(
         sim, {"query": "How long can a new dad stay home with the baby?", "mode": "vector"}
@@ -131,7 +132,11 @@ def test_retrieval_requests_are_counted_in_the_stats(retrieval_sim):
         ({"query": "fridge", "mode": "fts", "top_k": "5"}, "'top_k'"),
         ({"query": "fridge", "mode": "fts", "top_k": True}, "'top_k'"),
         ({"query": "fridge", "mode": "hybrid", "rrf_k": -1}, "'rrf_k'"),
-        ({"query": "fridge", "mode": "fts", "reranker": "cross-encoder"}, "'reranker'"),
+        (
+            {"query": "fridge", "mode": "fts", "reranker": "cross-encoder"},
+            "'reranker' must be null or one of: none, minilm-maxsim",
+        ),
+        ({"query": "fridge", "mode": "fts", "reranker": ["minilm-maxsim"]}, "'reranker'"),
         ({"query": "fridge", "mode": "fts", "filters": {}}, "unknown field(s): filters"),
         ({"query": '"*" ( ) : ^', "mode": "fts"}, "no searchable words"),
         ({"query": "?!", "mode": "hybrid"}, "no searchable words"),
@@ -143,6 +148,24 @@ def test_bad_requests_are_400_invalid_request(retrieval_sim, payload, message):
     assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert error["code"] == "invalid_request" and message in error["message"]
+
+
+def test_the_minilm_maxsim_reranker_over_http(retrieval_sim):
+    sim, _, _ = retrieval_sim
+    query = "How much data can we lose at most when the invoice database fails over?"
+    plain = post(sim, {"query": query, "mode": "hybrid", "top_k": 3})
+    reranked = post(
+        sim, {"query": query, "mode": "hybrid", "top_k": 3, "reranker": "minilm-maxsim"}
+    )
+    assert reranked.status_code == 200, reranked.text
+    body = reranked.json()
+    assert len(body["results"]) == 3 and body["reranker"]["name"] == "minilm-maxsim"
+    assert body["reranker"]["source"] == "local" and body["reranker"]["candidates"] == 20
+    assert body["embedding"] == plain.json()["embedding"]  # the first stage's record
+    if body["reranker"]["model_id"] != MINILM and not os.environ.get("CI"):
+        pytest.skip("the simulator fell back to the hashing embedder (no MiniLM here)")
+    assert body["reranker"]["model_id"] == MINILM and body["reranker"]["fallback_reason"] is None
+    assert block_ids(plain)[0].startswith("n29-") and block_ids(reranked)[0].startswith("n01-")
 
 
 def test_fts_operators_in_the_query_are_plain_words(retrieval_sim):
@@ -157,7 +180,12 @@ def test_parse_search_applies_the_defaults():
         "mode": "fts",
         "top_k": 5,
         "rrf_k": 60,
+        "reranker": None,
     }
+    assert parse_search({"query": "q", "mode": "fts"})["reranker"] is None
+    assert parse_search({"query": "q", "mode": "fts", "reranker": "minilm-maxsim"})["reranker"] == (
+        "minilm-maxsim"
+    )
     assert (
         parse_search({"query": "q", "mode": "vector", "reranker": "none", "top_k": 50})["top_k"]
         == 50
