@@ -236,6 +236,12 @@ def rrf_fuse(rankings: Sequence[Sequence[int]], rrf_k: int = 60) -> list[tuple[i
     return sorted(scores.items(), key=lambda pair: (-pair[1], best[pair[0]], pair[0]))
 
 
+def vector_space(model_id: str, version: str, dimensions: int) -> str:
+    """The identity of an embedding vector space, ``model_id@version/dimensions`` (vectors
+    compare only within one space)."""
+    return f"{model_id}@{version}/{dimensions}"
+
+
 def not_used_embedding() -> dict[str, Any]:
     """The ``embedding`` record of a search that did not embed anything."""
     return {
@@ -246,6 +252,7 @@ def not_used_embedding() -> dict[str, Any]:
         "fallback_reason": None,
         "route_version": None,
         "requested_route": None,
+        "attempted_space": None,
     }
 
 
@@ -414,6 +421,8 @@ class RetrievalIndex:
         return {int(row[0]): (row[1], row[2], row[3], row[4]) for row in rows}
 
     def _embedding_record(self, embedder: Embedder, fallback_reason: str | None) -> dict[str, Any]:
+        """The record of a query embedded by ``embedder``; ``attempted_space`` stays null
+        until a query vector was made."""
         return {
             "source": "local",
             "model_id": embedder.model_id,
@@ -422,6 +431,7 @@ class RetrievalIndex:
             "fallback_reason": fallback_reason,
             "route_version": None,
             "requested_route": None,
+            "attempted_space": None,
         }
 
     def _check_embedder(self, embedder: Embedder) -> None:
@@ -455,7 +465,8 @@ class RetrievalIndex:
                 "source": "unavailable",
                 "fallback_reason": "the query embeds to the zero vector",
             }
-        return vector, record
+        space = vector_space(embedder.model_id, embedder.version, embedder.dimensions)
+        return vector, record | {"attempted_space": space}
 
     # the second stage
 

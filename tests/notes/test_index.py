@@ -170,6 +170,7 @@ def test_result_records_ranks_citations_and_embedding_metadata(minilm_index, min
         "fallback_reason": None,
         "route_version": None,
         "requested_route": None,
+        "attempted_space": None,
     }
     assert fts["reranker"] is None
     for mode in ("vector", "hybrid"):
@@ -182,6 +183,7 @@ def test_result_records_ranks_citations_and_embedding_metadata(minilm_index, min
             "fallback_reason": None,
             "route_version": None,
             "requested_route": None,
+            "attempted_space": "sentence-transformers/all-MiniLM-L6-v2@0.1.0/384",
         }
 
 
@@ -198,13 +200,17 @@ def test_the_hashing_fallback_is_reported_in_the_embedding_record(hashing_index)
     assert notes(result)[0] == "n15"
     assert result["embedding"]["model_id"] == "srbench-hashing-384"
     assert result["embedding"]["fallback_reason"] == "no model here"
+    assert result["embedding"]["attempted_space"] == "srbench-hashing-384@1/384"
 
 
 def test_a_query_that_cannot_be_embedded_is_reported_unavailable(hashing_index):
     vector = hashing_index.search("???", "vector", embedder=HashingEmbedder())
     assert vector["results"] == [] and vector["embedding"]["source"] == "unavailable"
+    assert vector["embedding"]["model_id"] == "srbench-hashing-384"  # the one attempted
+    assert vector["embedding"]["attempted_space"] is None  # no query vector was made
     hybrid = hashing_index.search("paid time off", "hybrid", embedder=None)
     assert hybrid["embedding"]["source"] == "unavailable"
+    assert hybrid["embedding"]["attempted_space"] is None
     assert ids(hybrid) == ids(hashing_index.search("paid time off", "fts"))
 
 
