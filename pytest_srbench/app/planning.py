@@ -24,6 +24,7 @@ from pytest_srbench.core.models import (
     Limits,
     Manifest,
     Target,
+    check_retrieval_params,
     planned_keys,
 )
 from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
@@ -284,6 +285,7 @@ def build_draft(
         kinds.add("python")
         config = config.model_copy(update={"targets": [*config.targets, *user_targets]})
     targets = config.select_targets(request.targets, kinds=kinds, drop_other_kinds=drop_other_kinds)
+    targets = [with_run_retrieval(target, request.retrieval) for target in targets]
     if user_targets and not request.targets:
         targets += [t for t in user_targets if t.id not in {s.id for s in targets}]
     check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
@@ -347,6 +349,19 @@ def build_draft(
         sampling=dict(request.sampling),
         python_uses=uses,
     )
+
+
+def with_run_retrieval(target: TargetConfig, settings: Mapping[str, Any]) -> TargetConfig:
+    """A retrieval target with the run's retrieval settings (``RunOptions.retrieval``) over its
+    own, so the plan freezes what its searches send; other targets as they are."""
+    if target.kind != "retrieval" or not settings:
+        return target
+    merged = {**target.retrieval, **settings}
+    try:
+        check_retrieval_params(merged, target.id)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    return target.model_copy(update={"retrieval": merged})
 
 
 def used_targets(

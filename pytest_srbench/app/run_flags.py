@@ -15,8 +15,8 @@ from pytest_srbench.core.plan.choices import PROFILES
 
 # how the flag's text becomes a value (the plugin maps each kind to an argparse type)
 ValueKind = Literal["text", "int", "positive_int", "choice", "switch", "number_pairs",
-                    "preview_pairs"]  # fmt: skip
-REPEATED_KINDS = ("number_pairs", "preview_pairs")
+                    "preview_pairs", "setting_pairs"]  # fmt: skip
+REPEATED_KINDS = ("number_pairs", "preview_pairs", "setting_pairs")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,10 @@ RUN_FLAGS: dict[str, Flag] = {
     "sampling": Flag("--srbench-sampling",
                      "override a sampling parameter for every target, e.g. temperature=0 "
                      "(repeatable)", "number_pairs", "KEY=VALUE", repeat=True),
+    "retrieval": Flag("--srbench-retrieval",
+                      "override a search setting of every retrieval target: mode=fts|vector|"
+                      "hybrid, top_k=N, rrf_k=N or reranker=none|minilm-maxsim (repeatable)",
+                      "setting_pairs", "KEY=VALUE", repeat=True),
     "mode": Flag("--srbench-mode",
                  "live (default): answer and grade; preview: only ask each router target where "
                  "it would route every case (no answers, accuracy null)", "choice",

@@ -9,12 +9,13 @@ is a field here and its flag's row there.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_srbench.app.run_flags import RUN_FLAGS
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.models import check_run_retrieval
 
 Profile = Literal["smoke", "quick", "standard"]
 Mode = Literal["live", "preview"]
@@ -39,10 +40,21 @@ class RunOptions(BaseModel):
     name: str = Field("sr-bench", min_length=1, max_length=200)
     limits: dict[Name, int | float] = Field(default_factory=dict, max_length=MAX_NAMES)
     sampling: dict[Name, int | float] = Field(default_factory=dict, max_length=MAX_NAMES)
+    # mode, top_k, rrf_k, reranker of every retrieval target of the plan (frozen into it)
+    retrieval: dict[str, str | int] = Field(default_factory=dict)
     mode: Mode = "live"
     preview_context: dict[str, str | int] | None = None
     offline: bool = False
     concurrency: int | None = Field(None, ge=1, le=4096)
+
+    @field_validator("retrieval", mode="before")
+    @classmethod
+    def _retrieval(cls, value: Any) -> Any:
+        """Checked as given (a bool is not a top_k): unknown keys and bad values are refused,
+        null values dropped (they override nothing); null as a whole is no override."""
+        if value is None:
+            return {}
+        return check_run_retrieval(value) if isinstance(value, dict) else value
 
     def pytest_args(self) -> list[str]:
         """The ``--srbench-*`` flags that ask pytest for exactly these options (every value

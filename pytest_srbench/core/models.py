@@ -109,6 +109,7 @@ RETRIEVAL_RERANKERS = ("none", "minilm-maxsim")  # the notes engine's (notes/rer
 RETRIEVAL_PARAMS = frozenset(
     {"mode", "top_k", "rrf_k", "reranker", "embedding_model", "embedding_dimensions"}
 )
+RUN_RETRIEVAL_SETTINGS = ("mode", "top_k", "rrf_k", "reranker")  # a run may override these
 
 
 def _whole(value: object, low: int, high: int | None = None) -> bool:
@@ -118,6 +119,10 @@ def _whole(value: object, low: int, high: int | None = None) -> bool:
         and value >= low
         and (high is None or value <= high)
     )
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdecimal()
 
 
 def retrieval_problem(key: str, value: object) -> str | None:
@@ -149,6 +154,32 @@ def check_retrieval_params(params: dict[str, Any], target_id: str) -> None:
             problem = retrieval_problem(key, params.get(key))
             if problem:
                 raise ValueError(f"retrieval target {target_id!r}: {problem}")
+
+
+def check_run_retrieval(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run's retrieval settings (``mode``, ``top_k``, ``rrf_k``, ``reranker``), which
+    override those of every retrieval target of its plan: a null value overrides nothing
+    and is dropped; ``top_k`` / ``rrf_k`` may be given as digit strings (a command line's).
+    ValueError naming an unknown key or the first bad value."""
+    unknown = sorted(set(settings) - set(RUN_RETRIEVAL_SETTINGS))
+    if unknown:
+        named = ", ".join(repr(key[:40]) for key in unknown[:3]) + (", …" if unknown[3:] else "")
+        raise ValueError(
+            f"unknown retrieval setting(s) {named}; a run may set "
+            f"{', '.join(RUN_RETRIEVAL_SETTINGS)}"
+        )
+    checked: dict[str, Any] = {}
+    for key in RUN_RETRIEVAL_SETTINGS:
+        value = settings.get(key)
+        if value is None:
+            continue
+        if key in ("top_k", "rrf_k") and isinstance(value, str) and _digits(value.strip()):
+            value = int(value)
+        problem = retrieval_problem(key, value)
+        if problem:
+            raise ValueError(problem)
+        checked[key] = value
+    return checked
 
 
 ALLOWED_REQUEST_PARAMS = frozenset(

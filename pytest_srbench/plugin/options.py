@@ -53,6 +53,15 @@ def _number_pair(text: str) -> tuple[str, int | float]:
     return key.strip(), int(number) if number.is_integer() else number
 
 
+def _setting_pair(text: str) -> tuple[str, str | int]:
+    """``KEY=VALUE`` with an integer value when it is one (the run options check the rest)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    value = value.strip()
+    return key.strip(), int(value) if value.isascii() and value.isdecimal() else value
+
+
 def _preview_pair(text: str) -> tuple[str, str | int]:
     key, sep, value = text.partition("=")
     key = key.strip()
@@ -75,6 +84,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "positive_int": _positive_int,
     "number_pairs": _number_pair,
     "preview_pairs": _preview_pair,
+    "setting_pairs": _setting_pair,
 }
 
 

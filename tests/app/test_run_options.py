@@ -4,9 +4,11 @@ point (pytest flags, the service's request) reads and writes the same values."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import get_args
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_srbench.app.config import SrbenchConfig
 from pytest_srbench.app.run_flags import RUN_FLAGS
@@ -20,7 +22,8 @@ SAMPLES = [
     RunOptions(),
     RunOptions(profile="quick", benchmarks=["mmlu-pro", "gpqa"], targets=["a", "b"], limit=3,
                seed=7, repeats=2, name="nightly run", limits={"max_cost_usd": 2.5,
-               "idle_timeout_s": 60}, sampling={"temperature": 0}, concurrency=32),
+               "idle_timeout_s": 60}, sampling={"temperature": 0}, concurrency=32,
+               retrieval={"mode": "fts", "top_k": 10, "rrf_k": 0, "reranker": "minilm-maxsim"}),
     RunOptions(mode="preview", preview_context={"session_id": "s-1", "sampling_seed": 4},
                offline=True),
 ]  # fmt: skip
@@ -78,7 +81,8 @@ def test_a_profile_from_the_configuration_fills_in_when_no_flag_names_one():
     ("values", "flag"),
     [({"repeats": 101}, "--srbench-repeats"), ({"seed": -1}, "--srbench-seed"),
      ({"limit": 0}, "--srbench-limit"), ({"concurrency": 5000}, "--srbench-concurrency"),
-     ({"profile": "huge"}, "--srbench-profile"), ({"name": ""}, "--srbench-name")],
+     ({"profile": "huge"}, "--srbench-profile"), ({"name": ""}, "--srbench-name"),
+     ({"retrieval": {"top_k": 0}}, "--srbench-retrieval")],
 )  # fmt: skip
 def test_an_out_of_range_option_names_its_flag(values, flag):
     with pytest.raises(InputError, match=flag):
@@ -88,3 +92,39 @@ def test_an_out_of_range_option_names_its_flag(values, flag):
 def test_an_unknown_option_is_refused():
     with pytest.raises(InputError, match="surprise"):
         validated_options({"surprise": 1})
+
+
+def test_retrieval_settings_come_from_repeated_flags():
+    config = ParsedFlags("--srbench-benchmark=rag-smoke", "--srbench-retrieval", "mode=hybrid",
+                         "--srbench-retrieval=top_k=8", "--srbench-retrieval=reranker=none")  # fmt: skip
+    options = run_options(config, SrbenchConfig())  # type: ignore[arg-type]
+    assert options.retrieval == {"mode": "hybrid", "top_k": 8, "reranker": "none"}
+
+
+def test_the_dashboards_retrieval_body_is_a_run_request():
+    body = {"retrieval": {"mode": "vector", "top_k": 5, "rrf_k": 60, "reranker": None}}
+    request = RunRequest.model_validate(body)
+    assert request.retrieval == {"mode": "vector", "top_k": 5, "rrf_k": 60}  # null: unchanged
+    assert RunRequest.model_validate({"retrieval": None}).retrieval == {}
+    flags = [arg for arg in request.pytest_args() if arg.startswith("--srbench-retrieval")]
+    assert flags == ["--srbench-retrieval=mode=vector", "--srbench-retrieval=top_k=5",
+                     "--srbench-retrieval=rrf_k=60"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("retrieval", "message"),
+    [({"mode": "fts", "rerank": "none"}, "unknown retrieval setting(s) 'rerank'"),
+     ({"reranker": "cross-encoder"}, "retrieval.reranker must be null or one of"),
+     ({"top_k": True}, "retrieval.top_k must be in 1..50"),
+     ({"mode": ["fts"]}, "retrieval.mode must be one of")],
+)  # fmt: skip
+def test_bad_retrieval_settings_are_refused_naming_the_setting(retrieval, message):
+    with pytest.raises(InputError, match=re.escape(f"--srbench-retrieval: Value error, {message}")):
+        validated_options({"retrieval": retrieval})
+    with pytest.raises(ValidationError, match=re.escape(message)):  # the service's 422
+        RunRequest.model_validate({"retrieval": retrieval})
+
+
+def test_a_malformed_retrieval_flag_is_a_usage_error():
+    with pytest.raises(SystemExit):
+        ParsedFlags("--srbench-retrieval=reranker")

@@ -64,6 +64,31 @@ def test_rag_smoke_reports_every_metric_per_mode(pytester):
     assert report["agent"] is None
 
 
+def test_run_retrieval_settings_are_frozen_into_the_plan_and_searched_with(pytester):
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-benchmark=rag-smoke", "--srbench-limit=3",
+        "--srbench-target=sim-rag-vector", "--srbench-retrieval", "reranker=minilm-maxsim",
+        "--srbench-retrieval=mode=fts", "--srbench-json=report.json",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    report = json.loads((pytester.path / "report.json").read_text())
+    settings = {"mode": "fts", "top_k": 5, "reranker": "minilm-maxsim"}
+    store = open_store(pytester.path / ".srbench")
+    (target,) = store.get_manifest(report["run_id"]).targets
+    assert target.id == "sim-rag-vector" and target.retrieval == settings
+    snapshot = report["rag"]["config_snapshot"]
+    assert snapshot["retrieval"] == {"sim-rag-vector": {**settings, "rrf_k": 60}}  # + default
+    assert snapshot["modes"] == ["fts"]
+    assert snapshot["reranker"] == {"sim-rag-vector": "minilm-maxsim"}
+    (row,) = report["rag"]["rows"]
+    assert row["mode"] == "fts" and row["successful_cases"] == 3
+    for cell in store.results(report["run_id"]):
+        rag = cell["details"]["rag"]
+        assert rag["embedding"]["source"] == "not_used"  # fts, whatever the target was
+        assert rag["reranker"]["name"] == "minilm-maxsim" and rag["reranker"]["source"] == "local"
+        assert rag["reranker"]["model_id"] == "srbench-hashing-384"  # this test's embedder
+
+
 def test_mismatched_embedding_dimension_is_refused_before_any_query(pytester):
     (pytester.path / "pyproject.toml").write_text(MISMATCHED)
     result = pytester.runpytest_subprocess(
