@@ -664,8 +664,7 @@ def test_agent_and_rag_benchmarks_in_the_create_form(server, browser):
         "top_k": 7,
         "reranker": "minilm-maxsim",
     }
-    # Until the service takes `retrieval` (another branch), it answers 422; after, 200.
-    assert answer.value.status in (200, 422)
+    assert answer.value.status == 200, answer.value.text()
     page.wait_for_selector("#review:not([disabled])")
     watched.shot("dashboard/create-rag-controls.png", full_page=True, commit=True)
     page.select_option("#retrieval-mode", "")
