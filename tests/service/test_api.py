@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -207,6 +208,31 @@ def test_idempotency_key_returns_the_same_run(client, two_runs):
     other = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 3,
                                            "idempotency_key": "pair-base"})  # fmt: skip
     assert_error(other, 409, "BENCHMARK_PLAN_INVALID")
+
+
+def test_two_clients_creating_with_one_key_at_once_get_one_run(api):
+    body = {"benchmarks": ["mmlu-pro"], "limit": 2, "idempotency_key": "at-once"}
+    before = httpx.get(f"{api.base_url}/api/runs", timeout=10).json()["total"]
+    start = threading.Barrier(2)
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        with httpx.Client(base_url=api.base_url, timeout=60) as http:
+            start.wait()
+            answers.append(http.post("/api/runs", json=body))
+
+    posters = [threading.Thread(target=post) for _ in range(2)]
+    for thread in posters:
+        thread.start()
+    for thread in posters:
+        thread.join()
+    assert sorted(a.status_code for a in answers) == [200, 202], [a.text for a in answers]
+    (run_id,) = {a.json()["run"]["id"] for a in answers}
+    with httpx.Client(base_url=api.base_url, timeout=30) as http:
+        done = wait_for(http, run_id, TERMINAL)
+        assert done["status"] == "completed"
+        assert done["progress"]["completed"] == done["planned_cells"] > 0
+        assert http.get("/api/runs").json()["total"] == before + 1  # one run was made
 
 
 def test_events_stream_resumes_without_gaps_or_repeats(client, api):
@@ -408,9 +434,21 @@ def test_without_a_token_only_loopback_hosts_are_answered(api, start_api):
 def test_a_large_body_is_refused_before_it_is_read(api, size):
     before = httpx.get(f"{api.base_url}/api/runs", timeout=10).json()["total"]
     body = json.dumps({**SLOW, "benchmarks": ["mmlu-pro"] * (size // 12)}).encode()
-    response = httpx.post(f"{api.base_url}/api/runs", content=body, timeout=60,
-                          headers={"Content-Type": "application/json"})  # fmt: skip
+
+    def pieces() -> Iterator[bytes]:  # sent as it is read: the client holds no copy
+        for start in range(0, len(body), 1 << 16):
+            yield body[start : start + (1 << 16)]
+
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+    tracemalloc.start()  # the server runs in this process: what it allocates is counted
+    try:
+        response = httpx.post(f"{api.base_url}/api/runs", content=pieces(), headers=headers,
+                              timeout=60)  # fmt: skip
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert_error(response, 413, "BENCHMARK_REQUEST_TOO_LARGE")
+    assert peak < 4 << 20, f"refusing a {size >> 20} MiB body took {peak >> 20} MiB"
     assert httpx.get(f"{api.base_url}/api/runs", timeout=10).json()["total"] == before
 
 
