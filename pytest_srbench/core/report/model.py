@@ -103,9 +103,9 @@ class DecisionRow(_Strict):
         None,
         description="When this interval rests on 55 cases or fewer: the lowest coverage a "
         "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "binomial computation), e.g. 0.793 at 1 case; null from 56 cases (>= 93 %), in a "
-        "preview, and in reports from before intervals over cases. See "
-        "docs/interval-coverage.md.",
+        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
+        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
+        "intervals over cases. See docs/interval-coverage.md.",
     )
     cost_usd: float | None = Field(
         description="Subject spend of these cases; null if any case lacks a priced receipt."
@@ -159,9 +159,9 @@ class TargetMetric(_Strict):
         None,
         description="When this interval rests on 55 cases or fewer: the lowest coverage a "
         "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "binomial computation), e.g. 0.793 at 1 case; null from 56 cases (>= 93 %), in a "
-        "preview, and in reports from before intervals over cases. See "
-        "docs/interval-coverage.md.",
+        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
+        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
+        "intervals over cases. See docs/interval-coverage.md.",
     )
     complete: bool
     output_diagnostics: OutputDiagnostics
@@ -223,7 +223,7 @@ class SummaryTarget(TargetMetric):
     macro_accuracy_ci95_worst_coverage: float | None = Field(
         None,
         description="With one benchmark, that benchmark's accuracy_ci95_worst_coverage; "
-        "null over several benchmarks, where the interval covered >= 94.5 % of simulated "
+        "null over several benchmarks, where the interval covered >= 94.4 % of simulated "
         "runs at the smoke, quick and standard designs (docs/interval-coverage.md).",
     )
     sr_bench_score: float | None = Field(
@@ -365,7 +365,7 @@ class FrontierPoint(_Strict):
         None,
         description="With one benchmark, that benchmark's worst-case coverage (as "
         "accuracy_ci95_worst_coverage); null over several benchmarks, where the interval "
-        "covered >= 94.5 % of simulated runs at the smoke, quick and standard designs "
+        "covered >= 94.4 % of simulated runs at the smoke, quick and standard designs "
         "(docs/interval-coverage.md).",
     )
     cost_usd: float | None
