@@ -1,9 +1,13 @@
-"""Descriptive statistics shared by every report: Wilson intervals and percentiles."""
+"""Descriptive statistics shared by every report: Wilson intervals (over cells and over
+cases), their worst-case coverage, and percentiles."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from fractions import Fraction
 
 WILSON_Z = 1.959963984540054
 
@@ -37,3 +41,185 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     lo = math.floor(at)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
+
+
+# --- intervals over cases --------------------------------------------------------------------
+#
+# The unit of sampling is the case: with ``--srbench-repeats K`` a case's K cells are one
+# cluster, not K independent observations. ``case_interval`` is Wilson's interval at the Kish
+# effective number of cases; ``stratified_case_interval`` joins benchmarks with fixed weights.
+# Their coverage is measured in docs/interval-coverage.md (bench/interval_coverage.py).
+
+COVERAGE_ACCURACY_RANGE = (0.3, 0.9)
+LOW_COVERAGE = 0.93
+# The largest case count at which a Wilson 95 % interval covers under LOW_COVERAGE for some true
+# accuracy in COVERAGE_ACCURACY_RANGE (exact; bench/interval_coverage.py checks every n to 400).
+LOW_COVERAGE_MAX_CASES = 55
+
+
+def case_clusters(outcomes: Iterable[tuple[Hashable, bool]]) -> list[tuple[int, int]]:
+    """(correct cells, cells) per case, in first-seen order, from (case key, correct) per cell."""
+    counts: dict[Hashable, list[int]] = {}
+    for key, correct in outcomes:
+        cell = counts.setdefault(key, [0, 0])
+        cell[0] += bool(correct)
+        cell[1] += 1
+    return [(right, cells) for right, cells in counts.values()]
+
+
+def student_t_mass(t: float, df: int) -> float:
+    """P(|T| ≤ t) for Student's t with ``df`` ≥ 1 degrees of freedom (exact: Abramowitz &
+    Stegun 26.7.3 and 26.7.4, a finite series in θ = atan(t / √df))."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    if df % 2:
+        term = math.cos(theta)
+        series = 0.0 if df == 1 else term
+        for j in range(3, df - 1, 2):  # cos θ (1 + 2/3 cos²θ + 2·4/(3·5) cos⁴θ + …)
+            term *= c2 * (j - 1) / j
+            series += term
+        return 2 / math.pi * (theta + math.sin(theta) * series)
+    term = 1.0
+    series = 1.0
+    for j in range(2, df - 1, 2):  # 1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + …
+        term *= c2 * (j - 1) / j
+        series += term
+    return math.sin(theta) * series
+
+
+@functools.cache
+def student_t_quantile(df: int, z: float = WILSON_Z) -> float:
+    """The t with P(|T| ≤ t) = P(|Z| ≤ z) for Student's t with ``df`` degrees of freedom (the
+    t counterpart of a normal quantile z), by bisection to machine precision."""
+    mass = math.erf(z / math.sqrt(2))
+    low, high = z, z
+    while student_t_mass(high, df) < mass:
+        high *= 2
+    for _ in range(200):
+        mid = (low + high) / 2
+        if mid in (low, high):
+            break
+        low, high = (mid, high) if student_t_mass(mid, df) < mass else (low, mid)
+    return high
+
+
+def effective_cases(clusters: Sequence[tuple[int, int]], z: float = WILSON_Z) -> Fraction | None:
+    """Kish effective number of independent cases behind ``Σ correct / Σ cells``.
+
+    With n cases, case i having c_i correct of k_i cells and p = Σc / Σk, the cluster-robust
+    variance of p is v = n / (n − 1) · Σ (c_i − p k_i)² / (Σk)², estimated with n − 1 degrees
+    of freedom. The effective size is p (1 − p) / v scaled by (z / t)², t being Student's
+    quantile at n − 1 degrees of freedom (so Wilson's half-width at that size is about
+    t·√v: the small-sample price of estimating v), and kept within [n, Σk]: a case mean in
+    [0, 1] has a variance of at most p (1 − p) (never fewer than n cases), and K repeats of a
+    case with success probability p_i have a variance of at least p (1 − p) / K (never more
+    than the cells). Without repeats, or when every repeat of every case agrees, p (1 − p) / v
+    is n − 1, so the result is exactly n; a single case, or p of 0 or 1, gives n. Exact
+    rational arithmetic up to the t quantile, so equal inputs give equal outputs. ``None``
+    without cells.
+    """
+    n = len(clusters)
+    cells = sum(k for _, k in clusters)
+    if n == 0 or cells == 0:
+        return None
+    right = sum(c for c, _ in clusters)
+    if n == 1 or right in (0, cells):
+        return Fraction(n)
+    p = Fraction(right, cells)
+    spread = sum(
+        (count * (c - p * k) ** 2 for (c, k), count in Counter(clusters).items()), Fraction(0)
+    )
+    if spread == 0:
+        return Fraction(cells)
+    kish = p * (1 - p) * cells * cells * (n - 1) / (n * spread)
+    if kish <= n:
+        return Fraction(n)
+    kish *= Fraction(z / student_t_quantile(n - 1, z)) ** 2
+    return min(max(kish, Fraction(n)), Fraction(cells))
+
+
+def case_interval(clusters: Sequence[tuple[int, int]], z: float = WILSON_Z) -> list[float] | None:
+    """Wilson interval of ``Σ correct / Σ cells`` at the Kish effective number of cases.
+
+    Without repeats (every case one cell) this is exactly ``wilson_interval(correct, total)``;
+    with K identical repeats of every case it is the interval of one repeat. ``None`` without
+    cells.
+    """
+    size = effective_cases(clusters, z)
+    if size is None:
+        return None
+    right = sum(c for c, _ in clusters)
+    cells = sum(k for _, k in clusters)
+    return wilson_bounds(right / cells, float(size), z)
+
+
+def stratified_case_interval(
+    strata: Sequence[tuple[float, int, int, float]], z: float = WILSON_Z
+) -> list[float] | None:
+    """Wilson interval of the weighted mean Σ ω_b p_b over strata (weight, correct, cells,
+    effective cases), the weights renormalised over strata with cells.
+
+    The variance of the weighted mean is estimated twice — with each stratum's own
+    p_b (1 − p_b) / e_b, and with the pooled p (1 − p) Σ ω_b² / e_b (which keeps a variance in
+    a stratum observed at 0 or 1, or from one case) — and the larger is used: the interval is
+    Wilson's at p with n = p (1 − p) / variance (Σ ω_b² / e_b)⁻¹ when p is 0 or 1). One
+    stratum gives exactly that stratum's ``case_interval``. ``None`` when no stratum has cells
+    or the weights sum to 0.
+    """
+    usable = [s for s in strata if s[2] > 0 and s[3] > 0]
+    total_weight = sum((Fraction(s[0]) for s in usable), Fraction(0))
+    if not usable or total_weight <= 0:
+        return None
+    p = Fraction(0)
+    own = Fraction(0)
+    design = Fraction(0)
+    for weight, right, cells, effective in usable:
+        omega = Fraction(weight) / total_weight
+        p_b = Fraction(right, cells)
+        p += omega * p_b
+        own += omega * omega * p_b * (1 - p_b) / Fraction(effective)
+        design += omega * omega / Fraction(effective)
+    variance = max(own, p * (1 - p) * design)
+    size = p * (1 - p) / variance if variance > 0 else 1 / design
+    return wilson_bounds(float(p), float(size), z)
+
+
+def _binomial_pmf(n: int, k: int, p: float) -> float:
+    return math.comb(n, k) * p**k * (1 - p) ** (n - k)
+
+
+def wilson_worst_coverage(
+    n: int, accuracies: tuple[float, float] = COVERAGE_ACCURACY_RANGE, z: float = WILSON_Z
+) -> float:
+    """The lowest coverage of the Wilson interval over n Bernoulli trials for a true
+    proportion in ``accuracies`` (exact).
+
+    Between two interval end points the set of covering outcomes k1..k2 is fixed and the
+    coverage P(k1 ≤ X ≤ k2) rises then falls (its derivative n·[b(k1 − 1) − b(k2)] over
+    n − 1 trials changes sign at most once, from + to −), so its infimum is a one-sided limit at
+    an end point — where the outcome whose interval ends there no longer covers — or a range
+    end.
+    """
+    bounds = [wilson_interval(k, n, z) or [0.0, 1.0] for k in range(n + 1)]
+    low, high = accuracies
+
+    def coverage(p: float, leaving: int | None) -> float:
+        return math.fsum(
+            _binomial_pmf(n, k, p)
+            for k, (lo, hi) in enumerate(bounds)
+            if lo <= p <= hi and k != leaving
+        )
+
+    points: list[tuple[float, int | None]] = [(low, None), (high, None)]
+    points += [(end, k) for k, pair in enumerate(bounds) for end in pair if low < end < high]
+    return min(coverage(p, leaving) for p, leaving in points)
+
+
+@functools.cache
+def coverage_caveat(cases: int) -> float | None:
+    """The worst coverage (rounded down to 0.1 %) of a 95 % Wilson interval over ``cases``
+    cases for a true accuracy in 0.3–0.9, when it is below 93 %; ``None`` otherwise."""
+    if cases < 1 or cases > LOW_COVERAGE_MAX_CASES:
+        return None
+    worst = wilson_worst_coverage(cases)
+    return math.floor(worst * 1000) / 1000 if worst < LOW_COVERAGE else None

@@ -101,6 +101,8 @@ def quality_cost_chart(
                 "run_id": p.get("run_id", ""),
                 "on_frontier": bool(p.get("on_frontier")),
                 "quality": p["quality"],
+                "ci": p.get("quality_ci95"),
+                "worst_coverage": p.get("quality_ci95_worst_coverage"),
                 "cost": p["cost_usd"],
             }
         )
@@ -116,6 +118,7 @@ def quality_cost_chart(
         "x_ticks": [{"x": round(x_of(t), 2), "label": _money(t)} for t in visible_x],
         "y_ticks": [{"y": round(y_of(q), 2), "label": f"{q:.1f}"} for q in nice_ticks(0, 1)],
         "log_x": use_log,
+        "low_coverage": any(s["worst_coverage"] is not None for s in shapes),
     }
 
 

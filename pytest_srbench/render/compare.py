@@ -7,7 +7,16 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.render.terminal import NULL, interval, num, signed, signed_percent, table
+from pytest_srbench.render.terminal import (
+    COVERAGE_FOOTNOTE,
+    NULL,
+    interval,
+    interval_with_coverage,
+    num,
+    signed,
+    signed_percent,
+    table,
+)
 
 CSV_COLUMNS = (
     "baseline_run_id", "candidate_run_id", "candidate_target_id", "baseline_target_id",
@@ -97,16 +106,21 @@ def render_frontier(frontier: Mapping[str, Any]) -> list[str]:
             point["run_id"][-8:],
             point["target_id"],
             num(point["quality"]),
-            interval(point["quality_ci95"]),
+            interval_with_coverage(point["quality_ci95"], point.get("quality_ci95_worst_coverage")),
             NULL if point["cost_usd"] is None else f"${point['cost_usd']:.6f}",
             "yes" if point["on_frontier"] else "",
         ]
         for point in [*frontier["points"], *frontier["unplaced"]]
     ]
-    return [
-        "cost–quality frontier (quality = macro accuracy; cost = subject spend):",
+    lines = [
+        "cost–quality frontier (quality = macro accuracy, its 95 % interval over cases; cost = "
+        "subject spend):",
         *table(["run", "target", "quality", "95% CI", "cost", "frontier"], rows),
     ]
+    points = [*frontier["points"], *frontier["unplaced"]]
+    if any(point.get("quality_ci95_worst_coverage") is not None for point in points):
+        lines.append(COVERAGE_FOOTNOTE)
+    return lines
 
 
 def comparison_csv(result: Mapping[str, Any]) -> str:

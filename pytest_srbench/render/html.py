@@ -22,6 +22,7 @@ from pytest_srbench.render.outputs import write_output
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import (
     NULL,
+    coverage,
     interval,
     num,
     seconds,
@@ -43,6 +44,7 @@ def environment() -> Environment:
     env.filters["pct"] = signed_percent
     env.filters["signed"] = signed
     env.filters["interval"] = interval
+    env.filters["coverage"] = coverage
     env.globals["asset"] = template_asset
     env.globals["script_hash"] = report_script_hash()
     return env

@@ -36,6 +36,31 @@ def interval(values: Sequence[float] | None) -> str:
     return NULL if not values else f"[{values[0]:.3f}, {values[1]:.3f}]"
 
 
+def coverage(worst: float | None) -> str:
+    """The worst-case coverage an interval carries (``…_worst_coverage``), or nothing."""
+    return "" if worst is None else f"covers ≥{100 * worst:.1f}%"
+
+
+def interval_with_coverage(values: Sequence[float] | None, worst: float | None) -> str:
+    """An interval with its worst-case coverage beside it when that is below 93 %."""
+    note = coverage(worst) if values else ""
+    return f"{interval(values)} ({note})" if note else interval(values)
+
+
+COVERAGE_FOOTNOTE = (
+    "covers ≥X% = a 95 % interval over 55 cases or fewer: for a true accuracy in 0.3–0.9 it "
+    "covers it in as few as X % of runs (docs/interval-coverage.md); intervals count cases, a "
+    "case's repeats are one unit."
+)
+
+
+def _shows_coverage(report: dict[str, Any]) -> bool:
+    rows = [*report["summary"]["targets"], *report["benchmarks"]]
+    rows += [d for t in report["summary"]["targets"] for d in t.get("decision_breakdown") or []]
+    keys = ("accuracy_ci95_worst_coverage", "macro_accuracy_ci95_worst_coverage")
+    return any(row.get(key) is not None for row in rows for key in keys)
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
 
@@ -71,7 +96,8 @@ def router_lines(target: dict[str, Any], recipe: dict[str, Any] | None) -> list[
             ["decision", "cases", "accuracy", "95% CI", "cost", "selected models"],
             [
                 [str(d["decision"] or "unknown"), str(d["cases"]), num(d["accuracy"]),
-                 interval(d["accuracy_ci95"]), usd(d["cost_usd"]), _counts(d["selected_models"])]
+                 interval_with_coverage(d["accuracy_ci95"], d.get("accuracy_ci95_worst_coverage")),
+                 usd(d["cost_usd"]), _counts(d["selected_models"])]
                 for d in breakdown
             ],
         )  # fmt: skip
@@ -184,7 +210,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
          "judge cost", "ttft p50", "latency p50/p90/p95"],
         [
             [
-                _label(t), num(t["accuracy"]), interval(t["accuracy_ci95"]), f"{t['correct'] if t['correct'] is not None else NULL}/{t['total']}",
+                _label(t), num(t["accuracy"]), interval_with_coverage(t["accuracy_ci95"], t.get("accuracy_ci95_worst_coverage")), f"{t['correct'] if t['correct'] is not None else NULL}/{t['total']}",
                 str(t["failed"]), str(t["pending"]), "yes" if t["complete"] else "no", usd(t["cost_usd"]),
                 usd(t["known_cost_usd"]), usd(t["evaluation_cost_usd"]), seconds(t["ttft_p50_s"]),
                 f"{seconds(t['latency_p50_s'])}/{seconds(t['latency_p90_s'])}/{seconds(t['latency_p95_s'])}",
@@ -214,7 +240,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     lines += table(
         ["benchmark", "target", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
         [
-            [row["benchmark"], row["target_id"], num(row["accuracy"]), interval(row["accuracy_ci95"]),
+            [row["benchmark"], row["target_id"], num(row["accuracy"]),
+             interval_with_coverage(row["accuracy_ci95"], row.get("accuracy_ci95_worst_coverage")),
              f"{row['correct'] if row['correct'] is not None else NULL}/{row['total']}", str(row["failed"]),
              usd(row["cost_usd"])]
             for row in report["benchmarks"]
@@ -227,9 +254,14 @@ def render_summary(report: dict[str, Any]) -> list[str]:
             if t["sr_bench_score"] is not None
             else "null (not a full, complete run)"
         )
-        lines.append(
-            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} · sr_bench_score {score} · {t['score_scope']}"
+        macro_ci = interval_with_coverage(
+            t.get("macro_accuracy_ci95"), t.get("macro_accuracy_ci95_worst_coverage")
         )
+        lines.append(
+            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · sr_bench_score {score} · {t['score_scope']}"
+        )
+    if _shows_coverage(report):
+        lines.append(COVERAGE_FOOTNOTE)
     if report.get("repeats"):
         lines.append("")
         lines += repeat_lines(report["repeats"])

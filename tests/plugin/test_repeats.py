@@ -83,6 +83,22 @@ def test_repeats_journal_every_cell_and_report_agreement(pytester, capsys):
     for target in thrice["summary"]["targets"]:
         assert target["total"] == 54  # every repeat counts in the denominator
 
+    # the deterministic target's repeats all agree: every interval is the K=1 one (a case's
+    # repeats are one unit, not three independent observations)
+    once_steady = once["summary"]["targets"][0]
+    thrice_steady = next(t for t in thrice["summary"]["targets"] if t["id"] == "steady")
+    assert thrice_steady["cases"] == 18 and thrice_steady["accuracy_effective_cases"] == 18
+    for key in ("accuracy_ci95", "macro_accuracy_ci95"):
+        assert thrice_steady[key] == once_steady[key], key
+    rows = [r["accuracy_ci95"] for r in thrice["benchmarks"] if r["target_id"] == "steady"]
+    assert rows == [r["accuracy_ci95"] for r in once["benchmarks"]]
+    points = {
+        (frontier["target_id"], "once" if report is once else "thrice"): frontier["quality_ci95"]
+        for report in (once, thrice)
+        for frontier in report["frontier"]["points"] + report["frontier"]["unplaced"]
+    }
+    assert points["steady", "thrice"] == points["steady", "once"] is not None
+
     agreement = {t["target_id"]: t for t in thrice["repeats"]["targets"]}
     assert agreement["steady"]["flip_rate"] == 0  # deterministic answers never flip
     assert agreement["steady"]["mean_agreement"] == 1

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_srbench.core.calls.usage import is_known_cost
-from pytest_srbench.core.stats import wilson_interval
+from pytest_srbench.core.stats import case_clusters, case_interval, coverage_caveat
 
 Row = Mapping[str, Any]
 UNKNOWN_DECISION = "unknown"
@@ -68,7 +68,13 @@ def _case_decisions(
 
 
 def decision_breakdown(
-    results: Sequence[Row], calls: Sequence[Row], total_planned: int, *, preview: bool = False
+    results: Sequence[Row],
+    calls: Sequence[Row],
+    total_planned: int,
+    *,
+    preview: bool = False,
+    planned_ids: Sequence[str] | None = None,
+    case_of: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Accuracy, spend and selected models per routing decision of one router target.
 
@@ -76,6 +82,10 @@ def decision_breakdown(
     result row nor a subject call count under the unknown decision (as incorrect, and with
     an unknown cost). A preview run has null ``correct`` / ``accuracy`` / ``accuracy_ci95``.
     Empty when no case has a decision.
+
+    ``accuracy_ci95`` is taken over cases: a decision's cells of one original case
+    (``case_of`` maps a repeat's id to it) are one cluster (``core.stats.case_interval``);
+    ``planned_ids`` names the unobserved planned cells, else each is its own case.
     """
     subject = [c for c in calls if c.get("role") == "subject" and c.get("case_id")]
     decisions = _case_decisions(results, subject, preview)
@@ -91,6 +101,10 @@ def decision_breakdown(
         groups.setdefault(decision, []).append(case_id)
     if unobserved:
         groups.setdefault(None, [])
+    original = case_of or {}
+    unseen: list[object] = [i for i in planned_ids or () if i not in decisions]
+    if len(unseen) != unobserved:
+        unseen = [(None, n) for n in range(unobserved)]
     rows = []
     for decision, case_ids in groups.items():
         cases = len(case_ids) + (unobserved if decision is None else 0)
@@ -98,6 +112,14 @@ def decision_breakdown(
             by_case[i] for i in case_ids if by_case.get(i, {}).get("status") == "completed"
         ]
         correct = sum(1 for r in completed if r.get("correct") is True)
+        right = {str(r["case_id"]) for r in completed if r.get("correct") is True}
+        clusters = case_clusters(
+            [(original.get(i, i), i in right) for i in case_ids]
+            + [
+                (original.get(i, i) if isinstance(i, str) else i, False)
+                for i in (unseen if decision is None else [])
+            ]
+        )
         group_calls = [c for i in case_ids for c in calls_of.get(i, [])]
         costs: list[Any] = [c.get("cost_usd") for c in group_calls]
         known = [float(c) for c in costs if is_known_cost(c)]
@@ -117,7 +139,8 @@ def decision_breakdown(
                 "completed": len(completed),
                 "correct": None if preview else correct,
                 "accuracy": None if preview else correct / cases,
-                "accuracy_ci95": None if preview else wilson_interval(correct, cases),
+                "accuracy_ci95": None if preview else case_interval(clusters),
+                "accuracy_ci95_worst_coverage": None if preview else coverage_caveat(len(clusters)),
                 "cost_usd": math.fsum(known) if cost_known else None,
                 "known_cost_usd": math.fsum(known),
                 "selected_models": models,

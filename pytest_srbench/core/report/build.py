@@ -21,7 +21,12 @@ from pytest_srbench.core.calls.usage import cache_neutral_cost, sum_cost
 from pytest_srbench.core.models import FAILED_CELL_STATUSES, Manifest, Run, Target
 from pytest_srbench.core.offline.reconcile import correction_summary, effective_calls
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
-from pytest_srbench.core.report.frontier import frontier, frontier_point
+from pytest_srbench.core.report.frontier import (
+    frontier,
+    frontier_point,
+    macro_interval,
+    macro_worst_coverage,
+)
 from pytest_srbench.core.report.metrics import Row, target_metric
 from pytest_srbench.core.report.tasks import (
     agent_section,
@@ -40,12 +45,23 @@ FIXED_LIMITATIONS = (
     "Costs use the frozen prices in the plan; self-hosted or simulated targets have no billed "
     "spend unless their prices say so.",
     "Wilson intervals describe sampling error over the planned cases, not variation between "
-    "repeated runs of a nondeterministic target.",
+    "repeated runs of a nondeterministic target; their unit is the case (a case's repeats are "
+    "one unit).",
 )
 PREVIEW_LIMITATION = (
     "Preview run: routing decisions only; no answers were generated, so accuracy is null by design."
 )
-PREVIEW_NULLED = ("accuracy", "accuracy_ci95", "correct", "macro_accuracy", "sr_bench_score")
+PREVIEW_NULLED = (
+    "accuracy",
+    "accuracy_ci95",
+    "accuracy_effective_cases",
+    "accuracy_ci95_worst_coverage",
+    "correct",
+    "macro_accuracy",
+    "macro_accuracy_ci95",
+    "macro_accuracy_ci95_worst_coverage",
+    "sr_bench_score",
+)
 
 
 def _parse_time(value: str) -> datetime:
@@ -407,6 +423,8 @@ def build_report(
     for call in calls:
         calls_by_target[call["target_id"]].append(call)
     benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+    # the unit of every accuracy interval: a repeat's cell belongs to its original case
+    case_of = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
     all_benchmarks = sorted(set(benchmark_of.values()))
     present = {benchmark_of[cell.case_id] for cell in manifest.planned_cells()}
     preview = manifest.mode == "preview"
@@ -427,6 +445,7 @@ def build_report(
             id_set,
             pricing.neutral_cost,
             session_mode=session_mode,
+            case_of=case_of,
         )
         own_rows = []
         own_results = []
@@ -445,11 +464,14 @@ def build_report(
                     bench_ids,
                     pricing.neutral_cost,
                     session_mode=session_mode,
+                    case_of=case_of,
                 )
             )
             own_rows.append(row)
             own_results.append(bench_results)
         metric.update(macro_and_score(manifest, own_rows, metric["complete"], present))
+        metric["macro_accuracy_ci95"] = macro_interval(own_rows, manifest.benchmark_weights)
+        metric["macro_accuracy_ci95_worst_coverage"] = macro_worst_coverage(own_rows)
         metric.update({"kind": target.kind, "model": target.model, "simulated": target.simulated})
         metric["decision_breakdown"] = (
             decision_breakdown(
@@ -457,6 +479,8 @@ def build_report(
                 [c for c in target_calls if c.get("case_id") in id_set],
                 len(id_set),
                 preview=preview,
+                planned_ids=ids,
+                case_of=case_of,
             )
             if target.kind == "mom"
             else []

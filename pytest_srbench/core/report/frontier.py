@@ -1,43 +1,56 @@
 """The cost–quality frontier: targets no other target beats on both quality and cost (pure).
 
-Quality is the fixed-weight macro accuracy with a weighted Wilson interval (per-benchmark
-Wilson intervals combined by MOVER); cost is the subject spend (what serving the workload
-cost; judge and simulator spend is the benchmark's, the same for every target). Targets
-with unknown quality or cost are listed apart, never placed on the frontier.
+Quality is the fixed-weight macro accuracy with a stratified Wilson interval over cases
+(``core.stats.stratified_case_interval``: each benchmark at its Kish effective number of
+cases, so a case's repeats are one case); cost is the subject spend (what serving the
+workload cost; judge and simulator spend is the benchmark's, the same for every target).
+Targets with unknown quality or cost are listed apart, never placed on the frontier.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_srbench.core.stats import wilson_interval
+from pytest_srbench.core.stats import coverage_caveat, stratified_case_interval
 
-QUALITY_INTERVAL_METHOD = "weighted-wilson-mover"
+QUALITY_INTERVAL_METHOD = "stratified-case-wilson"
 COST_BASIS = "subject cost_usd (judge and simulator spend excluded)"
+
+
+def _effective(row: Mapping[str, Any]) -> float:
+    """A row's effective number of cases; a report from before intervals over cases has
+    none, and its cells stand in (exact without repeats)."""
+    effective = row.get("accuracy_effective_cases")
+    return float(effective if effective is not None else row["total"])
 
 
 def macro_interval(
     rows: Sequence[Mapping[str, Any]], weights: Mapping[str, float]
 ) -> list[float] | None:
-    """Σ ω_b p_b ± sqrt(Σ ω_b² (p_b − bound_b)²) over the benchmark rows of one target."""
+    """The 95 % interval of the fixed-weight macro accuracy Σ ω_b p_b of one target's
+    benchmark rows, over cases (``stratified_case_interval``); ``None`` without cells or
+    with an unknown (preview) ``correct``."""
     usable = [row for row in rows if row["total"]]
-    total_weight = sum(weights[row["benchmark"]] for row in usable)
-    if not usable or total_weight <= 0:
+    if any(row.get("correct") is None for row in usable):
         return None
-    centre = 0.0
-    below = 0.0
-    above = 0.0
-    for row in usable:
-        omega = weights[row["benchmark"]] / total_weight
-        p = row["correct"] / row["total"]
-        bounds = wilson_interval(row["correct"], row["total"])
-        assert bounds is not None
-        centre += omega * p
-        below += (omega * (p - bounds[0])) ** 2
-        above += (omega * (bounds[1] - p)) ** 2
-    return [max(0.0, centre - math.sqrt(below)), min(1.0, centre + math.sqrt(above))]
+    return stratified_case_interval(
+        [
+            (weights[row["benchmark"]], row["correct"], row["total"], _effective(row))
+            for row in usable
+        ]
+    )
+
+
+def macro_worst_coverage(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The coverage caveat of a macro interval: with one benchmark it is that benchmark's
+    interval and carries its caveat (``core.stats.coverage_caveat``); over several
+    benchmarks ``None`` (measured in docs/interval-coverage.md)."""
+    usable = [row for row in rows if row["total"]]
+    if len(usable) != 1:
+        return None
+    row = usable[0]
+    return coverage_caveat(int(row.get("cases") or row["total"]))
 
 
 def frontier_point(
@@ -54,6 +67,7 @@ def frontier_point(
         "kind": target.get("kind", "single"),
         "quality": target.get("macro_accuracy"),
         "quality_ci95": macro_interval(own, weights),
+        "quality_ci95_worst_coverage": macro_worst_coverage(own),
         "cost_usd": target.get("cost_usd"),
         "total_spend_usd": target.get("total_spend_usd"),
         "complete": target.get("complete"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pytest_srbench.core.calls.continuity import continuity
@@ -19,9 +19,17 @@ from pytest_srbench.core.calls.usage import (
     is_known_cost,
     sum_cost,
 )
-from pytest_srbench.core.stats import percentile, wilson_interval
+from pytest_srbench.core.stats import (
+    case_clusters,
+    case_interval,
+    coverage_caveat,
+    effective_cases,
+    percentile,
+)
 
 ACCURACY_DENOMINATOR = "all_planned_cases; failures and unanswered count as incorrect"
+# The unit of sampling of every accuracy interval: the repeats of one case are one case.
+INTERVAL_UNIT = "case"
 Row = dict[str, Any]
 
 
@@ -55,6 +63,44 @@ def output_diagnostics(
             "finish_reasons": dict(sorted(reasons.items())),
             "unknown_finish_reason": len(subject) - sum(reasons.values()),
         },
+    }
+
+
+def accuracy_interval(
+    results: Sequence[Row],
+    total: int,
+    planned_ids: Collection[str] | None,
+    case_of: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The accuracy interval over cases: every planned cell is one outcome of its case
+    (``case_of`` maps a repeat's case id to its original; failed, unanswered and pending cells
+    are wrong), and the Wilson interval is taken at the Kish effective number of cases
+    (``core.stats.case_interval``): without repeats, Wilson on correct / total.
+
+    Without ``planned_ids`` the cells are the result rows plus ``total`` − rows pending cells,
+    each its own case.
+    """
+    right = {
+        str(r["case_id"])
+        for r in results
+        if r.get("status") == "completed" and r.get("correct") is True
+    }
+    if planned_ids is not None:
+        cells: list[tuple[object, bool]] = [(case_id, case_id in right) for case_id in planned_ids]
+    else:
+        cells = [(str(r["case_id"]), str(r["case_id"]) in right) for r in results]
+        cells += [((None, i), False) for i in range(max(0, total - len(results)))]
+    original = case_of or {}
+    clusters = case_clusters(
+        (original.get(key, key) if isinstance(key, str) else key, correct) for key, correct in cells
+    )
+    size = effective_cases(clusters)
+    return {
+        "cases": len(clusters),
+        "accuracy_interval_unit": INTERVAL_UNIT,
+        "accuracy_ci95": case_interval(clusters),
+        "accuracy_effective_cases": float(size) if size is not None else None,
+        "accuracy_ci95_worst_coverage": coverage_caveat(len(clusters)) if clusters else None,
     }
 
 
@@ -104,12 +150,14 @@ def target_metric(
     neutral_cost: Callable[[Row], float | None],
     *,
     session_mode: str = "stateless",
+    case_of: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """One metric row (reference/report-and-accounting.md §3.3) for one target or benchmark row.
 
     ``selection_statuses`` / ``selection_reasons`` are null here: only a preview run observes
     them (``core.routing.preview_distributions``). ``continuity`` is §5.1 under
-    ``session_mode``.
+    ``session_mode``. ``case_of`` maps a repeat's case id to its original case: the accuracy
+    interval's unit (``accuracy_interval``).
     """
     completed = [r for r in results if r.get("status") == "completed"]
     scored = [r for r in completed if isinstance(r.get("correct"), bool)]
@@ -154,7 +202,7 @@ def target_metric(
         "correct": correct,
         "accuracy": correct / total if total else None,
         "accuracy_denominator": ACCURACY_DENOMINATOR,
-        "accuracy_ci95": wilson_interval(correct, total),
+        **accuracy_interval(results, total, planned_ids, case_of),
         "complete": len(completed) == total and len(scored) == total,
         "output_diagnostics": output_diagnostics(results, subject, total),
         "cost_usd": sum_cost(c.get("cost_usd") for c in subject) if cost_complete else None,

@@ -94,7 +94,19 @@ class DecisionRow(_Strict):
     accuracy: float | None = Field(
         description="correct / cases (failures count as incorrect); null in a preview run."
     )
-    accuracy_ci95: list[float] | None
+    accuracy_ci95: list[float] | None = Field(
+        description="Wilson 95 % interval over cases: a decision's cells of one original case "
+        "are one unit (Kish effective size; docs/report.md, Intervals); Wilson on correct / "
+        "cases without repeats."
+    )
+    accuracy_ci95_worst_coverage: float | None = Field(
+        None,
+        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
+        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
+        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
+        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
+        "intervals over cases. See docs/interval-coverage.md.",
+    )
     cost_usd: float | None = Field(
         description="Subject spend of these cases; null if any case lacks a priced receipt."
     )
@@ -119,8 +131,37 @@ class TargetMetric(_Strict):
         "preview run."
     )
     accuracy_denominator: str
+    cases: int | None = Field(
+        None,
+        description="Distinct planned cases (a case's repeats are one case); equals total "
+        "without repeats. Null in reports from before intervals over cases.",
+    )
+    accuracy_interval_unit: str | None = Field(
+        None,
+        description="The unit of sampling of accuracy_ci95: 'case' (the repeats of one case "
+        "are one unit, never independent observations). Null in reports from before intervals "
+        "over cases, whose intervals counted cells.",
+    )
     accuracy_ci95: list[float] | None = Field(
-        description="Wilson 95 % interval of correct / total."
+        description="Wilson 95 % interval of correct / total over cases: Wilson's score "
+        "interval at the Kish effective number of cases (accuracy_effective_cases); exactly "
+        "Wilson on correct / total without repeats, and never narrower than Wilson over the "
+        "cases' cells."
+    )
+    accuracy_effective_cases: float | None = Field(
+        None,
+        description="Kish effective number of independent cases behind the interval: "
+        "p(1-p) / (cluster-robust variance of p), kept within [cases, total]; = cases "
+        "without repeats or when every repeat agrees. Null without cells, in a preview, and "
+        "in reports from before intervals over cases.",
+    )
+    accuracy_ci95_worst_coverage: float | None = Field(
+        None,
+        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
+        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
+        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
+        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
+        "intervals over cases. See docs/interval-coverage.md.",
     )
     complete: bool
     output_diagnostics: OutputDiagnostics
@@ -173,6 +214,18 @@ class SummaryTarget(TargetMetric):
         description="Per routing decision of a router (mom) target; [] for single targets."
     )
     macro_accuracy: float | None
+    macro_accuracy_ci95: list[float] | None = Field(
+        None,
+        description="95 % interval of macro_accuracy over cases (stratified case Wilson; "
+        "the frontier's quality_ci95). Null in a preview and in reports from before "
+        "intervals over cases.",
+    )
+    macro_accuracy_ci95_worst_coverage: float | None = Field(
+        None,
+        description="With one benchmark, that benchmark's accuracy_ci95_worst_coverage; "
+        "null over several benchmarks, where the interval covered >= 94.4 % of simulated "
+        "runs at the smoke, quick and standard designs (docs/interval-coverage.md).",
+    )
     sr_bench_score: float | None = Field(
         description="Only with all nine benchmarks, complete, not a recovery child."
     )
@@ -303,7 +356,18 @@ class FrontierPoint(_Strict):
     target_id: str
     kind: str
     quality: float | None
-    quality_ci95: list[float] | None
+    quality_ci95: list[float] | None = Field(
+        description="95 % interval of the macro accuracy over cases: Wilson at the weighted "
+        "mean with the Kish effective size of the benchmark mix, the larger of the "
+        "per-benchmark and pooled variance estimates (quality_interval_method)."
+    )
+    quality_ci95_worst_coverage: float | None = Field(
+        None,
+        description="With one benchmark, that benchmark's worst-case coverage (as "
+        "accuracy_ci95_worst_coverage); null over several benchmarks, where the interval "
+        "covered >= 94.4 % of simulated runs at the smoke, quick and standard designs "
+        "(docs/interval-coverage.md).",
+    )
     cost_usd: float | None
     total_spend_usd: float | None
     complete: bool | None
