@@ -8,6 +8,7 @@ from pytest_srbench.core.compare.design import gate_design
 from pytest_srbench.core.compare.gate import evaluate_gate, holds
 from pytest_srbench.core.compare.runs import compare
 from pytest_srbench.core.models import Limits
+from pytest_srbench.render.compare import gate_markdown
 from tests.core.compare.test_runs import side
 from tests.core.helpers import case
 
@@ -166,6 +167,12 @@ def test_the_benchmark_scope_catches_a_drop_confined_to_one_benchmark() -> None:
         "Bonferroni-adjusted over 9) against base: t mmlu-pro Δ -0.250 [-0.348, -0.152] FAIL"
     )
     assert scoped["design"]["confidence"] == pytest.approx(1 - 0.05 / 9)
+    # the GitHub step summary: the design, then a row per benchmark
+    report = {"run_id": "cand", "status": "completed", "profile": "quick"}
+    summary = gate_markdown(scoped, report)
+    assert "Design: design power " in summary
+    assert "| t | t | mmlu-pro | 200 | -0.250 | [-0.348, -0.152] | FAIL |" in summary
+    assert "| t | t | scicode | 3 | +0.000 |" in summary
 
 
 def test_every_verdict_carries_the_designs_power() -> None:
