@@ -14,6 +14,7 @@ from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import PlanDraft, build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
+from pytest_srbench.core.compare.design import gate_design, plan_groups
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
 from pytest_srbench.core.offline.recovery import RecoveryError
@@ -265,6 +266,7 @@ class CollectPhase(PluginState):
                     f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "
                     f"cannot gate this run: {error}"
                 ) from None
+            self._check_gate_design(self.manifest)
         indexes = self._check_indexes(self.manifest)
         store = self.open()
         run, created = store.create_run(
@@ -277,6 +279,23 @@ class CollectPhase(PluginState):
                     store.save_snapshot(run.id, "index", target_id, info)
         self._adopt(run)
         self._assign(session, selected)
+
+    def _check_gate_design(self, manifest: Manifest) -> None:
+        """A gate that can never pass (or never fail) at this plan's size is refused before
+        anything runs, naming the cases it would need."""
+        settings = self.settings
+        names, sizes, weights = plan_groups(plan_identity(manifest))
+        design = gate_design(
+            names,
+            sizes,
+            weights,
+            mode=settings.gate,
+            margin=settings.margin,
+            scope=settings.gate_scope,
+            interval=settings.gate_interval,
+        )
+        if not design["usable"]:
+            raise pytest.UsageError(f"pytest-srbench: {design['problem']}")
 
     def _target_urls(self, manifest: Manifest) -> dict[str, str]:
         """Where each target is reached: managed endpoints, and the simulator for simulated ones."""

@@ -97,6 +97,7 @@ class FinishPhase(PluginState):
             mode=settings.gate,
             margin=settings.margin,
             interval=settings.gate_interval,
+            scope=settings.gate_scope,
         )
         self.report["gate"] = self.gate
         write_run_report(store, self.run_id, self.report, None)  # the user's files: later

@@ -17,6 +17,7 @@ from pytest_srbench.core.plan.choices import (
     DEFAULT_MARGIN,
     GATE_INTERVALS,
     GATE_MODES,
+    GATE_SCOPES,
     TRANSPORTS,
 )
 
@@ -153,7 +154,15 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--srbench-gate-interval",
         choices=GATE_INTERVALS,
-        help="paired interval the gate reads (default newcombe; hoeffding is conservative)",
+        help="paired interval the gate reads (default wald: stratified, with a variance floor "
+        "per benchmark; newcombe undercovers when runs disagree often; hoeffding is "
+        "conservative)",
+    )
+    group.addoption(
+        "--srbench-gate-scope",
+        choices=GATE_SCOPES,
+        help="gate the macro score (default) or every benchmark on its own (benchmark: a drop "
+        "in any one fails; Bonferroni-adjusted)",
     )
     group.addoption(
         "--srbench-recover",
@@ -187,7 +196,8 @@ class Settings:
     baseline: str | None = None
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
-    gate_interval: str = "newcombe"
+    gate_interval: str = "wald"
+    gate_scope: str = "macro"
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
 
@@ -265,7 +275,8 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         baseline=config.getoption("srbench_baseline"),
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
-        gate_interval=config.getoption("srbench_gate_interval") or "newcombe",
+        gate_interval=config.getoption("srbench_gate_interval") or "wald",
+        gate_scope=config.getoption("srbench_gate_scope") or "macro",
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
     )
@@ -294,7 +305,7 @@ def check_gate_options(config: pytest.Config) -> None:
     """Gate options without a baseline are a usage error, not silently ignored."""
     if config.getoption("srbench_baseline"):
         return
-    for name in ("srbench_gate", "srbench_margin", "srbench_gate_interval"):
+    for name in ("srbench_gate", "srbench_margin", "srbench_gate_interval", "srbench_gate_scope"):
         if config.getoption(name) is not None:
             flag = "--" + name.replace("_", "-")
             raise pytest.UsageError(f"pytest-srbench: {flag} needs --srbench-baseline")

@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_srbench.core.compare.design import design_summary
 from pytest_srbench.render.terminal import (
     COVERAGE_FOOTNOTE,
     NULL,
@@ -22,7 +23,7 @@ CSV_COLUMNS = (
     "baseline_run_id", "candidate_run_id", "candidate_target_id", "baseline_target_id",
     "quality_delta", "micro_quality_delta", "paired_cases", "wins", "losses", "ties",
     "hoeffding_low", "hoeffding_high", "bootstrap_low", "bootstrap_high",
-    "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
+    "stratified_wald_low", "stratified_wald_high", "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
     "mcnemar_exact_p", "cases_needed_for_margin", "margin",
     "subject_cost_saving_percent", "total_cost_saving_percent",
     "cache_neutral_cost_saving_percent", "cost_basis", "total_cost_comparison_reason",
@@ -59,7 +60,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
                 signed(row["quality_delta"]),
                 f"{row['wins']}/{row['losses']}/{row['ties']}",
                 interval(row["quality_delta_ci95"]),
-                interval(stats["stratified_newcombe_ci95"]),
+                interval(stats["stratified_wald_ci95"]),
                 interval(row["quality_delta_bootstrap_ci95"]),
                 num(stats["mcnemar_exact_p"]),
                 NULL
@@ -70,7 +71,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             ]
         )
     header = [
-        "run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "Newcombe 95%", "bootstrap",
+        "run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "gate 95%", "bootstrap",
         "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving",
     ]  # fmt: skip
     flips = any(
@@ -88,8 +89,10 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
     lines += ["", *render_frontier(result["frontier"])]
     lines.append(
         "Δ = candidate − baseline macro accuracy (failures count as wrong). Hoeffding is "
-        "sr-bench's valid but wide interval; Newcombe (stratified by benchmark) is the gate's "
-        "default; the bootstrap is a diagnostic."
+        "sr-bench's valid but wide interval; gate = the gate's default, a stratified Wald "
+        "interval with a variance floor per benchmark (the stratified Newcombe interval, "
+        "which undercovers when the runs disagree on many cases, is in the JSON and CSV); "
+        "the bootstrap is a diagnostic."
         + (
             " Flip rate = share of a target's cases whose repeats did not all agree (— without "
             "repeats); savings compare spend per case."
@@ -138,6 +141,8 @@ def comparison_csv(result: Mapping[str, Any]) -> str:
             "hoeffding_high": row["quality_delta_ci95"][1],
             "bootstrap_low": row["quality_delta_bootstrap_ci95"][0],
             "bootstrap_high": row["quality_delta_bootstrap_ci95"][1],
+            "stratified_wald_low": stats["stratified_wald_ci95"][0],
+            "stratified_wald_high": stats["stratified_wald_ci95"][1],
             "stratified_newcombe_low": stats["stratified_newcombe_ci95"][0],
             "stratified_newcombe_high": stats["stratified_newcombe_ci95"][1],
             "newcombe_low": stats["newcombe_ci95"][0],
@@ -170,7 +175,22 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     ]
     if gate["reason"]:
         lines += [f"**{_md(gate['reason'])}**", ""]
-    if gate["targets"]:
+    if gate.get("design"):
+        lines += [f"Design: {_md(design_summary(gate['design']))}.", ""]
+    if gate["targets"] and gate.get("scope") == "benchmark":
+        lines += [
+            "| target | baseline target | benchmark | cases | Δ | interval | verdict |",
+            "| --- | --- | --- | ---: | ---: | --- | --- |",
+        ]
+        for target in gate["targets"]:
+            for bench in target["benchmarks"] or []:
+                low, high = bench["interval"]
+                lines.append(
+                    f"| {_md(target['target_id'])} | {_md(target['baseline_target_id'])} | "
+                    f"{_md(bench['benchmark'])} | {bench['cases']} | {bench['delta']:+.3f} | "
+                    f"[{low:+.3f}, {high:+.3f}] | {'ok' if bench['passed'] else 'FAIL'} |"
+                )
+    elif gate["targets"]:
         lines += [
             "| target | baseline target | Δ quality | 95 % interval | verdict |",
             "| --- | --- | ---: | --- | --- |",

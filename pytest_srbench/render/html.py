@@ -163,7 +163,7 @@ def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
                     "label": f"{row['candidate_target_id']} ({candidate['candidate_run_id'][-6:]})",
                     "delta": row["quality_delta"],
                     "intervals": {
-                        "Newcombe": stats["stratified_newcombe_ci95"],
+                        "gate (Wald)": stats["stratified_wald_ci95"],
                         "Hoeffding": row["quality_delta_ci95"],
                         "bootstrap": row["quality_delta_bootstrap_ci95"],
                     },
@@ -172,7 +172,7 @@ def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
     by_target: dict[str, list[dict[str, Any]]] = {}
     for entry in rows:
         by_target.setdefault(entry["row"]["candidate_target_id"], []).append(
-            {**entry, "intervals": {"Newcombe": entry["intervals"]["Newcombe"]},
+            {**entry, "intervals": {"gate (Wald)": entry["intervals"]["gate (Wald)"]},
              "label": entry["run_id"][-8:]}
         )  # fmt: skip
     frontier = result["frontier"]

@@ -62,6 +62,7 @@ def test_compare_runs_in_the_store_is_read_only(three_runs):
     for row in first["comparisons"]:
         assert row["quality_delta_ci95_method"] == "weighted-paired-hoeffding"
         assert row["paired_statistics"]["stratified_newcombe_ci95"][0] < 0
+        assert row["paired_statistics"]["stratified_wald_ci95"][0] < 0
     same = {r["candidate_target_id"]: r for r in first["comparisons"]}["sim-large"]
     assert same["quality_delta"] == 0 and same["losses"] == 0  # the simulator is deterministic
     assert same["subject_cost_saving_percent"] == pytest.approx(0, abs=1e-9)
@@ -75,7 +76,7 @@ def test_compare_text_and_csv_outputs_from_report_files(three_runs, tmp_path):
     out_csv = tmp_path / "cmp.csv"
     done = srbench(root, "compare", "a.json", "b.json", "--csv", str(out_csv), "--margin", "0.1")
     assert done.returncode == 0, done.stderr
-    assert "Newcombe 95%" in done.stdout and "cost–quality frontier" in done.stdout
+    assert "gate 95%" in done.stdout and "cost–quality frontier" in done.stdout
     assert f"baseline {a}" in done.stdout
     rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
     assert [r["candidate_target_id"] for r in rows] == ["sim-large", "sim-small"]

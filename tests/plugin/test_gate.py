@@ -97,11 +97,12 @@ def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkey
     worse = run(project, "--srbench-baseline=main.json", "--srbench-json=worse.json")
     assert worse.ret == 1, worse.stdout.str()
     gate_line = worse.stdout.lines[-2]
-    assert gate_line.startswith("srbench gate FAILED (regression, stratified Newcombe 95 %)")
-    assert "mut Δ -0.1" in gate_line and gate_line.endswith("FAIL")
+    assert gate_line.startswith("srbench gate FAILED (regression, stratified Wald 95 %)")
+    assert "mut Δ -0.1" in gate_line and "FAIL — design power " in gate_line
     report = json.loads((project.path / "worse.json").read_text())
     gate = report["gate"]
     assert gate["passed"] is False and gate["targets"][0]["interval"][1] < 0
+    assert gate["design"]["cases"] == 640 and gate["design"]["usable"] is True
     assert gate["comparison"]["comparisons"][0]["paired_cases"] == 640
     stored = project.path / ".srbench" / "runs" / report["run_id"] / "report.json"
     assert json.loads(stored.read_text())["gate"]["passed"] is False
@@ -125,17 +126,19 @@ def test_noninferiority_against_a_run_in_the_store(project):
     run_id = json.loads((project.path / "main.json").read_text())["run_id"]
     ok = run(project, f"--srbench-baseline={run_id}", "--srbench-gate=noninferiority")
     assert ok.ret == 0, ok.stdout.str()
-    assert "srbench gate PASSED (noninferiority, stratified Newcombe 95 %, margin 0.05)" in (
+    assert "srbench gate PASSED (noninferiority, stratified Wald 95 %, margin 0.05)" in (
         ok.stdout.str()
     )
+    # a margin no re-run can show at 640 cases is refused before anything runs (it used to
+    # run every cell, then fail)
     strict = run(
         project,
         f"--srbench-baseline={run_id}",
         "--srbench-gate=noninferiority",
         "--srbench-margin=0.001",
     )
-    assert strict.ret == 1
-    assert strict.stdout.lines[-2].startswith("srbench gate FAILED (noninferiority")
+    assert strict.ret == pytest.ExitCode.USAGE_ERROR, strict.stdout.str()
+    strict.stderr.fnmatch_lines(["*--srbench-margin=0.001 can never pass at this plan's size*"])
 
 
 def test_bad_baselines_are_usage_errors_before_anything_runs(project):

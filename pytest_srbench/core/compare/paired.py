@@ -7,17 +7,24 @@ Every function takes per-benchmark groups of per-case values. A value is a case'
 - ``hoeffding_interval``: sr-bench's primary interval (valid for any bounded differences,
   wide).
 - ``stratified_bootstrap``: sr-bench's diagnostic, bit-exact with Python's Mersenne Twister.
+- ``stratified_wald``: the gate's default: a normal interval for the weighted difference whose
+  per-benchmark variance is the mean squared difference with one pseudo-case at ½ (a floor
+  that keeps a one-case benchmark, or a benchmark where every case agreed, from claiming no
+  variance); calibrated in docs/gate-calibration.md.
 - ``newcombe_interval`` / ``stratified_newcombe``: Newcombe's square-and-add (hybrid Wilson
   score) interval for a paired difference, combined across benchmarks by MOVER.
 - ``sign_test_p``: exact two-sided sign test on the non-tied pairs (McNemar's exact test).
 - ``cases_for_half_width``: how many cases a margin needs at the observed discordance.
+- ``expected_half_width`` / ``cases_at_mix``: the stratified Wald interval's half-width a
+  design can expect at a given per-case second moment, and the cases (at the same benchmark
+  mix) that bring it under a target; the gate's design (``design.py``) is built on them.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_srbench.core.stats import WILSON_Z, wilson_bounds
 
@@ -30,6 +37,11 @@ BOOTSTRAP_HIGH_INDEX = 1949
 
 HOEFFDING_METHOD = "weighted-paired-hoeffding"
 NEWCOMBE_METHOD = "weighted-stratified-newcombe-mover"
+WALD_METHOD = "weighted-stratified-wald-variance-floor"
+# The pseudo-case every benchmark's variance starts from: the largest second moment of a
+# paired difference two systems of equal accuracy p with independent errors can have,
+# 2p(1 - p) at p = ½.
+FLOOR_SECOND_MOMENT = 0.5
 
 Group = Sequence[float]
 
@@ -39,11 +51,12 @@ def _clamp(low: float, high: float) -> list[float]:
 
 
 def hoeffding_interval(
-    delta: float, group_sizes: Sequence[int], weights: Sequence[float]
+    delta: float, group_sizes: Sequence[int], weights: Sequence[float], alpha: float = ALPHA
 ) -> list[float]:
     """``delta ± sqrt(2 ln(2/α) Σ ω_b² / n_b)``, clamped to [-1, 1]; never zero width."""
     spread = sum(w * w / n for w, n in zip(weights, group_sizes, strict=True))
-    radius = math.sqrt(2 * LN_TWO_OVER_ALPHA * spread)
+    log_term = LN_TWO_OVER_ALPHA if alpha == ALPHA else math.log(2 / alpha)
+    radius = math.sqrt(2 * log_term * spread)
     return _clamp(delta - radius, delta + radius)
 
 
@@ -199,23 +212,100 @@ def stratified_newcombe(
     return _clamp(centre - math.sqrt(below), centre + math.sqrt(above))
 
 
+def floored_second_moment(diffs: Group) -> float:
+    """``(Σ d² + ½) / (n + 1)``: a benchmark's mean squared difference with one pseudo-case at
+    ``FLOOR_SECOND_MOMENT``.
+
+    The mean squared difference (not the variance around the observed mean) is the variance
+    of a difference under "no change", the hypothesis the gate tests; it is never below the
+    variance, so the interval errs wide when the systems differ. The pseudo-case is the
+    floor: one case gives no estimate of its own spread, and a few cases that all agree do
+    not show that the systems always agree."""
+    return (math.fsum(d * d for d in diffs) + FLOOR_SECOND_MOMENT) / (len(diffs) + 1)
+
+
+def stratified_wald(
+    diff_groups: Sequence[Group], weights: Sequence[float], z: float = WILSON_Z
+) -> list[float]:
+    """``Σ ω_b d̄_b ± z · sqrt(Σ ω_b² v_b / n_b)`` with ``v_b`` the floored second moment of
+    benchmark b, clamped to [-1, 1]: the gate's default interval for the macro delta.
+
+    Calibrated by simulation over independent and correlated errors, discordance up to ½, one-
+    to 2,000-case benchmarks and repeats (docs/gate-calibration.md); Newcombe's intervals
+    joined by MOVER undercover there (86 % at the smoke profile's sizes)."""
+    centre = 0.0
+    spread = 0.0
+    for diffs, weight in zip(diff_groups, weights, strict=True):
+        n = len(diffs)
+        if n == 0:
+            raise ValueError("every benchmark group needs at least one case")
+        centre += weight * math.fsum(diffs) / n
+        spread += weight * weight * floored_second_moment(diffs) / n
+    half = z * math.sqrt(spread)
+    return _clamp(centre - half, centre + half)
+
+
+def expected_half_width(
+    sizes: Sequence[int],
+    weights: Sequence[float],
+    second_moments: Sequence[float],
+    z: float = WILSON_Z,
+) -> float:
+    """The half-width ``stratified_wald`` gives, in expectation of its variance, when the
+    per-case differences of benchmark b have second moment ``m_b`` (the share of cases that
+    differ, for 0/1 outcomes): ``z · sqrt(Σ ω_b² (n_b m_b + ½) / ((n_b + 1) n_b))``. At
+    ``m_b = 0`` (a re-run that agrees on every case) it is exact."""
+    spread = 0.0
+    for n, weight, moment in zip(sizes, weights, second_moments, strict=True):
+        spread += weight * weight * (n * moment + FLOOR_SECOND_MOMENT) / ((n + 1) * n)
+    return z * math.sqrt(spread)
+
+
+def cases_at_mix(
+    sizes: Sequence[int], half_width_of: Callable[[list[int]], float], target: float
+) -> int:
+    """The fewest cases, every benchmark scaled by one factor (``ceil(s · n_b)``, at least
+    one each), for which ``half_width_of(scaled sizes)`` is below ``target`` (it must shrink
+    towards 0 as the sizes grow)."""
+    if target <= 0:
+        raise ValueError("the target half-width must be > 0")
+
+    def scaled(factor: float) -> list[int]:
+        return [max(1, math.ceil(factor * n)) for n in sizes]
+
+    def narrow_enough(factor: float) -> bool:
+        return half_width_of(scaled(factor)) < target
+
+    low, high = 0.0, 1.0
+    while not narrow_enough(high):
+        low, high = high, high * 2
+    for _ in range(64):  # 64 halvings: far finer than one case
+        middle = (low + high) / 2
+        low, high = (low, middle) if narrow_enough(middle) else (middle, high)
+    return sum(scaled(high))
+
+
 def cases_for_half_width(
     diff_groups: Sequence[Group], weights: Sequence[float], margin: float, z: float = WILSON_Z
-) -> int | None:
-    """Cases needed, at this benchmark mix and the observed per-case variance of the
-    differences, for a normal-approximation 95 % interval of half-width ``margin``.
+) -> int:
+    """Cases needed, at this benchmark mix, for the gate's interval (``stratified_wald``) to
+    reach half-width ``margin`` at the observed discordance.
 
-    ``None`` when no difference varies (no discordant pair observed: nothing to scale).
+    Each benchmark's second moment is its own mean squared difference, floored at one pseudo-
+    case of the pooled one: ``max(Q_b / n_b, (Q_b + m̄) / (n_b + 1))`` with ``Q_b = Σ d²`` and
+    ``m̄ = (Σ_b Q_b + ½) / (N + 1)``. A one-case benchmark, or one whose few cases all
+    agreed, thus counts the spread the other benchmarks show instead of none (the plain
+    variance made the estimate 0.38 times the true count at the smoke profile's sizes), and
+    the estimate exists even when every difference is equal (with no discordant pair, ``m̄``
+    is ``½ / (N + 1)``). Checked against the true count by simulation in
+    ``bench/gate_calibration.py``.
     """
     if margin <= 0:
         raise ValueError("margin must be > 0")
-    total = sum(len(group) for group in diff_groups)
-    variance = 0.0
-    for group, weight in zip(diff_groups, weights, strict=True):
-        n = len(group)
-        mean = math.fsum(group) / n
-        spread = math.fsum((d - mean) ** 2 for d in group) / n
-        variance += weight * weight * spread / n
-    if variance <= 0:
-        return None
-    return math.ceil(total * variance * z * z / (margin * margin))
+    squares = [math.fsum(d * d for d in group) for group in diff_groups]
+    sizes = [len(group) for group in diff_groups]
+    pooled = (math.fsum(squares) + FLOOR_SECOND_MOMENT) / (sum(sizes) + 1)
+    moments = [max(q / n, (q + pooled) / (n + 1)) for q, n in zip(squares, sizes, strict=True)]
+    return cases_at_mix(
+        sizes, lambda scaled: expected_half_width(scaled, weights, moments, z), margin
+    )

@@ -4,7 +4,8 @@ A run enters as a ``RunSide`` built from its JSON report (the report carries the
 identity and every cell's outcome, so a CI artifact works as well as a run in the store).
 ``Comparison`` validates the pair (§8.1, §8.2) and computes per-target rows (§8.4); ``compare``
 returns sr-bench's output (§8.5) against the strongest single baseline (§8.3). Each row also
-carries ``paired_statistics``: exact McNemar, Newcombe intervals and the cases a margin needs.
+carries ``paired_statistics``: exact McNemar, Newcombe and stratified Wald intervals and the cases
+a margin needs.
 
 
 Why one long module: §8 of the reference is one procedure (validate, select, pair, row);
@@ -58,9 +59,14 @@ ASSUMPTIONS = {
     "newcombe": "Wilson-score (large-sample score) interval for the pooled paired difference; "
     "targets the micro (case-weighted) delta",
     "stratified_newcombe": "per-benchmark Newcombe intervals combined by MOVER with the fixed "
-    "weights; targets the macro delta; calibrated in docs/gate-calibration.md",
-    "cases_needed": "normal approximation at the observed per-benchmark variance of the "
-    "differences and the current benchmark mix",
+    "weights; targets the macro delta; undercovers when the runs disagree on many cases "
+    "(docs/gate-calibration.md)",
+    "stratified_wald": "normal interval for the macro delta; each benchmark's variance is its "
+    "mean squared difference with one pseudo-case at 1/2 (a floor); the gate's default, "
+    "calibrated in docs/gate-calibration.md",
+    "cases_needed": "cases at the current benchmark mix for the gate's interval to reach the "
+    "margin, at each benchmark's mean squared difference floored at one pseudo-case of the "
+    "pooled one",
 }
 
 
@@ -549,6 +555,8 @@ class Comparison:
                     g["candidate"], g["baseline"], g["weights"]
                 ),
                 "stratified_newcombe_method": paired.NEWCOMBE_METHOD,
+                "stratified_wald_ci95": paired.stratified_wald(g["diffs"], g["weights"]),
+                "stratified_wald_method": paired.WALD_METHOD,
                 "margin": margin,
                 "cases_needed_for_margin": paired.cases_for_half_width(
                     g["diffs"], g["weights"], margin
@@ -560,6 +568,7 @@ class Comparison:
                         "cases": len(diffs),
                         "delta": math.fsum(diffs) / len(diffs),
                         "newcombe_ci95": paired.newcombe_interval(cand, base)[1],
+                        "wald_ci95": paired.stratified_wald([diffs], [1.0]),
                     }
                     for name, weight, diffs, cand, base in zip(
                         g["names"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 PROFILES = ("smoke", "quick", "standard")
 GATE_MODES = ("regression", "noninferiority")
-GATE_INTERVALS = ("newcombe", "hoeffding")
+GATE_INTERVALS = ("wald", "newcombe", "hoeffding")
+GATE_SCOPES = ("macro", "benchmark")
 DEFAULT_MARGIN = 0.05
 TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")

@@ -384,6 +384,16 @@ class Frontier(_Strict):
     unplaced: list[FrontierPoint]
 
 
+class GateBenchmark(_Strict):
+    """One benchmark's delta and interval under ``--srbench-gate-scope benchmark``."""
+
+    benchmark: str
+    cases: int
+    delta: float
+    interval: list[float]
+    passed: bool
+
+
 class GateTarget(_Strict):
     target_id: str
     baseline_target_id: str
@@ -391,6 +401,9 @@ class GateTarget(_Strict):
     quality_delta: float
     interval: list[float]
     passed: bool
+    benchmarks: list[GateBenchmark] | None = Field(
+        None, description="Per-benchmark verdicts (scope benchmark); null for the macro scope."
+    )
 
 
 class Gate(_Strict):
@@ -406,6 +419,12 @@ class Gate(_Strict):
     reason: str | None
     line: str
     targets: list[GateTarget]
+    scope: str = Field("macro", description="macro (the weighted delta) or benchmark (each).")
+    design: dict[str, Any] | None = Field(
+        None,
+        description="What a gate of this size can show: half-widths of an identical re-run "
+        "and of the worst case, power, and the cases it would need (docs/compare-and-gate.md).",
+    )
     comparison: dict[str, Any] | None = Field(
         None, description="The full paired comparison the verdict was read from."
     )

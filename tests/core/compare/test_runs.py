@@ -251,9 +251,12 @@ def test_example_19_identical_answers(answers: set[str]) -> None:
     assert row["quality_delta_ci95_method"] == "weighted-paired-hoeffding"
     stats = row["paired_statistics"]
     assert stats["mcnemar_exact_p"] == 1.0
-    assert stats["cases_needed_for_margin"] is None
+    # no discordant pair: the estimate uses the floor (never null; see test_paired)
+    assert isinstance(stats["cases_needed_for_margin"], int)
     n_low, n_high = stats["stratified_newcombe_ci95"]
     assert n_low < 0 < n_high
+    w_low, w_high = stats["stratified_wald_ci95"]
+    assert w_low == -w_high and w_low < 0
 
 
 def test_example_20_total_versus_subject_savings() -> None:
