@@ -10,9 +10,10 @@ from typing import Any
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.reports import report_from_store, write_html_report
 from pytest_srbench.core.progress import cell_progress
+from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.json_report import write_report
 from pytest_srbench.render.outputs import OutputError
-from pytest_srbench.store.base import Store
+from pytest_srbench.store.base import Store, every_event
 
 
 def final_status(
@@ -58,9 +59,7 @@ def finalize_run(
         return report
     if run.status in ("queued", "running"):
         settle_in_flight(store, run_id)
-        stops = [
-            e["data"] for e in store.events(run_id, limit=1_000_000, kinds=("dispatch_stopped",))
-        ]
+        stops = [e["data"] for e in every_event(store, run_id, kinds=("dispatch_stopped",))]
         status = final_status(
             store.status_counts(run_id),
             len(store.plan_outline(run_id).cells),
@@ -68,7 +67,7 @@ def finalize_run(
             interrupted,
             bool(workers_lost),
         )
-        observed = store.events(run_id, limit=1, kinds=("failure_observed",))
+        observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
         failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
         if status == "interrupted":

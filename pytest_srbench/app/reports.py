@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
-from pytest_srbench.core.report.build import build_report
+from pytest_srbench.core.report.build import FAILURE_OBSERVED, build_report
 from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
@@ -35,7 +35,8 @@ def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
         run,
         store.results(run_id),
         store.calls(run_id),
-        store.events(run_id, limit=1_000_000),
+        # the one event the report reads (a run journals three or more per cell)
+        store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,)),
         runner=store.get_runner(run_id),
         correction=latest_correction(store, run_id),
         child_attempts=child_attempts(store, run_id),

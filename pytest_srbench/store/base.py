@@ -55,6 +55,23 @@ def now_iso() -> str:
     return text
 
 
+EVENT_PAGE = 10_000
+
+
+def every_event(
+    store: Store, run_id: str, kinds: tuple[str, ...] | None = None, page: int = EVENT_PAGE
+) -> Iterator[Row]:
+    """All of a run's events (of ``kinds``), oldest first, read a page at a time: no ceiling
+    on how many a run may have."""
+    after = 0
+    while True:
+        rows = store.events(run_id, after=after, limit=page, kinds=kinds)
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1]["seq"]
+
+
 class Store(Protocol):
     """Durable journal of runs, results, calls and events, plus raw evidence: what every
     caller outside ``store/`` may use (generated from ``SqliteStore``'s public methods, which

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from pytest_srbench.store import GroupCommitWriter, StoreError, open_store
+from pytest_srbench.store.base import every_event
 from pytest_srbench.store.sqlite import SCHEMA_VERSION
 from pytest_srbench.store.writes import AppendEvent, InsertCall
 from tests.core.helpers import case, manifest, target
@@ -177,6 +178,20 @@ def test_paging_cursors(tmp_path, plan):
     second = store.calls("run-1", after=first[-1]["_seq"], limit=2)
     assert [c["id"] for c in first + second] == ["c0", "c1", "c2", "c3"]
     assert json.loads(json.dumps(first))  # rows are plain JSON data
+
+
+def test_every_event_pages_through_all_of_a_run_with_no_ceiling(tmp_path, plan):
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)  # journals its "created" event
+    with store.transaction():
+        for i in range(23):
+            store.append_event("run-1", "dispatch_stopped" if i % 2 else "call_sent", {"i": i})
+    every = list(every_event(store, "run-1", page=5))  # 24 events: five pages of 5, 5, 5, 5, 4
+    assert len(every) == 24 and [e["seq"] for e in every] == sorted({e["seq"] for e in every})
+    stops = list(every_event(store, "run-1", kinds=("dispatch_stopped",), page=3))
+    assert [e["data"]["i"] for e in stops] == list(range(1, 23, 2))  # 11 of them, in order
+    exact = list(every_event(store, "run-1", kinds=("dispatch_stopped",), page=11))
+    assert exact == stops  # a last page that is exactly full ends on the empty one after it
 
 
 def test_plan_outline_matches_the_manifest(tmp_path, plan):

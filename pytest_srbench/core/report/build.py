@@ -146,9 +146,12 @@ def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> Non
     }
 
 
+FAILURE_OBSERVED = "failure_observed"  # the one event kind a report reads
+
+
 def _failure(events: Sequence[Row], results: Sequence[Row]) -> dict[str, Any] | None:
     for event in events:
-        if event.get("kind") == "failure_observed":
+        if event.get("kind") == FAILURE_OBSERVED:
             return dict(event.get("data") or {})
     failed = [
         r for r in results if r.get("status") not in ("running", "completed") and r.get("error")
