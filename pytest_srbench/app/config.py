@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.errors import InputError, validation_message
 from pytest_srbench.core.models import DEFAULT_SEED, Limits, Target
 from pytest_srbench.core.plan.choices import TRANSPORTS
 from pytest_srbench.simulator.profiles import (
@@ -236,7 +236,7 @@ def _format_validation(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"])
-        message = str(item["msg"]).removeprefix("Value error, ")
+        message = validation_message(dict(item))
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
 
@@ -247,7 +247,7 @@ def _target_problems(target_id: str, error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"])
-        message = str(item["msg"]).removeprefix("Value error, ")
+        message = validation_message(dict(item))
         parts.append(f"{where}: {message}" if where and not message.startswith(where) else message)
     text = "; ".join(parts)
     prefix = f"target {target_id!r}"

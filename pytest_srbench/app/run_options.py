@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_srbench.app.run_flags import RUN_FLAGS
-from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.errors import InputError, validation_message
 from pytest_srbench.core.models import check_run_retrieval
 
 Profile = Literal["smoke", "quick", "standard"]
@@ -85,5 +85,5 @@ def validated_options(values: dict[str, object]) -> RunOptions:
         for problem in error.errors():
             field = str(problem["loc"][0]) if problem["loc"] else ""
             where = RUN_FLAGS[field].name if field in RUN_FLAGS else field
-            problems.append(f"{where}: {problem['msg']}")
+            problems.append(f"{where}: {validation_message(dict(problem))}")
         raise InputError("; ".join(problems)) from None

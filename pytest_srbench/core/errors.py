@@ -25,3 +25,9 @@ class InputError(SrbenchError, ValueError):
 
 class UnavailableError(SrbenchError, RuntimeError):
     """A part the command needs cannot be started or reached."""
+
+
+def validation_message(problem: dict[str, object]) -> str:
+    """One validation problem's message without pydantic's ``Value error, `` prefix (the
+    message our own validators raise is the whole sentence)."""
+    return str(problem["msg"]).removeprefix("Value error, ")

@@ -119,7 +119,7 @@ def test_the_dashboards_retrieval_body_is_a_run_request():
      ({"mode": ["fts"]}, "retrieval.mode must be one of")],
 )  # fmt: skip
 def test_bad_retrieval_settings_are_refused_naming_the_setting(retrieval, message):
-    with pytest.raises(InputError, match=re.escape(f"--srbench-retrieval: Value error, {message}")):
+    with pytest.raises(InputError, match=re.escape(f"--srbench-retrieval: {message}")):
         validated_options({"retrieval": retrieval})
     with pytest.raises(ValidationError, match=re.escape(message)):  # the service's 422
         RunRequest.model_validate({"retrieval": retrieval})
