@@ -21,8 +21,8 @@ from pydantic import (
 )
 
 from pytest_srbench.core.errors import InputError, validation_message
-from pytest_srbench.core.models import DEFAULT_SEED, Limits, Target
-from pytest_srbench.core.plan.choices import TRANSPORTS
+from pytest_srbench.core.models import Limits, Target
+from pytest_srbench.core.plan.choices import DEFAULT_SEED, TRANSPORTS
 from pytest_srbench.simulator.profiles import (
     BUILTIN_MODELS,
     DEFAULT_SIM_TARGETS,

@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.plan.choices import PROFILES
-from pytest_srbench.datasets.controlled import DatasetDirectory
+from pytest_srbench.core.plan.choices import DEFAULT_SEED, PROFILES
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError
 from pytest_srbench.datasets.prepare import PrepareSummary, load_prepared, prepare
@@ -181,6 +179,8 @@ def cmd_datasets_list(args: argparse.Namespace) -> int:
 def _list_controlled(root: Path, kind: str | None) -> int:
     """The RAG and agent datasets (``<id>.json``) of the shipped and the project folder; a
     corrupt file is reported, never fatal."""
+    from pytest_srbench.datasets.controlled import DatasetDirectory  # pydantic: when listed
+
     directory = DatasetDirectory([shipped_suites_dir(), root])
     found = directory.list(kind)
     if found:

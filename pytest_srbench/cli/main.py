@@ -12,33 +12,22 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from pytest_srbench.app.lifecycle import request_cancel
-from pytest_srbench.app.recovery import create_child, plan_for, read_plan_file
-from pytest_srbench.app.reports import load_side, report_from_store, write_html_report
 from pytest_srbench.cli.datasets import add_datasets_commands
 from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.cli.reconcile import add_reconcile_commands
 from pytest_srbench.cli.serve import add_serve_command
 from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
 from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
-from pytest_srbench.core.benchmark_errors import run_error
-from pytest_srbench.core.calls.recipes import recipe_summary
-from pytest_srbench.core.compare.gate import parse_margin
-from pytest_srbench.core.compare.runs import compare_many
 from pytest_srbench.core.errors import InputError, SrbenchError
-from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
-from pytest_srbench.core.offline.recovery import MODES, RecoveryError
-from pytest_srbench.render.compare import comparison_csv, render_comparison
-from pytest_srbench.render.html import render_compare_html, write_html
-from pytest_srbench.render.json_report import report_json, write_report
-from pytest_srbench.render.outputs import write_output
-from pytest_srbench.render.terminal import render_summary, table
-from pytest_srbench.store.base import Store, StoreError
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.core.plan.choices import RECOVERY_MODES
+
+if TYPE_CHECKING:
+    from pytest_srbench.store.base import Store
+
+# Each command imports what it runs when it runs: `srbench --help` and argument errors load
+# neither pydantic nor the store.
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -59,10 +48,15 @@ def _elapsed(started: str | None) -> float | None:
 
 
 def _report(store: Store, run_id: str) -> dict[str, Any]:
+    from pytest_srbench.app.reports import report_from_store
+
     return report_from_store(store, run_id)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from pytest_srbench.core.benchmark_errors import run_error
+    from pytest_srbench.render.terminal import table
+
     store = _store(args)
     runs = store.list_runs(limit=args.limit, offset=args.offset, status=args.status)
     rows = []
@@ -79,6 +73,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from pytest_srbench.core.calls.recipes import recipe_summary
+    from pytest_srbench.store.base import StoreError
+
     store = _store(args)
     run = store.require_run(args.run)
     if args.call_id:
@@ -134,6 +131,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.lifecycle import request_cancel
+    from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
+
     store = _store(args)
     before = store.require_run(args.run)
     run = request_cancel(store, args.run)
@@ -146,6 +146,11 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_recover_plan(args: argparse.Namespace) -> int:
+    import orjson
+
+    from pytest_srbench.app.recovery import plan_for
+    from pytest_srbench.render.outputs import write_output
+
     store = _store(args)
     plan = plan_for(store, args.run, args.mode)
     if args.output:
@@ -164,6 +169,9 @@ def cmd_recover_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.recovery import create_child, read_plan_file
+    from pytest_srbench.core.offline.recovery import RecoveryError
+
     store = _store(args)
     plan = read_plan_file(Path(args.plan))
     if plan.get("parent_run_id") != args.run:
@@ -184,6 +192,10 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.reports import write_html_report
+    from pytest_srbench.render.json_report import report_json, write_report
+    from pytest_srbench.render.terminal import render_summary
+
     store = _store(args)
     report = _report(store, args.run)
     if args.json:
@@ -199,6 +211,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.reports import load_side
+    from pytest_srbench.core.compare.runs import compare_many
+    from pytest_srbench.render.compare import comparison_csv, render_comparison
+    from pytest_srbench.render.html import render_compare_html, write_html
+    from pytest_srbench.render.outputs import write_output
+    from pytest_srbench.store.sqlite import open_store
+
     path = Path(args.store)
     store = open_store(path) if (path / "journal.sqlite3").exists() else None
     baseline = load_side(args.baseline, store)
@@ -222,6 +241,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _margin(text: str) -> float:
+    from pytest_srbench.core.compare.gate import parse_margin
+
     try:
         return parse_margin(text)
     except InputError as error:
@@ -278,7 +299,7 @@ def parser() -> argparse.ArgumentParser:
         "recover-plan", help="which cells of a finished run may be attempted again (read-only)"
     )
     rplan.add_argument("run")
-    rplan.add_argument("--mode", choices=MODES, default="undispatched")
+    rplan.add_argument("--mode", choices=RECOVERY_MODES, default="undispatched")
     rplan.add_argument("--output", metavar="PLAN.json", help="write the plan for review")
     rplan.set_defaults(func=cmd_recover_plan)
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_srbench.app.offline import export_run, regrade_run
 from pytest_srbench.cli.store_args import command_store
-from pytest_srbench.store.base import Store
+
+if TYPE_CHECKING:
+    from pytest_srbench.store.base import Store
 
 
 def _run_offline(
@@ -29,6 +30,8 @@ def _run_offline(
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.offline import regrade_run
+
     code, artifact = _run_offline("regrade", args, regrade_run)
     if artifact is not None:
         print(
@@ -40,6 +43,8 @@ def cmd_regrade(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.offline import export_run
+
     code, artifact = _run_offline("export", args, export_run)
     if artifact is not None:
         print(

@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.app.reconcile import reconcile_usage
 from pytest_srbench.cli.store_args import command_store
 
 
@@ -37,6 +36,8 @@ def summary_lines(artifact: Mapping[str, Any]) -> list[str]:
 
 
 def cmd_reconcile_usage(args: argparse.Namespace) -> int:
+    from pytest_srbench.app.reconcile import reconcile_usage
+
     artifact = reconcile_usage(command_store(getattr(args, "store", None)), args.run)
     if args.format == "json":
         sys.stdout.write(json.dumps(artifact, indent=2, ensure_ascii=False) + "\n")

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pytest_srbench.app.lifecycle import sweep_orphans
-from pytest_srbench.store.base import Store, StoreError
-from pytest_srbench.store.sqlite import DB_NAME, check_location, open_store
+if TYPE_CHECKING:
+    from pytest_srbench.store.base import Store
 
 DEFAULT_STORE = ".srbench"
 
 
 def command_store(location: str | Path | None) -> Store:
     """Open and sweep the store at ``location`` (default ``.srbench``); a missing one is an error."""
+    from pytest_srbench.app.lifecycle import sweep_orphans  # a command's --help loads none of it
+    from pytest_srbench.store.base import StoreError
+    from pytest_srbench.store.sqlite import DB_NAME, check_location, open_store
+
     check_location(str(location or DEFAULT_STORE))
     path = Path(location or DEFAULT_STORE)
     if not (path / DB_NAME).exists():

@@ -22,8 +22,9 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_srbench.core.plan.choices import DEFAULT_SEED
+
 PROTOCOL_VERSION = "sr-bench-1.0"
-DEFAULT_SEED = 20260918
 
 CostPolicy = Literal["require_priced", "capability_only"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]

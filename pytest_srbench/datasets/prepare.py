@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.canonical import canonical_json
-from pytest_srbench.core.models import DEFAULT_SEED
-from pytest_srbench.core.plan.choices import PROFILES
+from pytest_srbench.core.plan.choices import DEFAULT_SEED, PROFILES
 from pytest_srbench.core.plan.selection import SelectionError, select_for_profile, stratified_order
 from pytest_srbench.core.plan.srbench import PROFILE_COUNTS, PROFILE_SPLIT
 from pytest_srbench.datasets.formats import FORMATS, Format

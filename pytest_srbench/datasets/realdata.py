@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.models import DEFAULT_SEED
+from pytest_srbench.core.plan.choices import DEFAULT_SEED
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError, read_raw
 from pytest_srbench.datasets.prepare import PrepareSummary, prepare_conversion

@@ -12,8 +12,9 @@ from pytest_srbench.core.canonical import digest
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Cell, Manifest, PlanOutline, Run
 from pytest_srbench.core.plan.build import seal
+from pytest_srbench.core.plan.choices import RECOVERY_MODES
 
-MODES = ("undispatched", "failed")
+MODES = RECOVERY_MODES
 ALLOWED_FINISH = frozenset({"stop", "tool_calls", "function_call", "length"})
 SETTLED_CALLS = frozenset({"completed", "failed", "cancelled"})
 SCOPE = (

@@ -13,7 +13,7 @@ suites; ``common``, ``mcq`` and ``solutions`` hold what several of them share.
 
 from __future__ import annotations
 
-from pytest_srbench.core.models import DEFAULT_SEED
+from pytest_srbench.core.plan.choices import DEFAULT_SEED
 from pytest_srbench.datasets.synth.common import SynthError
 from pytest_srbench.datasets.synth.solutions import run_function_solution, run_stdin_solution
 from pytest_srbench.datasets.synth.writer import (

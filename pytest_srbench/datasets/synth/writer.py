@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_srbench.core.canonical import canonical_json
-from pytest_srbench.core.models import DEFAULT_SEED
+from pytest_srbench.core.plan.choices import DEFAULT_SEED
 from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
 from pytest_srbench.datasets.prepare import SUITE_VERSION, publish
 from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META
