@@ -19,6 +19,7 @@ from fastapi.responses import StreamingResponse
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.models import RunStatus
+from pytest_srbench.core.report.metrics import answer_latency
 from pytest_srbench.render.json_report import report_json
 from pytest_srbench.service.events import run_events
 from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
@@ -189,6 +190,8 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
         with opened(service) as store:
             require_run(store, run_id)
             rows, cursor = page(store.results(run_id, after=after, limit=limit + 1), limit, "_row")
+        for row in rows:  # the latency the report shows for the cell
+            row["answer_latency_s"] = answer_latency(row)
         return {"results": rows, "next_cursor": cursor}
 
     @router.get("/runs/{run_id}/calls", response_model=CallsPage)

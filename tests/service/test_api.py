@@ -174,6 +174,9 @@ def test_run_created_through_the_api_completes_and_pages(client, two_runs):
     assert len(first["results"]) == 3 and first["next_cursor"] is not None
     rest = client.get(f"/api/runs/{run_id}/results", params={"after": first["next_cursor"]}).json()
     assert len(rest["results"]) == 1 and rest["next_cursor"] is None
+    shown = {(c["case_id"], c["target_id"]): c["latency_s"] for c in report["cells"]}
+    for row in first["results"] + rest["results"]:  # the latency the report shows, per cell
+        assert row["answer_latency_s"] == shown[row["case_id"], row["target_id"]] is not None
     calls = client.get(f"/api/runs/{run_id}/calls").json()
     assert len(calls["calls"]) == 4 and "request" not in calls["calls"][0]
     call_id = calls["calls"][0]["id"]

@@ -27,7 +27,7 @@ from pytest_srbench.core.report.frontier import (
     macro_interval,
     macro_worst_coverage,
 )
-from pytest_srbench.core.report.metrics import Row, target_metric
+from pytest_srbench.core.report.metrics import Row, answer_latency, target_metric
 from pytest_srbench.core.report.tasks import (
     agent_section,
     cell_embedding,
@@ -223,11 +223,7 @@ def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, 
     for cell in manifest.planned_cells():
         row = by_cell.get((cell.case_id, cell.target_id))
         details = (row or {}).get("details") or {}
-        latency = None
-        if row is not None:  # a cell that ended without an answer has no answer latency
-            latency = row.get("subject_latency_s")
-            if latency is None and row["status"] == "completed":
-                latency = row.get("latency_s")
+        latency = None if row is None else answer_latency(row)
         cells.append(
             {
                 "case_id": cell.case_id,

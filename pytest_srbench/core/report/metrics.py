@@ -33,6 +33,17 @@ INTERVAL_UNIT = "case"
 Row = dict[str, Any]
 
 
+def answer_latency(row: Row) -> float | None:
+    """A cell's answer latency, as the report shows and summarises it: the sum of its subject
+    call latencies, else (a completed cell without receipts) its wall time; None for a cell
+    that ended without an answer."""
+    if row.get("subject_latency_s") is not None:
+        return float(row["subject_latency_s"])
+    if row.get("status") == "completed" and row.get("latency_s") is not None:
+        return float(row["latency_s"])
+    return None
+
+
 def _percentiles(values: list[float]) -> tuple[float | None, float | None, float | None]:
     """p50, p90 and p95 (linear interpolation); None for no values."""
     return percentile(values, 0.5), percentile(values, 0.9), percentile(values, 0.95)
@@ -178,9 +189,9 @@ def target_metric(
     neutral_known = bool(subject) and coverage and all(value is not None for value in neutral)
     counts = [c.get("inference_call_count") for c in subject]
     latencies = [
-        float(r["subject_latency_s"] if r.get("subject_latency_s") is not None else r["latency_s"])
+        latency
         for r in completed
-        if r.get("latency_s") is not None
+        if r.get("latency_s") is not None and (latency := answer_latency(r)) is not None
     ]
     queue = [float(r["queue_wait_s"]) for r in results if r.get("queue_wait_s") is not None]
     walls = [float(r["latency_s"]) for r in completed if r.get("latency_s") is not None]

@@ -151,10 +151,6 @@
   // -- results (cursor pages) ------------------------------------------------------------
   // The cell's latency as the report has it (report cells): the subject calls' time, else the
   // cell's wall time for a completed cell; a cell that ended without an answer has none.
-  function reportLatency(r) {
-    if (r.subject_latency_s !== null && r.subject_latency_s !== undefined) { return r.subject_latency_s; }
-    return r.status === "completed" && r.latency_s !== null && r.latency_s !== undefined ? r.latency_s : null;
-  }
   var resultsCursor = null;
   var resultsNext = null;
   function loadResults(after) {
@@ -172,7 +168,7 @@
         SR.cell(tr, r.status, null, "status");
         SR.cell(tr, correct(r.correct), null, "correct");
         SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
-        var answerLatency = reportLatency(r);
+        var answerLatency = r.answer_latency_s;  // the service applies the report's rule
         SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
         SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
         SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
