@@ -55,6 +55,7 @@
       if (!box.firstChild) { box.appendChild(SR.el("span", "No dataset has this profile.", "note")); }
       var missing = preset.filter(function (name) { return counts[name] === undefined; });
       preset = [];
+      SR.hideError(error);  // an earlier list's message no longer describes this form
       if (missing.length) {
         SR.showError(error, { code: "NOT_OFFERED", message: missing.join(", ") + ": no case under the " + profile.value + " profile" });
       }
