@@ -236,7 +236,8 @@ class Adapter(ABC):
 
     def simulator_scripts(self, case: Case) -> list[tuple[Any, dict[str, Any]]]:
         """(first user message content, script) for every conversation the case opens; the
-        simulator recognises a conversation by that first user message."""
+        simulator recognises a conversation by that first user message — or, when the first
+        element is a list of the opening messages (system, user), by that opening."""
         script = self.simulator_script(case)
         first = next((m.content for m in case.messages if m.role == "user"), None)
         return [] if script is None or first is None else [(first, script)]

@@ -12,7 +12,6 @@ import binascii
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 
@@ -90,10 +89,12 @@ def _base64(name: str, value: object, key: str) -> bytes:
 
 
 def relative_path(name: object, key: str) -> str:
-    path = PurePosixPath(str(name))
-    if not name or path.is_absolute() or ".." in path.parts:
+    """``name`` as a clean relative POSIX path; ``ValueError`` when it is absolute or leaves."""
+    text = str(name) if name is not None else ""
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if not text or text.startswith("/") or ".." in parts or not parts:
         raise ValueError(f"container.{key} names must be relative paths inside it: {name!r}")
-    return path.as_posix()
+    return "/".join(parts)
 
 
 def _number(data: Mapping[str, Any], key: str, default: float, low: float, high: float) -> float:

@@ -113,8 +113,11 @@ def test_tau_domain_folder_with_tool_source(tmp_path):
     assert row["db_asset"] == {"path": "assets/library_db.json", "sha256": db_sha}
     assert row["expected_actions"] == [{"name": "get_book", "arguments": {"book_id": "b1"}},
                                        {"name": "lend_book", "arguments": {"book_id": "b1", "member": "m1"}}]  # fmt: skip
-    assert row["user_scenario"] == (f"Domain:\nlibrary\n\nReason for call:\nYou want book {tid}.\n\n"
-                                    "Known info:\nYou are member m1.\n\nTask instructions:\nBe brief.")  # fmt: skip
+    # tau2's own rendering for its user simulator (str(UserScenario)): verbatim parts, tabs
+    assert row["user_scenario"] == (f"Instructions:\n\tDomain: library\n\tReason for call:\n"
+                                    f"\t\tYou want book {tid}.\n\tKnown info:\n\t\tYou are member m1.\n"
+                                    "\tTask instructions:\n\t\tBe brief.")  # fmt: skip
+    assert "user_guidelines" not in row  # no tau2 data folder around this domain
     assert row["required_outputs"] == (["Dune"] if tid == "0" else [])
 
 

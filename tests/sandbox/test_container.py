@@ -130,20 +130,25 @@ def test_the_container_is_removed_on_cancellation_and_on_the_case_deadline(
     fake.has_image("tb/alpha:1")
 
     async def cancelled():
+        inside = asyncio.Event()
+
         async def cell():
             async with open_container(IMAGE_SPEC, labels=LABELS) as box:
+                inside.set()
                 await box.run("sleep 30", timeout_s=30)
 
         task = asyncio.create_task(cell())
-        await asyncio.sleep(0.8)
+        await asyncio.wait_for(inside.wait(), 30)
+        await asyncio.sleep(0.3)  # the command is running
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     async def deadline():
         with pytest.raises(TimeoutError):
-            async with asyncio.timeout(0.8):
+            async with asyncio.timeout(None) as case_deadline:  # run_cell's case deadline
                 async with open_container(IMAGE_SPEC, labels=LABELS) as box:
+                    case_deadline.reschedule(asyncio.get_running_loop().time() + 0.3)
                     await box.run("sleep 30", timeout_s=30)
 
     started = time.monotonic()
