@@ -22,7 +22,7 @@ from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest
 from tests.engine.test_protocols import REGISTRY, target
 
-STEP_ONE = '''
+STEP_ONE = """
 def scale(x):
     return 2 * x
 
@@ -34,7 +34,7 @@ def sparse():
 
 def table():
     return {0.5: 1.0, "name": "abc", "m": scipy.sparse.coo_matrix(np.eye(2))}
-'''
+"""
 STEP_TWO = "def energy():\n    return 2.0\n"  # the target says 1.0: this step fails
 TESTS_ONE = [
     "assert np.allclose(scale(np.array([0.5, 1.0])), target)",

@@ -103,9 +103,7 @@ def scicode_row(pid: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def tb_task(
-    root: Path, name: str, category: str | None = "files", dockerfile: bool = True
-) -> Path:
+def tb_task(root: Path, name: str, category: str | None = "files", dockerfile: bool = True) -> Path:
     """A Terminal-Bench 2 task folder; with ``dockerfile`` its environment is a container."""
     folder = root / name
     (folder / "tests").mkdir(parents=True)

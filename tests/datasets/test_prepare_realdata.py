@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import textwrap
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -98,7 +98,9 @@ def test_tau3_airline_domain(tmp_path):
         assert row["required_outputs"] == task["evaluation_criteria"]["communicate_info"]
         reason = task["user_scenario"]["instructions"]["reason_for_call"]
         assert row["user_scenario"].startswith("Instructions:\n\tDomain: airline\n")
-        assert f"\tReason for call:\n{textwrap.indent(reason, chr(9) * 2)}\n" in row["user_scenario"]
+        assert (
+            f"\tReason for call:\n{textwrap.indent(reason, chr(9) * 2)}\n" in row["user_scenario"]
+        )
     tools = rows[0]["tools"]
     assert {"get_flight_status", "list_all_airports", "search_onestop_flight"} <= set(
         tools

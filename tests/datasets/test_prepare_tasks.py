@@ -71,7 +71,7 @@ def test_terminal_bench_task_toml_image_and_limits(tmp_path):
     folder = tb_task(tmp_path / "tasks", "gamma", dockerfile=False)
     (folder / "task.toml").write_text(
         'version = "1.0"\n[metadata]\ncategory = "files"\n[verifier]\ntimeout_sec = 900.0\n'
-        '[agent]\ntimeout_sec = 900.0\n[environment]\nbuild_timeout_sec = 600.0\n'
+        "[agent]\ntimeout_sec = 900.0\n[environment]\nbuild_timeout_sec = 600.0\n"
         'docker_image = "alexgshaw/gamma:20251031"\ncpus = 1\nmemory_mb = 2048\n'
         "storage_mb = 10240\ngpus = 0\nallow_internet = false\nmcp_servers = []\n"
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, os, re, shutil, signal, subprocess, sys, threading, uuid
 from pathlib import Path
 
@@ -126,7 +126,7 @@ elif command == "rm":
 else:
     print(f"fake docker: unknown command {args}", file=sys.stderr)
     sys.exit(2)
-'''
+"""
 
 
 @dataclass

@@ -84,9 +84,7 @@ def test_a_dockerfile_is_built_once_per_content_with_its_context(tmp_path, monke
     assert [call[0] for call in fake.calls()].count("rm") == 2 and fake.containers() == []
 
 
-def test_a_command_past_its_wall_clock_is_killed_with_everything_it_started(
-    tmp_path, monkeypatch
-):
+def test_a_command_past_its_wall_clock_is_killed_with_everything_it_started(tmp_path, monkeypatch):
     fake = install(tmp_path, monkeypatch)
     fake.has_image("tb/alpha:1")
     marker = tmp_path / "still-running"
@@ -123,9 +121,7 @@ def test_output_is_capped_per_stream(tmp_path, monkeypatch):
     assert len(result.stdout) == 1000 + len("\n…[truncated]")
 
 
-def test_the_container_is_removed_on_cancellation_and_on_the_case_deadline(
-    tmp_path, monkeypatch
-):
+def test_the_container_is_removed_on_cancellation_and_on_the_case_deadline(tmp_path, monkeypatch):
     fake = install(tmp_path, monkeypatch)
     fake.has_image("tb/alpha:1")
 
@@ -210,7 +206,7 @@ def test_compose_only_tasks_are_refused_as_unsupported(tmp_path, monkeypatch):
         async with open_container(spec, labels=LABELS):
             raise AssertionError("must not be reached")
 
-    with pytest.raises(ContainerUnavailable, match="BENCHMARK_CONTAINER_UNSUPPORTED: .*compose"):
+    with pytest.raises(ContainerUnavailable, match=r"BENCHMARK_CONTAINER_UNSUPPORTED: .*compose"):
         run(scenario())
     assert fake.calls() == []
 
@@ -232,7 +228,9 @@ def _daemon() -> bool:
         done = subprocess.run(["docker", "info"], capture_output=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return done.returncode == 0 and not os.environ.get("DOCKER_HOST", "").startswith("unix:///nonexistent")
+    return done.returncode == 0 and not os.environ.get("DOCKER_HOST", "").startswith(
+        "unix:///nonexistent"
+    )
 
 
 @pytest.mark.skipif(not _daemon(), reason="no Docker daemon on this machine")
