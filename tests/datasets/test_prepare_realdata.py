@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,10 @@ def test_tau3_airline_domain(tmp_path):
             for a in task["evaluation_criteria"]["actions"]
         ]
         assert row["required_outputs"] == task["evaluation_criteria"]["communicate_info"]
+        reason = task["user_scenario"]["instructions"]["reason_for_call"]
+        assert row["user_scenario"].startswith("Instructions:\n\tDomain: airline\n")
         assert (
-            task["user_scenario"]["instructions"]["reason_for_call"].strip() in row["user_scenario"]
+            f"\tReason for call:\n{textwrap.indent(reason, chr(9) * 2)}\n" in row["user_scenario"]
         )
     tools = rows[0]["tools"]
     assert {"get_flight_status", "list_all_airports", "search_onestop_flight"} <= set(

@@ -45,6 +45,9 @@ _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
     # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
     # been answered and billed, nothing is known about it, and it is never re-sent
     (("worker stopped", "runner process stopped"), INTERRUPTED),
+    # a task that needs its own container on a machine that cannot run it (never substituted)
+    (("benchmark_container_unavailable",), "Task container unavailable (Docker not usable)"),
+    (("benchmark_container_unsupported",), "Task container not supported"),
     # a benchmark written as a pytest test: its body's own exception text is the user's
     (("the test body raised", "the test body returned"), "The test body failed"),
     (("deadline", "wall-time", "wall time"), "Request or case deadline exceeded"),

@@ -17,6 +17,10 @@ from pytest_srbench.core.calls.failures import summarize_failure
         ("the test body returned no answer (return the answer text)", "The test body failed"),
         ("benchmark 'agent-smoke' cannot grade an answer returned by a test body",
          "Benchmark grading failed"),
+        # Docker's own words ("Cannot connect to the Docker daemon") never pick the category
+        ("BENCHMARK_CONTAINER_UNAVAILABLE: this task needs Docker (task.toml names image x); "
+         "`docker info` said: Cannot connect to the Docker daemon",
+         "Task container unavailable (Docker not usable)"),
         ("something nobody foresaw", "Target call failed"),
     ],
 )  # fmt: skip
