@@ -127,9 +127,25 @@ def load_suite(folder: Path) -> Suite:
     return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=tuple(rows))
 
 
+def data_kind(folder: Path) -> str | None:
+    """``origin.kind`` of a suite folder's suite.json (``synthetic`` also for the synthetic
+    suites that predate ``origin``: their revision is ``synthetic-<seed>``); None if unknown."""
+    try:
+        meta = json.loads((folder / SUITE_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    origin = meta.get("origin")
+    if isinstance(origin, dict) and isinstance(origin.get("kind"), str):
+        return str(origin["kind"])
+    return "synthetic" if str(meta.get("revision", "")).startswith("synthetic-") else None
+
+
 def discover_suites(search: list[Path], profile: str | None = None) -> dict[str, Path]:
-    """Suite folders by benchmark; a later search folder replaces an earlier one's suite, and
-    a suite prepared for ``profile`` (``<benchmark>.<profile>``) replaces a raw one."""
+    """Suite folders by benchmark. A suite prepared for ``profile`` (``<benchmark>.<profile>``)
+    replaces a raw one (``<benchmark>``); among raw suites a later search folder replaces an
+    earlier one's, except that a synthetic suite never replaces released data."""
     raw: dict[str, Path] = {}
     prepared: dict[str, Path] = {}
     for root in search:
@@ -140,6 +156,13 @@ def discover_suites(search: list[Path], profile: str | None = None) -> dict[str,
                 continue
             name, _, suffix = child.name.rpartition(".")
             if suffix not in PREPARED_SUFFIXES:
+                earlier = raw.get(child.name)
+                if (
+                    earlier is not None
+                    and data_kind(earlier) == "released"
+                    and data_kind(child) == "synthetic"
+                ):
+                    continue
                 raw[child.name] = child
             elif profile is not None and suffix == profile:
                 prepared[name] = child

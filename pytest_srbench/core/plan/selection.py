@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_srbench.core.canonical import digest
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 
 SELECTION_NAME = "stratified-hash-v1"
 
@@ -68,11 +69,16 @@ def select_for_profile(
     needed = start + wanted
     if len(ordered) < needed:
         detail = f" after the {start} quick cases" if start else ""
+        real = (
+            f"Fetch the released data: `srbench datasets fetch {benchmark} --profile {profile}`"
+            if benchmark in SR_BENCH_BENCHMARKS
+            else "Prepare the released dataset (srbench datasets prepare)"
+        )
         raise SelectionError(
             f"{benchmark}: profile {profile!r} needs {wanted} cases{detail}, but the suite has "
-            f"{len(ordered)} in all. Prepare the released dataset (srbench datasets prepare; "
-            f"see docs/suites.md), or, offline, write synthetic suites with `srbench datasets "
-            f"synth --profile {profile}`, or use --srbench-limit / another profile"
+            f"{len(ordered)} in all. {real} (see docs/suites.md), or, offline, write synthetic "
+            f"suites with `srbench datasets synth --profile {profile}`, or use --srbench-limit "
+            "/ another profile"
         )
     chosen = list(ordered[start:needed])
     if limit is not None:
