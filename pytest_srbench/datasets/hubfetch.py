@@ -91,14 +91,19 @@ def _explain(error: Exception, part: Part, settings: HubSettings, what: str) -> 
         return DatasetError(terms_message(part, settings))
     if isinstance(error, errors.RevisionNotFoundError):
         return DatasetError(f"{part.repo} has no revision {what!r} on {settings.endpoint}")
-    if isinstance(error, errors.RemoteEntryNotFoundError):
+    missing_entry = getattr(errors, "RemoteEntryNotFoundError", errors.EntryNotFoundError)
+    if isinstance(error, missing_entry):
         return DatasetError(f"{part.repo}: {what} does not exist at that revision")
     if isinstance(error, errors.RepositoryNotFoundError):
         status = getattr(getattr(error, "response", None), "status_code", None)
         if part.gated or status in (401, 403):
             return DatasetError(terms_message(part, settings))
         return DatasetError(f"{part.repo} is not a dataset on {settings.endpoint}")
-    if isinstance(error, errors.LocalEntryNotFoundError | errors.OfflineModeIsEnabled):
+    offline = (
+        errors.LocalEntryNotFoundError,
+        getattr(errors, "OfflineModeIsEnabled", errors.LocalEntryNotFoundError),
+    )
+    if isinstance(error, offline):
         return DatasetError(
             f"{part.repo}: {what} is not in the Hugging Face cache ({settings.cache_dir}) and "
             "HF_HUB_OFFLINE is set (or the Hub cannot be reached): fetch it once online"
