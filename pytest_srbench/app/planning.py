@@ -29,7 +29,14 @@ from pytest_srbench.core.models import (
 )
 from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
 from pytest_srbench.core.plan.choices import PROFILES
-from pytest_srbench.core.plan.selection import SELECTION_NAME, select_for_profile, stratified_order
+from pytest_srbench.core.plan.selection import (
+    SELECTION_NAME,
+    SelectionError,
+    Shortfall,
+    select_for_profile,
+    shortfalls_message,
+    stratified_order,
+)
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.user_benchmarks import PythonBenchmark, defined_benchmarks
 from pytest_srbench.datasets.controlled import DatasetDirectory
@@ -289,6 +296,7 @@ def build_draft(
     if user_targets and not request.targets:
         targets += [t for t in user_targets if t.id not in {s.id for s in targets}]
     check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
+    shortfalls: list[Shortfall] = []  # every benchmark short of cases is named at once
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
         suite = datasets.get(benchmark) or load_suite(available[benchmark])
@@ -308,15 +316,21 @@ def build_draft(
                 round_robin=adapter.round_robin,
             )
             counts = adapter.profile_counts(suite.meta)
-            chosen = select_for_profile(
-                order, request.profile, counts, benchmark=benchmark, limit=request.limit
-            )
+            try:
+                chosen = select_for_profile(
+                    order, request.profile, counts, benchmark=benchmark, limit=request.limit
+                )
+            except Shortfall as shortfall:
+                shortfalls.append(shortfall)
+                continue
             custom = custom or len(chosen) < counts[request.profile]
         cases.extend(by_id[case_id] for case_id in chosen)
         provenance.append({**suite.provenance(), "selected": len(chosen)})
         versions[benchmark] = adapter.version
         if benchmark not in SR_BENCH_BENCHMARKS:
             weights[benchmark] = float(suite.meta.get("weight", adapter.weight))
+    if shortfalls:
+        raise SelectionError(shortfalls_message(shortfalls))
     dataset = DatasetInfo(
         profile=request.profile,
         seed=seed,

@@ -2,7 +2,13 @@
 
 import pytest
 
-from pytest_srbench.core.plan.selection import SelectionError, select_for_profile, stratified_order
+from pytest_srbench.core.plan.selection import (
+    SelectionError,
+    Shortfall,
+    select_for_profile,
+    shortfalls_message,
+    stratified_order,
+)
 
 COUNTS = {"smoke": 3, "quick": 6, "standard": 4}
 
@@ -55,3 +61,20 @@ def test_limit_keeps_a_prefix():
     order = stratified_order(items(), 3)
     assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=2) == order[:2]
     assert select_for_profile(order, "smoke", COUNTS, benchmark="x", limit=50) == order[:3]
+
+
+def test_several_shortfalls_are_named_together_with_one_fetch_command():
+    errors = []
+    for benchmark, suite in (("hle", ["hle/1"]), ("x", ["x/1"]), ("tau3", ["tau3/1"])):
+        with pytest.raises(Shortfall) as raised:
+            select_for_profile(suite, "quick", COUNTS, benchmark=benchmark)
+        errors.append(raised.value)
+    message = shortfalls_message(errors)
+    assert message.splitlines()[:4] == [
+        "3 benchmarks have too few cases for this profile:",
+        "  hle: profile 'quick' needs 6 cases, but the suite has 1 in all",
+        "  x: profile 'quick' needs 6 cases, but the suite has 1 in all",
+        "  tau3: profile 'quick' needs 6 cases, but the suite has 1 in all",
+    ]
+    assert "`srbench datasets fetch hle tau3 --profile quick`" in message  # x is no sr-bench one
+    assert shortfalls_message(errors[:1]) == str(errors[0])
