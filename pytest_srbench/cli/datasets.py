@@ -295,7 +295,8 @@ def cmd_datasets_fetch(args: argparse.Namespace) -> int:
     for summary in summaries:
         print(_fetch_line(summary))
     for benchmark, message in failures:
-        print(f"srbench: fetch {benchmark}: {message}", file=sys.stderr)
+        named = message if message.startswith(benchmark) else f"{benchmark}: {message}"
+        print(f"srbench: fetch {named}", file=sys.stderr)
     if summaries:
         print(f"pins and file hashes: {Path(args.out) / 'fetch-lock.json'}")
     return 2 if failures else 0
