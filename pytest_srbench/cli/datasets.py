@@ -141,16 +141,9 @@ def cmd_datasets_synth(args: argparse.Namespace) -> int:
 
 def _released_suites(root: Path, benchmarks: Sequence[str]) -> list[str]:
     """The raw suite folders under ``root`` whose suite.json says released data."""
-    found = []
-    for benchmark in benchmarks:
-        try:
-            meta = json.loads((root / benchmark / SUITE_META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        origin = meta.get("origin") if isinstance(meta, dict) else None
-        if isinstance(origin, dict) and origin.get("kind") == "released":
-            found.append(str(root / benchmark))
-    return found
+    from pytest_srbench.datasets.suites import data_kind
+
+    return [str(root / b) for b in benchmarks if data_kind(root / b) == "released"]
 
 
 def _suite_folders(root: Path) -> list[Path]:
@@ -315,6 +308,12 @@ def _fetch_line(summary: FetchSummary) -> str:
         line += f" (dropped: {dropped})"
     if summary.replaced:
         line += f"; replaced: {summary.replaced}"
+    for folder in summary.shadowed_by:
+        line += (
+            f"\n  note: {folder} (prepared for {folder.name.rpartition('.')[2]} from another "
+            "revision) still takes precedence in that profile's runs; fetch it again with "
+            "--profile to replace it"
+        )
     return line
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.errors import InputError
-from pytest_srbench.core.plan.choices import DEFAULT_SEED
+from pytest_srbench.core.plan.choices import DEFAULT_SEED, PROFILES
 from pytest_srbench.datasets import githubfetch, hubfetch
 from pytest_srbench.datasets.fetchlock import Pin, lock_path, read_lock, write_lock
 from pytest_srbench.datasets.formats import FORMATS
@@ -78,6 +78,7 @@ class FetchSummary:
     downloads: int
     dropped: dict[str, int]
     replaced: str | None = None
+    shadowed_by: tuple[Path, ...] = ()  # prepared suites of another revision that still win
 
 
 def parse_revisions(values: Sequence[str] | None) -> dict[str, str]:
@@ -205,9 +206,26 @@ def fetch_one(
             downloads=sum(item.downloads for item in fetched),
             dropped=dict(conversion.dropped),
             replaced=replaced,
+            shadowed_by=_stale_prepared(out, release.benchmark, main.commit)
+            if request.profile is None
+            else (),
         ),
         new_pins,
     )
+
+
+def _stale_prepared(out: Path, benchmark: str, commit: str) -> tuple[Path, ...]:
+    """``<out>/<benchmark>.<profile>/`` folders whose revision is not ``commit``."""
+    stale = []
+    for profile in PROFILES:
+        folder = out / f"{benchmark}.{profile}"
+        try:
+            meta = json.loads((folder / SUITE_META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("revision") != commit:
+            stale.append(folder)
+    return tuple(stale)
 
 
 def _describe_existing(folder: Path) -> str | None:

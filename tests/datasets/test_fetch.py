@@ -414,3 +414,25 @@ def test_an_unknown_branch_is_reported(server, env, tmp_path, capsys):
     assert "arcprize/ARC-AGI-2 has no branch, tag or commit 'no-such-branch'" in (
         capsys.readouterr().err
     )
+
+
+def test_a_whole_fetch_of_another_revision_points_at_a_prepared_suite_that_still_wins(
+    server, env, tmp_path, capsys
+):
+    out = tmp_path / "suites"
+    repo = server.github["arcprize/ARC-AGI-2"]
+    old = repo.refs["main"]
+    assert fetch("arc-agi-2", "--profile", "smoke", "--revision", old, "--out", str(out)) == 0
+    new = repo.add_commit("arc:moved", dict(repo.commits[old]), ref=None)
+    try:
+        capsys.readouterr()
+        assert fetch("arc-agi-2", "--revision", new, "--out", str(out)) == 0
+        printed = capsys.readouterr().out
+        assert f"note: {out / 'arc-agi-2.smoke'} (prepared for smoke from another revision)" in (
+            printed
+        )
+        assert fetch("arc-agi-2", "--revision", new, "--profile", "smoke", "--out", str(out)) == 0
+        assert fetch("arc-agi-2", "--out", str(out)) == 0
+        assert "note:" not in capsys.readouterr().out
+    finally:
+        del repo.commits[new]
