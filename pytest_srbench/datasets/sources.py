@@ -135,9 +135,11 @@ RELEASES: dict[str, Release] = {
                 (_gh("tau3", "sierra-research/tau2-bench",
                      *(f"data/tau2/domains/{d}/{name}" for d in TAU_DOMAINS
                        for name in ("db.json", "policy.md", "tasks.json", "split_tasks.json")),
-                     *(f"src/tau2/domains/{d}/tools.py" for d in TAU_DOMAINS)),),
+                     *(f"src/tau2/domains/{d}/tools.py" for d in TAU_DOMAINS),
+                     "data/tau2/user_simulator/simulation_guidelines.md"),),
                 "data/tau2/domains", "per domain: db.json, policy.md, tasks.json, "
-                "split_tasks.json; src/tau2/domains/<d>/tools.py (parsed for the tools' kinds)",
+                "split_tasks.json; src/tau2/domains/<d>/tools.py (parsed for the tools' kinds); "
+                "data/tau2/user_simulator/simulation_guidelines.md (the user simulator's prompt)",
                 "MIT", note="airline only: the retail and telecom domains do not run yet"),
     )
 }  # fmt: skip

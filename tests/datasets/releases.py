@@ -14,6 +14,7 @@ import json
 import pickle
 import zlib
 
+import h5py
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -151,8 +152,18 @@ def scicode_problem(n: int) -> dict[str, object]:
             "sub_steps": steps, "general_solution": None, "general_tests": []}  # fmt: skip
 
 
-# The HDF5 signature and an opaque body: fetch delivers the file unchanged (it never reads it).
-TEST_DATA_H5 = b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4
+def scicode_targets() -> bytes:
+    """An HDF5 file in SciCode's layout: ``<step>/test<n>/var1`` holds the n-th test's target."""
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as handle:
+        for problem in (11, 12):
+            for step in (1, 2):
+                handle.create_dataset(f"{problem}.{step}/test1/var1", data=1 + step)
+                handle.create_dataset(f"{problem}.{step}/test2/var1", data=step)
+    return buffer.getvalue()
+
+
+TEST_DATA_H5 = scicode_targets()
 
 
 def terminal_task(name: str) -> dict[str, bytes]:
@@ -272,6 +283,8 @@ def release_files() -> dict[str, tuple[str, str, dict[str, bytes]]]:
             f"{domain}/split_tasks.json": json.dumps({"base": ["0", "1", "2", "3"],
                                                       "test": ["2", "3"]}).encode(),
             "src/tau2/domains/airline/tools.py": AIRLINE_TOOLS,
+            "data/tau2/user_simulator/simulation_guidelines.md": b"# Fixture guidelines\n"
+            b"Play the customer; say ###STOP### when done.\n",
             "data/tau2/domains/retail/tasks.json": b"[]", "README.md": b"# tau2\n"}),
     }  # fmt: skip
 

@@ -156,9 +156,12 @@ def test_github_releases_take_only_their_patterns(everything):
     assert not any("/solution/" in path for path in lock["terminal-bench-2.1"].files)
     assert "src/tau2/domains/airline/tools.py" in lock["tau3"].files
     task = load_suite(everything / "terminal-bench-2.1").rows[0][1]
-    assert task["files"] == {"notes.txt": "seed file\n"} and "grep -q done" in task["verifier"]
+    assert task["container"]["dockerfile"].startswith("FROM ubuntu")  # runs in its container
+    assert task["container"]["context"]["notes.txt"] == "seed file\n"
+    assert "grep -q done" in task["verifier"]
     tau = load_suite(everything / "tau3").rows[0][1]
     assert tau["tools"] == ["calculate", "get_user_details"]  # READ + GENERIC from tools.py
+    assert tau["user_guidelines"].startswith("# Fixture guidelines")
 
 
 def test_gated_suites_are_kept_out_of_version_control(everything):
