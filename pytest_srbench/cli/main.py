@@ -222,7 +222,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     store = open_store(path) if (path / "journal.sqlite3").exists() else None
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
-    result = compare_many(baseline, candidates, margin=args.margin)
+    result = compare_many(
+        baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
+    )
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if args.json:
         write_output(args.json, text)
@@ -328,6 +330,12 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
     comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
     comp.add_argument("--html", metavar="PATH", help="also write the comparison as HTML")
+    comp.add_argument(
+        "--allow-mixed-sources",
+        action="store_true",
+        help="compare even when a benchmark's cases come from different data (a kind, released "
+        "revision or synthetic seed); the comparison is then flagged in every format",
+    )
     comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")

@@ -260,7 +260,11 @@ class CollectPhase(PluginState):
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
         if self.baseline is not None:
             try:
-                check_plans(self.baseline, plan_side(self.run_id, plan_identity(self.manifest)))
+                check_plans(
+                    self.baseline,
+                    plan_side(self.run_id, plan_identity(self.manifest)),
+                    self.settings.allow_mixed_sources,
+                )
             except ComparisonError as error:
                 raise pytest.UsageError(
                     f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "

@@ -98,6 +98,7 @@ class FinishPhase(PluginState):
             margin=settings.margin,
             interval=settings.gate_interval,
             scope=settings.gate_scope,
+            allow_mixed_sources=settings.allow_mixed_sources,
         )
         self.report["gate"] = self.gate
         write_run_report(store, self.run_id, self.report, None)  # the user's files: later

@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.render import charts
 from pytest_srbench.render.outputs import write_output
@@ -45,6 +46,8 @@ def environment() -> Environment:
     env.filters["signed"] = signed
     env.filters["interval"] = interval
     env.filters["coverage"] = coverage
+    env.filters["origin_kind"] = origin_kind
+    env.filters["origin"] = describe_origin
     env.globals["asset"] = template_asset
     env.globals["script_hash"] = report_script_hash()
     return env
@@ -137,6 +140,7 @@ def run_view(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> di
             for t in targets
         },
         "recipes": {r["target_id"]: r for r in report["provenance"].get("recipes") or []},
+        "origins": {row["benchmark"]: row["data_source"] for row in report["benchmarks"]},
         "data": case_table_data(report, details),
         "has_details": details is not None,
         "statuses": CASE_STATUSES,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pytest_srbench.core.origins import describe_origin, origin_kind
 
 NULL = "—"
 
@@ -185,6 +187,42 @@ def repeat_lines(repeats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def data_kind_of(row: Mapping[str, Any]) -> str:
+    """A benchmark row's kind of data; ``—`` in a report from before data origins."""
+    return origin_kind(row["data_source"]) if "data_source" in row else NULL
+
+
+def data_lines(report: Mapping[str, Any]) -> list[str]:
+    """Where the cases came from: the report's label, then each distinct source with its
+    benchmarks (one line per released release, one for all the shipped originals)."""
+    sources = report.get("data_sources")
+    if not sources:
+        return ["data: not recorded (a report from before data origins)"]
+    by_origin: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for row in report["benchmarks"]:
+        if row["benchmark"] not in seen:
+            seen.add(row["benchmark"])
+            by_origin.setdefault(describe_origin(row.get("data_source")), []).append(
+                row["benchmark"]
+            )
+    lines = [f"data: {sources['label']}"]
+    lines += [f"  {text} — {', '.join(sorted(names))}" for text, names in by_origin.items()]
+    return lines
+
+
+def score_text(target: Mapping[str, Any]) -> str:
+    """The full-set score as the report may call it: an sr_bench_score only over sr-bench
+    data; over other data the same number is only a score (the scope after it says over what
+    data, and that it is not comparable with sr-bench 1.0)."""
+    score = target["sr_bench_score"]
+    if score is None:
+        return "sr_bench_score null (not a full, complete run)"
+    if target.get("score_comparable") is False:
+        return f"score {num(score)}"
+    return f"sr_bench_score {num(score)}"
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -238,27 +276,23 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {_label(t)}: {text}  ·  cache-read {num(t['cache_read_ratio'])}")
     lines.append("")
     lines += table(
-        ["benchmark", "target", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
+        ["benchmark", "target", "data", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
         [
-            [row["benchmark"], row["target_id"], num(row["accuracy"]),
+            [row["benchmark"], row["target_id"], data_kind_of(row), num(row["accuracy"]),
              interval_with_coverage(row["accuracy_ci95"], row.get("accuracy_ci95_worst_coverage")),
              f"{row['correct'] if row['correct'] is not None else NULL}/{row['total']}", str(row["failed"]),
              usd(row["cost_usd"])]
             for row in report["benchmarks"]
         ],
     )  # fmt: skip
+    lines += data_lines(report)
     lines.append("")
     for t in targets:
-        score = (
-            num(t["sr_bench_score"])
-            if t["sr_bench_score"] is not None
-            else "null (not a full, complete run)"
-        )
         macro_ci = interval_with_coverage(
             t.get("macro_accuracy_ci95"), t.get("macro_accuracy_ci95_worst_coverage")
         )
         lines.append(
-            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · sr_bench_score {score} · {t['score_scope']}"
+            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · {score_text(t)} · {t['score_scope']}"
         )
     if _shows_coverage(report):
         lines.append(COVERAGE_FOOTNOTE)

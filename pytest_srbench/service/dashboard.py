@@ -165,6 +165,7 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
         baseline: Annotated[str, Query(max_length=200)] = "",
         candidate: Annotated[list[str] | None, Query()] = None,
         margin: Annotated[float, Query(gt=0, lt=1)] = 0.05,
+        allow_mixed_sources: bool = False,
     ) -> Response:
         if not _authorized(app, request):
             return _error_page(401, "BENCHMARK_UNAUTHORIZED", "a valid bearer token is required")
@@ -175,7 +176,9 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
         store = service.store()
         try:  # run ids in the store only: a client never names a file
             sides = [store_side(store, run_id) for run_id in (baseline, *candidate)]
-            result = compare_many(sides[0], sides[1:], margin=margin)
+            result = compare_many(
+                sides[0], sides[1:], margin=margin, allow_mixed_sources=allow_mixed_sources
+            )
         except ServiceError as error:
             return _error_page(error.status, error.code, error.message)
         except ComparisonError as error:

@@ -72,9 +72,23 @@ def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
         "arc-agi-2",
         "tau3",
     }
-    for metric in targets.values():  # all nine, complete, not a recovery: a full score
+    # all nine, complete, not a recovery: a full-set score, but over the shipped original
+    # items, so never labelled sr-bench 1.0
+    for metric in targets.values():
         assert metric["sr_bench_score"] == metric["macro_accuracy"] is not None
-        assert metric["score_scope"] == "full sr-bench 1.0; profile=smoke"
+        assert metric["score_scope"] == (
+            "macro score over original data — not comparable with sr-bench 1.0; profile=smoke"
+        )
+        assert metric["score_comparable"] is False
+    assert report["data_sources"]["kind"] == "original"
+    assert report["data_sources"]["comparable"] is False
+    result.stdout.fnmatch_lines(
+        ["data: original data — scores are not comparable with sr-bench 1.0",
+         "sim-large (sim): macro accuracy 0.* · score 0.* · macro score over original data — "
+         "not comparable with sr-bench 1.0; profile=smoke"]
+    )  # fmt: skip
+    assert "sr_bench_score 0." not in result.stdout.str()
+    for metric in targets.values():
         assert metric["evaluation_cost_usd"] > 0  # judge and user-simulator spend, apart
     assert (pytester.path / ".srbench" / "journal.sqlite3").exists()
     assert (pytester.path / ".srbench" / "runs" / report["run_id"] / "report.json").exists()

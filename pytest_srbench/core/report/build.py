@@ -28,6 +28,12 @@ from pytest_srbench.core.report.frontier import (
     macro_worst_coverage,
 )
 from pytest_srbench.core.report.metrics import Row, answer_latency, target_metric
+from pytest_srbench.core.report.sources import (
+    data_sources,
+    plan_sources,
+    score_scope,
+    suite_origins,
+)
 from pytest_srbench.core.report.tasks import (
     agent_section,
     cell_embedding,
@@ -61,7 +67,7 @@ PREVIEW_NULLED = (
     "macro_accuracy_ci95",
     "macro_accuracy_ci95_worst_coverage",
     "sr_bench_score",
-)
+)  # and score_comparable becomes false: a preview has no score
 
 
 def _parse_time(value: str) -> datetime:
@@ -112,23 +118,26 @@ class _Pricing:
 def macro_and_score(
     manifest: Manifest, target_rows: Sequence[Mapping[str, Any]], complete: bool, present: set[str]
 ) -> dict[str, Any]:
-    """Renormalised macro accuracy, the full sr-bench score (or null) and its scope label."""
+    """Renormalised macro accuracy, the full-set score (or null), its scope label and whether
+    it is an sr-bench 1.0 score (``score_comparable``: over sr-bench data, ``sources``).
+
+    The score keeps its number whenever all nine benchmarks are present, complete and not a
+    recovery child — over any data — but only sr-bench data makes it comparable: otherwise the
+    scope says "macro score over <kind> data — not comparable with sr-bench 1.0"."""
     weights = manifest.benchmark_weights
     num = math.fsum(weights[row["benchmark"]] * (row["accuracy"] or 0.0) for row in target_rows)
     den = math.fsum(weights[row["benchmark"]] for row in target_rows)
     macro = num / den if den else None
-    full = {row["benchmark"] for row in target_rows} == set(SR_BENCH_BENCHMARKS)
-    if full:
-        base = "full sr-bench 1.0"
-    elif not present <= SR_BENCH_BENCHMARKS:
-        base = "extension diagnostic; normalized adapter weights"
-    else:
-        base = "selected benchmark subset; renormalized fixed weights"
-    scope = f"{base}; profile={manifest.profile}"
-    if manifest.execution_cells is not None or manifest.dataset.custom_subset:
-        scope += "; custom task subset"
+    benchmarks = {row["benchmark"] for row in target_rows}
+    full = benchmarks == set(SR_BENCH_BENCHMARKS)
+    scope, comparable = score_scope(manifest, benchmarks, present)
     score = macro if full and complete and manifest.recovery is None else None
-    return {"macro_accuracy": macro, "sr_bench_score": score, "score_scope": scope}
+    return {
+        "macro_accuracy": macro,
+        "sr_bench_score": score,
+        "score_scope": scope,
+        "score_comparable": comparable and score is not None,
+    }
 
 
 def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> None:
@@ -139,6 +148,8 @@ def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> Non
     for key in PREVIEW_NULLED:
         if key in item:
             item[key] = None
+    if "score_comparable" in item:
+        item["score_comparable"] = False
     item["continuity"] = {
         **item["continuity"],
         "switched_accuracy": None,
@@ -308,6 +319,7 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
         "cost_policy": manifest.cost_policy,
         "output_policy": manifest.output_policy,
         "repeats": manifest.repeats,
+        "data_sources": plan_sources(manifest),
         "sampling": manifest.sampling,
         "benchmark_weights": manifest.benchmark_weights,
         "benchmark_options": manifest.benchmark_options,
@@ -427,6 +439,7 @@ def build_report(
     all_benchmarks = sorted(set(benchmark_of.values()))
     present = {benchmark_of[cell.case_id] for cell in manifest.planned_cells()}
     preview = manifest.mode == "preview"
+    origins = suite_origins(manifest)
 
     summary_targets: list[dict[str, Any]] = []
     benchmark_rows: list[dict[str, Any]] = []
@@ -453,6 +466,7 @@ def build_report(
             if not bench_ids:
                 continue
             row = {"benchmark": benchmark, "target_id": target.id}
+            row["data_source"] = origins.get(benchmark)
             bench_results = [r for r in rows if r["case_id"] in bench_ids]
             row.update(
                 target_metric(
@@ -494,6 +508,12 @@ def build_report(
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
     cells = cell_outcomes(manifest, results)
     limitations = _limitations(manifest, run, summary_targets, runner)
+    sources = data_sources(manifest, present)
+    if not sources["comparable"]:
+        limitations.append(
+            f"Where the cases came from: {sources['label']} (each benchmark's data_source says "
+            "which data it is)."
+        )
     if correction is not None:
         limitations.append(
             f"Usage and cost are read through accounting correction {correction.get('id')} "
@@ -524,6 +544,7 @@ def build_report(
             "total_spend_usd": sum_cost(c.get("cost_usd") for c in calls) if totals_known else None,
         },
         "benchmarks": benchmark_rows,
+        "data_sources": sources,
         "limitations": limitations,
         "rag": rag_section(manifest, results, runner, indexes or {}, local_embedding),
         "agent": agent_section(manifest, results, runner),

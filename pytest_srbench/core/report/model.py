@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
+from pydantic_core.core_schema import SerializerFunctionWrapHandler
 
 
 class _Strict(BaseModel):
@@ -204,6 +205,52 @@ class TargetMetric(_Strict):
     continuity: Continuity
 
 
+class DataSource(BaseModel):
+    """Where one benchmark's cases came from (``docs/suites.md``, "Where a report says its
+    cases came from"); the fields present depend on ``kind``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = Field(description="released, original, synthetic or user.")
+    source: str | None = Field(
+        None, description="released: the release's URL; user: what the suite says it is."
+    )
+    revision: str | None = Field(
+        None, description="released: the pinned revision (a commit id or package==version)."
+    )
+    files: dict[str, str] | None = Field(
+        None, description="released and user: the sha256 of every file the cases were read from."
+    )
+    license: str | None = Field(None, description="released: the data's license.")
+    via: str | None = Field(None, description="released: how it was fetched.")
+    generator: str | None = Field(None, description="synthetic: the generator and its version.")
+    seed: int | None = Field(None, description="synthetic: the generator's seed.")
+    note: str | None = Field(None, description="original: what the items are.")
+
+    @model_serializer(mode="wrap")
+    def _recorded_only(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The fields the origin records (a kind's absent fields are left out, not null)."""
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class DataSources(_Strict):
+    """The data the planned benchmarks' cases came from, and what scores over it may claim."""
+
+    kind: str = Field(
+        description="released, original, synthetic or user when every benchmark has it; mixed "
+        "otherwise; unknown for a plan frozen before data origins were recorded."
+    )
+    kinds: list[str] = Field(description="The distinct kinds present (sorted).")
+    comparable: bool = Field(
+        description="True only for sr-bench data: all nine benchmarks released, at the "
+        "profile's sr-bench case counts, not a custom subset, not a recovery child, live."
+    )
+    label: str = Field(description="What every surface prints beside the scores.")
+    benchmarks: dict[str, str] = Field(description="Benchmark -> the kind of its data.")
+
+
 class SummaryTarget(TargetMetric):
     """A target's overall metrics plus its identity and macro score."""
 
@@ -227,9 +274,20 @@ class SummaryTarget(TargetMetric):
         "runs at the smoke, quick and standard designs (docs/interval-coverage.md).",
     )
     sr_bench_score: float | None = Field(
-        description="Only with all nine benchmarks, complete, not a recovery child."
+        description="The macro over all nine benchmarks: only with all nine, complete, not a "
+        "recovery child. An sr-bench 1.0 score only when score_comparable is true; over other "
+        "data the same number is labelled by score_scope as not comparable."
     )
-    score_scope: str
+    score_scope: str = Field(
+        description="What the macro covers: 'sr-bench 1.0' (sr-bench data), 'macro score "
+        "over <kind> data — not comparable with sr-bench 1.0', a subset or an extension "
+        "diagnostic with its data; then the profile and 'custom task subset'."
+    )
+    score_comparable: bool | None = Field(
+        None,
+        description="True only when sr_bench_score is an sr-bench 1.0 score: non-null and over "
+        "sr-bench data (data_sources.comparable). Null in reports from before data origins.",
+    )
 
 
 class BenchmarkRow(TargetMetric):
@@ -237,6 +295,11 @@ class BenchmarkRow(TargetMetric):
 
     benchmark: str
     target_id: str
+    data_source: DataSource | None = Field(
+        None,
+        description="Where this benchmark's cases came from; null when the plan recorded no "
+        "origin (a run from before data origins).",
+    )
 
 
 class Summary(_Strict):
@@ -307,6 +370,12 @@ class PlanIdentity(_Strict):
     cost_policy: str
     output_policy: str
     repeats: int
+    data_sources: dict[str, DataSource | None] | None = Field(
+        None,
+        description="Planned benchmark -> the origin of its cases (null: not recorded); a "
+        "comparison refuses runs whose same benchmark came from different data. Null in "
+        "reports from before data origins.",
+    )
     sampling: dict[str, Any]
     benchmark_weights: dict[str, float]
     benchmark_options: dict[str, dict[str, Any]]
@@ -500,6 +569,9 @@ class ReportModel(_Strict):
     child_attempts: list[dict[str, Any]]
     summary: Summary
     benchmarks: list[BenchmarkRow]
+    data_sources: DataSources | None = Field(
+        None, description="Where the cases came from; null in reports from before data origins."
+    )
     limitations: list[str]
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
