@@ -60,3 +60,11 @@ def test_fetch_smoke_then_a_smoke_run_scores_the_fetched_suites(pytester, tmp_pa
         assert suite["location"] == "project" and suite["prepared"]["profile"] == "smoke"
         assert suite["revision"] == lock[benchmark].revision
     assert len(report["cells"]) == 2 * 36  # two simulated targets, sr-bench's smoke counts
+    # fetched data is released data: the report says so per benchmark and labels the score
+    for row in report["benchmarks"]:
+        source = row["data_source"]
+        assert source["kind"] == "released", row["benchmark"]
+        assert source["revision"] == lock[row["benchmark"]].revision
+        assert source["files"] and all(len(h) == 64 for h in source["files"].values())
+    assert report["data_sources"]["kind"] == "released"
+    assert report["data_sources"]["comparable"] is True
