@@ -65,6 +65,9 @@ def check_origin(value: Any) -> dict[str, Any]:
             raise OriginError(f"files: {path}: {digest!r} is not a lowercase sha256 hex digest")
     if kind == "released" and not value["files"]:
         raise OriginError("a released origin needs the sha256 of at least one file (files)")
+    gap = value.get("srbench_gap")
+    if gap is not None and (not isinstance(gap, str) or not gap.strip()):
+        raise OriginError(f"srbench_gap must say how the data differs from sr-bench's, got {gap!r}")
     return dict(value)
 
 
@@ -147,9 +150,11 @@ def describe_origin(origin: Mapping[str, Any] | None) -> str:
         return "unknown (the plan was frozen before data origins were recorded)"
     if kind == "released":
         files = origin.get("files") or {}
+        gap = origin.get("srbench_gap")
         return (
             f"released: {origin.get('source')} @ {origin.get('revision')} "
             f"({len(files)} file{'s' if len(files) != 1 else ''} pinned by sha256)"
+            + (f"; not sr-bench 1.0's data: {gap}" if gap else "")
         )
     if kind == "synthetic":
         seed = origin.get("seed")

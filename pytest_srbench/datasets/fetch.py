@@ -436,6 +436,8 @@ def _origin(
         "license": release.license,
         "via": VIA,
     }
+    if release.srbench_gap:
+        origin["srbench_gap"] = release.srbench_gap
     mirror = _mirror(main.part, hub, github)
     if mirror:
         origin["endpoint"] = mirror

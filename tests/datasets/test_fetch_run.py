@@ -60,11 +60,14 @@ def test_fetch_smoke_then_a_smoke_run_scores_the_fetched_suites(pytester, tmp_pa
         assert suite["location"] == "project" and suite["prepared"]["profile"] == "smoke"
         assert suite["revision"] == lock[benchmark].revision
     assert len(report["cells"]) == 2 * 36  # two simulated targets, sr-bench's smoke counts
-    # fetched data is released data: the report says so per benchmark and labels the score
+    # fetched data is released data: the report says so per benchmark
     for row in report["benchmarks"]:
         source = row["data_source"]
         assert source["kind"] == "released", row["benchmark"]
         assert source["revision"] == lock[row["benchmark"]].revision
         assert source["files"] and all(len(h) == 64 for h in source["files"].values())
     assert report["data_sources"]["kind"] == "released"
-    assert report["data_sources"]["comparable"] is True
+    # tau3's fetch holds only the airline domain of sr-bench's three: released, yet not sr-bench
+    assert report["data_sources"]["comparable"] is False
+    assert "(tau3: airline only;" in report["data_sources"]["label"]
+    assert all(not t["score_comparable"] for t in report["summary"]["targets"])

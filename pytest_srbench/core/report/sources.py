@@ -59,6 +59,7 @@ def srbench_data(manifest: Manifest, benchmarks: set[str]) -> bool:
     return (
         benchmarks == set(SR_BENCH_BENCHMARKS)
         and all(origin_kind(origins.get(name)) == "released" for name in benchmarks)
+        and not any((origins.get(name) or {}).get("srbench_gap") for name in benchmarks)
         and at_profile_counts(manifest, benchmarks)
         and not custom_subset(manifest)
         and manifest.recovery is None
@@ -99,6 +100,13 @@ def data_sources(manifest: Manifest, present: set[str]) -> dict[str, Any]:
         )
     else:
         label = f"{data_phrase(chosen)} — scores are {NOT_COMPARABLE}"
+        gaps = [
+            f"{name}: {gap}"
+            for name in sorted(present)
+            if (gap := (origins.get(name) or {}).get("srbench_gap"))
+        ]
+        if gaps:
+            label += f" ({'; '.join(gaps)})"
     return {
         "kind": data_kind(chosen),
         "kinds": kinds_of(chosen),

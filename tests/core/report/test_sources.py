@@ -71,6 +71,22 @@ def test_released_data_at_the_profile_counts_is_an_sr_bench_score():
     assert not any("Where the cases came from" in line for line in report["limitations"])
 
 
+def test_a_release_short_of_sr_benchs_data_is_not_sr_bench():
+    """tau3 fetched with one of sr-bench's three domains: released, pinned, and not sr-bench."""
+    plan = smoke_plan(every("released"))
+    gap = "airline only; sr-bench 1.0's tau3 spans the airline, retail and telecom-base domains"
+    for suite in plan.dataset.suites:
+        if suite["benchmark"] == "tau3":
+            suite["origin"] = {**ORIGINS["released"], "srbench_gap": gap}
+    report, summary = report_of(plan)
+    assert summary["score_comparable"] is False
+    assert summary["sr_bench_score"] == summary["macro_accuracy"] is not None
+    assert "not comparable with sr-bench 1.0" in summary["score_scope"]
+    assert report["data_sources"]["kind"] == "released"
+    assert report["data_sources"]["comparable"] is False
+    assert report["data_sources"]["label"].endswith(f"(tau3: {gap})")
+
+
 @pytest.mark.parametrize("kind", ["original", "synthetic", "user"])
 def test_other_data_keeps_the_number_under_a_not_comparable_label(kind):
     report, summary = report_of(smoke_plan(every(kind)))
