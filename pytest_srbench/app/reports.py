@@ -12,10 +12,11 @@ from pydantic import ValidationError
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
-from pytest_srbench.core.report.build import FAILURE_OBSERVED, build_report
+from pytest_srbench.core.report.build import FAILURE_OBSERVED, assemble_report
 from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
+from pytest_srbench.render.cells_file import CellsFile
 from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
@@ -27,23 +28,28 @@ class RunNotFound(InputError):
 
 def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
-    reading the calls through the run's latest accounting correction when it has one."""
-    run = store.require_run(run_id)
-    manifest = store.get_manifest(run_id)
-    return build_report(
-        manifest,
-        run,
-        store.results(run_id),
-        store.calls(run_id),
+    reading the calls through the run's latest accounting correction when it has one.
+
+    One snapshot of the store, read a page of cells at a time (``Store.cell_rows``); the
+    report's ``cells`` are kept in a temporary file (``CellsFile``), not in memory."""
+    with store.snapshot():
+        run = store.require_run(run_id)
+        manifest = store.get_manifest(run_id)
         # the one event the report reads (a run journals three or more per cell)
-        store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,)),
-        runner=store.get_runner(run_id),
-        correction=latest_correction(store, run_id),
-        child_attempts=child_attempts(store, run_id),
-        recipes=store.recipes(run_id),
-        indexes=store.snapshots(run_id, "index"),
-        local_embedding=local_baseline(manifest),
-    )
+        observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+        return assemble_report(
+            manifest,
+            run,
+            store.cell_rows(run_id, manifest.planned_keys()),
+            failure_event=observed[0] if observed else None,
+            runner=store.get_runner(run_id),
+            correction=latest_correction(store, run_id),
+            child_attempts=child_attempts(store, run_id),
+            recipes=store.recipes(run_id),
+            indexes=store.snapshots(run_id, "index"),
+            local_embedding=local_baseline(manifest),
+            cell_sink=CellsFile(),
+        )
 
 
 def local_baseline(manifest: Manifest) -> dict[str, Any] | None:

@@ -105,6 +105,11 @@ def accuracy_interval(
     clusters = case_clusters(
         (original.get(key, key) if isinstance(key, str) else key, correct) for key, correct in cells
     )
+    return interval_fields(clusters)
+
+
+def interval_fields(clusters: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """The accuracy interval's fields from (correct cells, cells) per case."""
     size = effective_cases(clusters)
     return {
         "cases": len(clusters),
