@@ -4,6 +4,7 @@ store, and a comparison side from a run id in the store or from a JSON report fi
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.report.build import FAILURE_OBSERVED, assemble_report
-from pytest_srbench.core.report.drilldown import case_details
+from pytest_srbench.core.report.drilldown import case_detail, cell_detail, reveals_answers
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
 from pytest_srbench.render.cells_file import CellsFile
@@ -113,10 +114,30 @@ def load_side(reference: str, store: Store | None) -> RunSide:
     raise RunNotFound(f"{reference!r} is neither a report file nor a run {where}")
 
 
-def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
-    """The self-contained HTML page of a run, with its bounded case drill-down."""
-    from pytest_srbench.render.html import render_run_html, write_html  # jinja2: only here
+def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tuple[Any, Any]]:
+    """Each planned cell's drill-down texts read from the store a page at a time: (its case's
+    details the first time the case comes, its own details when it has a result row), in
+    planned order — alongside the report's cells."""
+    reveal = reveals_answers(manifest)
+    cases = {case.id: case for case in manifest.cases}
+    last = None
+    for cell in store.cell_rows(run_id, manifest.planned_keys()):
+        if not cell.planned:
+            return
+        case = None
+        if cell.case_id != last:
+            case = case_detail(cases[cell.case_id], reveal)
+            last = cell.case_id
+        own = None
+        if cell.result is not None:
+            own = cell_detail(cell.result, [call for _, call in cell.calls])
+        yield case, own
 
-    manifest = store.get_manifest(run_id)
-    details = case_details(manifest, store.results(run_id), store.calls(run_id))
-    write_html(render_run_html(report, details), path)
+
+def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
+    """The self-contained HTML page of a run, with its bounded case drill-down, written while
+    the store is read (a page of cells at a time)."""
+    from pytest_srbench.render.html import run_html_chunks, write_html  # jinja2: only here
+
+    details = stored_details(store, run_id, store.get_manifest(run_id))
+    write_html(run_html_chunks(report, details), path)

@@ -131,6 +131,11 @@ def _shaped_text(cell: Mapping[str, Any]) -> str:
     )
 
 
+def shaped_cell(cell: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A cell as the report file holds it (validated by ``CellOutcome`` unless it already is)."""
+    return cell if _shaped(cell) else CellOutcome.model_validate(cell).model_dump(mode="json")
+
+
 def cell_text(cell: Mapping[str, Any]) -> str:
     """One cell, validated, as its text inside the report's "cells" array (indented): exactly
     ``indented`` of ``CellOutcome``'s dump, which a cell already in that shape skips."""

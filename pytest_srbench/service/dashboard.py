@@ -10,21 +10,22 @@ The full run report and the comparison page are the very pages ``srbench report 
 from __future__ import annotations
 
 import hmac
+import tempfile
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Annotated, Any, get_args
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from jinja2 import Environment
 
-from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.reports import report_from_store, stored_details
 from pytest_srbench.core.compare.runs import ComparisonError, compare_many
 from pytest_srbench.core.models import RunStatus
-from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.render.html import (
     render_compare_html,
-    render_run_html,
     report_script_hash,
+    run_html_chunks,
     script_hash,
 )
 from pytest_srbench.render.html import template_asset as report_asset
@@ -104,6 +105,26 @@ def render_page(page: str, status: int = 200, **context: Any) -> HTMLResponse:
 def _report_response(html: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(
         html, status_code=status, headers={**HEADERS, "Content-Security-Policy": REPORT_CSP}
+    )
+
+
+def _spooled_report(chunks: Iterable[str]) -> StreamingResponse:
+    """A report page written to a temporary file while the store is open (a page of cells at
+    a time), then sent from that file."""
+    spool = tempfile.TemporaryFile(prefix="srbench-page-")  # noqa: SIM115 - closed when sent
+    for chunk in chunks:
+        spool.write(chunk.encode("utf-8"))
+    spool.seek(0)
+
+    def sent() -> Iterator[bytes]:
+        with spool:
+            while block := spool.read(1 << 20):
+                yield block
+
+    return StreamingResponse(
+        sent(),
+        media_type="text/html; charset=utf-8",
+        headers={**HEADERS, "Content-Security-Policy": REPORT_CSP},
     )
 
 
@@ -200,10 +221,8 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
             if store.get_run(run_id) is None:
                 return _error_page(404, "BENCHMARK_RUN_NOT_FOUND", f"no run {run_id!r}")
             report = report_from_store(store, run_id)
-            details = case_details(
-                store.get_manifest(run_id), store.results(run_id), store.calls(run_id)
-            )
-            return _report_response(render_run_html(report, details))
+            details = stored_details(store, run_id, store.get_manifest(run_id))
+            return _spooled_report(run_html_chunks(report, details))
         except StoreError:
             return _error_page(409, "BENCHMARK_RUN_FAILED", "the run's report cannot be built")
         finally:

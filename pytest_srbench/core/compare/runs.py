@@ -110,7 +110,7 @@ class RunSide:
             plan=plan,
             targets=list(report["summary"]["targets"]),
             benchmark_rows=list(report.get("benchmarks") or []),
-            cells=list(report.get("cells") or []),
+            cells=_cells(report.get("cells")),
             source=source,
             kinds={t["id"]: t.get("kind", "single") for t in plan.get("targets") or []},
             flip_rates={
@@ -170,6 +170,14 @@ class RunSide:
         for case_id, target_id in pairs:
             planned[target_id].add(base[case_id])
         return planned
+
+
+def _cells(cells: Any) -> Sequence[Mapping[str, Any]]:
+    """A report's cells as they are when already a sequence (a report built from the store
+    keeps them in a file and reads them again on each pass), else as a list."""
+    if isinstance(cells, Sequence) and not isinstance(cells, str):
+        return cells
+    return list(cells or [])
 
 
 def exact_quality(side: RunSide, target_id: str) -> Fraction | None:
