@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from pytest_srbench.core.compare.runs import RunSide
@@ -18,6 +19,7 @@ from pytest_srbench.core.report.drilldown import case_detail, cell_detail, revea
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
 from pytest_srbench.render.cells_file import CellsFile
+from pytest_srbench.render.json_report import shaped_cell
 from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
@@ -27,21 +29,28 @@ class RunNotFound(InputError):
     """A run reference names neither a report file nor a run in the store."""
 
 
-def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
+def report_from_store(store: Store, run_id: str, *, page: int | None = None) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
     reading the calls through the run's latest accounting correction when it has one.
 
-    One snapshot of the store, read a page of cells at a time (``Store.cell_rows``); the
-    report's ``cells`` are kept in a temporary file (``CellsFile``), not in memory."""
+    One snapshot of the store, read ``page`` cells at a time (``Store.cell_rows``; its
+    default without one); the report's ``cells`` are kept in a temporary file
+    (``CellsFile``), not in memory."""
     with store.snapshot():
         run = store.require_run(run_id)
         manifest = store.get_manifest(run_id)
         # the one event the report reads (a run journals three or more per cell)
         observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+        planned = manifest.planned_keys()
+        cells = (
+            store.cell_rows(run_id, planned)
+            if page is None
+            else store.cell_rows(run_id, planned, page=page)
+        )
         return assemble_report(
             manifest,
             run,
-            store.cell_rows(run_id, manifest.planned_keys()),
+            cells,
             failure_event=observed[0] if observed else None,
             runner=store.get_runner(run_id),
             correction=latest_correction(store, run_id),
@@ -81,23 +90,53 @@ def child_attempts(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def read_report_file(path: Path) -> dict[str, Any]:
-    """A JSON report written by pytest-srbench, validated; errors name the file and field."""
+    """A JSON report written by pytest-srbench, validated; errors name the file and field.
+
+    The report without its cells is validated as a whole, then each cell on its own (a cell
+    already in its validated shape is kept as parsed), so the file's data is held once."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as error:
         raise RunNotFound(f"{path}: cannot read the report ({error.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RunNotFound(f"{path}: not a JSON report ({error})") from None
     try:
-        model = ReportModel.model_validate(data)
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and the standard library reads (NaN, huge integers)
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise RunNotFound(f"{path}: not a JSON report ({error})") from None
+    if not isinstance(data, dict):
+        raise RunNotFound(f"{path}: not a pytest-srbench report (the file holds no JSON object)")
+    cells = data.get("cells")
+    try:
+        if not isinstance(cells, list):
+            ReportModel.model_validate(data)  # names what is wrong with "cells"
+            cells = []
+        report = ReportModel.model_validate({**data, "cells": []}).model_dump(mode="json")
+        for index, cell in enumerate(cells):
+            try:
+                cells[index] = shaped_cell(cell)
+            except ValidationError as error:
+                raise _CellError(index, error) from None
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise RunNotFound(
-            f"{path}: not a pytest-srbench report ({where}: {first['msg']}; "
-            f"{error.error_count()} problem(s))"
-        ) from None
-    return model.model_dump(mode="json")
+        raise RunNotFound(f"{path}: not a pytest-srbench report ({_problem(error)})") from None
+    except _CellError as error:
+        problem = _problem(error.error, ("cells", error.index))
+        raise RunNotFound(f"{path}: not a pytest-srbench report ({problem})") from None
+    report["cells"] = cells
+    return report
+
+
+class _CellError(Exception):
+    def __init__(self, index: int, error: ValidationError) -> None:
+        self.index = index
+        self.error = error
+
+
+def _problem(error: ValidationError, prefix: tuple[Any, ...] = ()) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in (*prefix, *first["loc"]))
+    return f"{where}: {first['msg']}; {error.error_count()} problem(s)"
 
 
 def load_side(reference: str, store: Store | None) -> RunSide:

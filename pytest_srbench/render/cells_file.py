@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -26,6 +27,7 @@ class CellsFile(Sequence[dict[str, Any]]):
         self._file = tempfile.TemporaryFile(prefix="srbench-cells-")  # noqa: SIM115 - kept open
         self._offsets = array("q", [0])
         self._unflushed = False
+        self._closer = weakref.finalize(self, self._file.close)  # closed (and gone) with self
 
     def append(self, cell: Mapping[str, Any]) -> None:
         data = cell_text(cell).encode("utf-8")
@@ -89,4 +91,4 @@ class CellsFile(Sequence[dict[str, Any]]):
     __hash__ = None  # type: ignore[assignment]
 
     def close(self) -> None:
-        self._file.close()
+        self._closer()

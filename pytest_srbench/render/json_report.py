@@ -20,11 +20,11 @@ CELL_LEVEL = "    "  # a cell's indentation inside the report's "cells" array
 
 
 def _float(value: float) -> str:
-    if value != value:
+    if math.isfinite(value):
+        return float.__repr__(value)
+    if math.isnan(value):
         return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 def indented(value: Any, indent: str = "") -> str:

@@ -31,7 +31,6 @@ from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader
-from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
 from pytest_srbench.store.base import (
     ProgressCounts,
     Row,
@@ -40,6 +39,7 @@ from pytest_srbench.store.base import (
     StoreError,
     now_iso,
 )
+from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.writes import (
     AppendEvent,

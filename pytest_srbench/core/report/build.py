@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from pytest_srbench.core.calls.failures import summarize_failure
 from pytest_srbench.core.calls.recipes import recipe_summary
-from pytest_srbench.core.calls.usage import cache_neutral_cost, is_known_cost
+from pytest_srbench.core.calls.usage import cache_neutral_cost, known_cost
 from pytest_srbench.core.models import Case, Manifest, Run, Target
 from pytest_srbench.core.offline.reconcile import (
     correction_rows,
@@ -299,7 +299,6 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-
 class CellSink(Protocol):
     """Where each cell's outcome goes as soon as it is known (a list will do); the report's
     ``cells`` is the sink itself."""
@@ -323,7 +322,9 @@ class _CellPass:
         self.pricing = pricing
         self.preview = manifest.mode == "preview"
         # the unit of every accuracy interval: a repeat's cell belongs to its original case
-        self.case_of = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
+        self.case_of = {
+            case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases
+        }
         self.grouped = any(original != case_id for case_id, original in self.case_of.items())
         self.targets = {t.id: t for t in manifest.targets}
         self.target_kind = {t.id: t.kind for t in manifest.target_inventory().values()}
@@ -375,11 +376,11 @@ class _CellPass:
             else:  # calls of a target the plan does not have count in the run's spend only
                 for _, call in calls:
                     self.foreign_calls += 1
-                    cost = call.get("cost_usd")
-                    if is_known_cost(cost):
-                        self.foreign_spend.add(float(cost))
-                    else:
+                    cost = known_cost(call.get("cost_usd"))
+                    if cost is None:
                         self.foreign_known = False
+                    else:
+                        self.foreign_spend.add(cost)
 
     def _effective(self, call: Row) -> Row:
         assert self.correction is not None

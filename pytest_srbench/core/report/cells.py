@@ -118,9 +118,7 @@ class Distributions:
         return out
 
 
-def distributions(
-    cells: Iterable[Mapping[str, Any]], target_ids: Sequence[str]
-) -> dict[str, Any]:
+def distributions(cells: Iterable[Mapping[str, Any]], target_ids: Sequence[str]) -> dict[str, Any]:
     """Histograms of per-cell TTFT and latency (completed cells), shared edges per measure."""
     runner = Distributions(target_ids)
     for cell in cells:
@@ -138,7 +136,9 @@ class RepeatAgreement:
 
     def __init__(self, manifest: Manifest) -> None:
         self.manifest = manifest
-        self.original = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
+        self.original = {
+            case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases
+        }
         self.outcomes: dict[tuple[str, str], list[int]] = {}
 
     def add(self, cell: Mapping[str, Any]) -> None:

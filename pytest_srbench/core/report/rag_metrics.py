@@ -104,7 +104,7 @@ class ModeRunner:
         self.mode = mode
         self.total = 0
         self.successes = 0
-        self.sums: dict[str, float] = dict.fromkeys(QUALITY_METRICS, 0)  # type: ignore[arg-type]
+        self.sums: dict[str, float] = dict.fromkeys(QUALITY_METRICS, 0)
         self.citation_sum: float = 0
         self.citation_cases = 0
         self.latencies = array("d")

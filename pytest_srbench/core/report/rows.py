@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 Row = dict[str, Any]
 
@@ -39,13 +39,27 @@ def cells_in_memory(
     A cell with two result rows keeps the later one."""
     by_cell: dict[tuple[Any, Any], tuple[int, Row]] = {}
     for index, row in enumerate(results):
-        by_cell[(row["case_id"], row["target_id"])] = (index, row)  # type: ignore[assignment]
+        by_cell[(row["case_id"], row["target_id"])] = (index, cast(Row, row))
     calls_of: dict[tuple[Any, Any], list[tuple[Any, Row]]] = defaultdict(list)
     for index, call in enumerate(calls):
-        calls_of[(call.get("case_id"), call.get("target_id"))].append((index, call))  # type: ignore[arg-type]
+        calls_of[(call.get("case_id"), call.get("target_id"))].append((index, cast(Row, call)))
     for key in planned:
-        index, row = by_cell.pop(key, (-1, None))
-        yield CellRows(key[0], key[1], True, row, index, calls_of.pop(key, []))
+        found = by_cell.pop(key, None)
+        yield CellRows(
+            key[0],
+            key[1],
+            True,
+            None if found is None else found[1],
+            -1 if found is None else found[0],
+            calls_of.pop(key, []),
+        )
     for key in sorted(set(by_cell) | set(calls_of), key=lambda k: (str(k[1]), str(k[0]))):
-        index, row = by_cell.get(key, (-1, None))
-        yield CellRows(key[0], key[1], False, row, index, calls_of.get(key, []))
+        found = by_cell.get(key)
+        yield CellRows(
+            key[0],
+            key[1],
+            False,
+            None if found is None else found[1],
+            -1 if found is None else found[0],
+            calls_of.get(key, []),
+        )

@@ -31,7 +31,7 @@ from typing import Any
 
 from pytest_srbench.core.calls.continuity import _changes, is_multi_inference
 from pytest_srbench.core.calls.routing import UNKNOWN_DECISION, _decision_name, routing_of
-from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS, BUCKETS, is_known_cost
+from pytest_srbench.core.calls.usage import BUCKETS, CACHE_NEUTRAL_BASIS, known_cost
 from pytest_srbench.core.report.metrics import (
     ACCURACY_DENOMINATOR,
     Row,
@@ -54,7 +54,7 @@ class ExactSum:
     nothing does — every double is a multiple of 2⁻¹⁰⁷⁴, so a remainder that rounds to 0 is 0),
     so memory stays bounded and each addition costs one array append."""
 
-    __slots__ = ("_values", "_special")
+    __slots__ = ("_special", "_values")
     LIMIT = 4096
 
     def __init__(self) -> None:
@@ -100,8 +100,7 @@ class RankedCounts:
             self._seen[key] = [1, rank]
             return
         entry[0] += 1
-        if rank < entry[1]:
-            entry[1] = rank
+        entry[1] = min(entry[1], rank)
 
     def merge(self, other: RankedCounts) -> None:
         for key, (count, rank) in other._seen.items():
@@ -110,8 +109,7 @@ class RankedCounts:
                 self._seen[key] = [count, rank]
             else:
                 entry[0] += count
-                if rank < entry[1]:
-                    entry[1] = rank
+                entry[1] = min(entry[1], rank)
 
     def counts(self) -> dict[str, int]:
         ordered = sorted(self._seen.items(), key=lambda item: item[1][1])
@@ -122,7 +120,7 @@ class CaseClusters:
     """(correct cells, cells) per case, the input of the intervals over cases. ``grouped``
     False promises every case arrives once (no repeats): then two counters are enough."""
 
-    __slots__ = ("_by_case", "_right", "_cells")
+    __slots__ = ("_by_case", "_cells", "_right")
 
     def __init__(self, grouped: bool) -> None:
         self._by_case: dict[Hashable, list[int]] | None = {} if grouped else None
@@ -163,9 +161,20 @@ class CaseClusters:
 class ContinuityRunner:
     """``core.calls.continuity.continuity`` one task (one case's subject calls) at a time."""
 
-    __slots__ = ("multi_request", "multi_inference", "unknown", "decision_changed", "tasks",
-                 "switches", "most", "by_phase", "switched", "switched_correct", "unswitched",
-                 "unswitched_correct")  # fmt: skip
+    __slots__ = (
+        "by_phase",
+        "decision_changed",
+        "most",
+        "multi_inference",
+        "multi_request",
+        "switched",
+        "switched_correct",
+        "switches",
+        "tasks",
+        "unknown",
+        "unswitched",
+        "unswitched_correct",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.multi_request = self.multi_inference = self.unknown = self.decision_changed = 0
@@ -357,21 +366,20 @@ class MetricRunner:
         task = []
         for rank, call in calls:
             self.calls += 1
-            cost = call.get("cost_usd")
-            known = is_known_cost(cost)
+            cost = known_cost(call.get("cost_usd"))
             if call.get("role") != "subject":
                 self.overhead += 1
-                if known:
-                    self.overhead_cost.add(float(cost))
-                else:
+                if cost is None:
                     self.overhead_cost_known = False
+                else:
+                    self.overhead_cost.add(cost)
                 continue
-            self._add_subject(call, rank, cost, known)
+            self._add_subject(call, rank, cost)
             if call.get("case_id"):
                 task.append(call)
         return task
 
-    def _add_subject(self, call: Row, rank: Rank, cost: Any, known: bool) -> None:
+    def _add_subject(self, call: Row, rank: Rank, cost: float | None) -> None:
         get = call.get
         self.requests += 1
         usage = get("usage")
@@ -381,10 +389,10 @@ class MetricRunner:
             tokens = self.tokens
             for key in BUCKETS:
                 tokens[key] += int(usage.get(key, 0))
-        if known:
-            self.known_cost.add(float(cost))
-        else:
+        if cost is None:
             self.cost_known = False
+        else:
+            self.known_cost.add(cost)
         neutral = self.neutral_cost(call)
         if neutral is None:
             self.neutral_known = False
@@ -401,7 +409,7 @@ class MetricRunner:
         status = get("status")
         if selected or (status == "completed" and get("model")):
             self.selected.add(str(selected or get("model")), rank)
-        elif status == "sent" or status == "running":
+        elif status in ("sent", "running"):
             self.pending_selection += 1
         if get("decision"):
             self.decisions.add(str(call["decision"]), rank)
@@ -489,7 +497,9 @@ class MetricRunner:
             "cache_neutral_cost_basis": CACHE_NEUTRAL_BASIS,
             "known_cost_usd": self.known_cost.total(),
             "cost_complete": cost_complete,
-            "evaluation_cost_usd": (self.overhead_cost.total() if self.overhead_cost_known else None)
+            "evaluation_cost_usd": (
+                self.overhead_cost.total() if self.overhead_cost_known else None
+            )
             if self.overhead
             else 0,
             "total_spend_usd": self.spend()
@@ -540,8 +550,17 @@ class MetricRunner:
 
 
 class _DecisionGroup:
-    __slots__ = ("cases", "completed", "correct", "clusters", "costs", "known", "known_cost",
-                 "unreceipted", "models")  # fmt: skip
+    __slots__ = (
+        "cases",
+        "clusters",
+        "completed",
+        "correct",
+        "costs",
+        "known",
+        "known_cost",
+        "models",
+        "unreceipted",
+    )  # fmt: skip
 
     def __init__(self, grouped: bool) -> None:
         self.cases = self.completed = self.correct = self.costs = self.known = 0
@@ -576,7 +595,9 @@ class DecisionRunner:
             for _, call in subject:
                 if call.get("decision"):
                     decision = str(call["decision"])
-            position = (0, result_rank) if result is not None else (1, subject[0][0] if subject else 0)
+            position = (
+                (0, result_rank) if result is not None else (1, subject[0][0] if subject else 0)
+            )
         if not observed:
             self.unobserved += 1
             self.unseen.add(case, False)
@@ -593,10 +614,10 @@ class DecisionRunner:
             group.unreceipted = True
         for rank, call in subject:
             group.costs += 1
-            cost = call.get("cost_usd")
-            if is_known_cost(cost):
+            cost = known_cost(call.get("cost_usd"))
+            if cost is not None:
                 group.known += 1
-                group.known_cost.add(float(cost))
+                group.known_cost.add(cost)
             if not self.preview and call.get("selected_model"):
                 group.models.add(str(call["selected_model"]), (position, rank))
         if self.preview and result is not None:

@@ -283,7 +283,9 @@ class AgentSection:
         return {"rows": rows, "config_snapshot": {**static, **_runtime(runner)}}
 
 
-def _each_planned(manifest: Manifest, results: Sequence[Row]) -> Iterator[tuple[Case, str, Row | None]]:
+def _each_planned(
+    manifest: Manifest, results: Sequence[Row]
+) -> Iterator[tuple[Case, str, Row | None]]:
     cases = {case.id: case for case in manifest.cases}
     by_cell = {(r["case_id"], r["target_id"]): r for r in results}
     for case_id, target_id in manifest.planned_keys():
