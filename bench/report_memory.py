@@ -12,8 +12,10 @@ of cells failed, 1 % pending. They are built once per size and kept in ``--cache
     python bench/report_memory.py --cells 20000 --baseline /work/main   # beside another checkout
 
 ``--baseline DIR`` runs the same commands with ``PYTHONPATH=DIR`` (e.g. a checkout of the
-previous version) and prints both side by side. ``(imports)`` is the peak of a process that
-only imports what the command imports: the report's own share is the difference.
+previous version) and prints both side by side: wall and CPU seconds (user + system: less
+sensitive than the wall to other work on the machine) and the peak RSS. ``(imports)`` is a
+process that only imports what the command imports: the report's own share is the
+difference.
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ IMPORTS = {
 }
 
 
-def measured(argv: list[str], pythonpath: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one command in a fresh process."""
+def measured(argv: list[str], pythonpath: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one command in a fresh
+    process; the kernel reports the CPU time and peak of that process alone."""
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     start = time.perf_counter()
     process = subprocess.Popen(argv, env=env, cwd=pythonpath, stdout=subprocess.DEVNULL)
@@ -161,7 +164,7 @@ def measured(argv: list[str], pythonpath: Path) -> tuple[float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {process.returncode}")
-    return wall, usage.ru_maxrss / 1024  # Linux: kilobytes
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: kilobytes
 
 
 def commands(store: Path, out: Path) -> dict[str, list[str]]:
@@ -184,7 +187,7 @@ def main() -> int:
     if args.baseline:
         checkouts = {"baseline": args.baseline.resolve(), "this": ROOT}
     header = f"{'cells':>8}  {'command':<24}" + "".join(
-        f"{name + ' s':>12}{name + ' MB':>14}" for name in checkouts
+        f"{name + ' wall s':>16}{'cpu s':>8}{'peak MB':>9}" for name in checkouts
     )
     print(header)
     for cells in args.cells:
@@ -196,14 +199,14 @@ def main() -> int:
         for label, argv in commands(store, args.cache).items():
             line = f"{cells:>8,}  {label:<24}"
             for path in checkouts.values():
-                wall, peak = measured(argv, path)
-                line += f"{wall:>12.2f}{peak:>14.0f}"
+                line += "{:>16.2f}{:>8.2f}{:>9.0f}".format(*measured(argv, path))
             print(line, flush=True)
         for label, statement in IMPORTS.items():
             line = f"{cells:>8,}  {'(imports) ' + label[:14]:<24}"
             for path in checkouts.values():
-                wall, peak = measured([sys.executable, "-c", statement], path)
-                line += f"{wall:>12.2f}{peak:>14.0f}"
+                line += "{:>16.2f}{:>8.2f}{:>9.0f}".format(
+                    *measured([sys.executable, "-c", statement], path)
+                )
             print(line, flush=True)
     return 0
 

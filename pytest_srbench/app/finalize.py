@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.reports import report_from_store, write_html_report
+from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.json_report import write_report
@@ -46,14 +47,16 @@ def finalize_run(
     workers_lost: Sequence[str] = (),
     json_path: Path | None = None,
     held_elsewhere: bool = False,
+    manifest: Manifest | None = None,
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``).
 
     ``held_elsewhere``: another live process executes the run (this one only found it by its
-    run key): the report is built as the store has it now, and nothing of the run changes."""
+    run key): the report is built as the store has it now, and nothing of the run changes.
+    ``manifest``: the run's frozen plan as this process holds it (not read again)."""
     run = store.require_run(run_id)
     if held_elsewhere:
-        report = report_from_store(store, run_id)
+        report = report_from_store(store, run_id, manifest=manifest)
         if json_path is not None:
             write_report(report, json_path)
         return report
@@ -84,7 +87,7 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-    report = report_from_store(store, run_id)
+    report = report_from_store(store, run_id, manifest=manifest)
     write_run_report(store, run_id, report, json_path)
     return report
 

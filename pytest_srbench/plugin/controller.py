@@ -65,6 +65,7 @@ class FinishPhase(PluginState):
                 interrupted=self.interrupted,
                 workers_lost=self.workers_lost,
                 held_elsewhere=self._held_elsewhere(store),
+                manifest=self.manifest,  # the plan this session froze: not read again
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"

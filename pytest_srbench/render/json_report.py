@@ -86,17 +86,22 @@ def _shaped(cell: Mapping[str, Any]) -> bool:
     """The cell is already what ``CellOutcome`` would dump (the builder's own cells are)."""
     if type(cell) is not dict or tuple(cell) != CELL_FIELDS:
         return False
+    for key in _CELL_TEXT:
+        if type(cell[key]) is not str:
+            return False
+    for key in _CELL_OPTIONAL_TEXT:
+        if cell[key] is not None and type(cell[key]) is not str:
+            return False
+    for key in _CELL_SECONDS:
+        value = cell[key]
+        if value is not None and (type(value) is not float or not math.isfinite(value)):
+            return False
     correct = cell["correct"]
+    answer = cell["answer"]
     embedding = cell["embedding"]
     return (
-        all(type(cell[key]) is str for key in _CELL_TEXT)
-        and (correct is None or type(correct) is bool)
-        and all(cell[key] is None or type(cell[key]) is str for key in _CELL_OPTIONAL_TEXT)
-        and all(
-            cell[key] is None or (type(cell[key]) is float and math.isfinite(cell[key]))
-            for key in _CELL_SECONDS
-        )
-        and _plain(cell["answer"])
+        (correct is None or type(correct) is bool)
+        and (answer is None or type(answer) is str or _plain(answer))
         and (embedding is None or (type(embedding) is dict and _plain(embedding)))
     )
 

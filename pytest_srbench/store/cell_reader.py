@@ -69,13 +69,14 @@ def _receipts(store: SqliteStore, seqs: list[int], page: int) -> dict[int, Row]:
     found: dict[int, Row] = {}
     cursor = store.db.cursor()
     cursor.row_factory = None
+    loads = orjson.loads
     for start in range(0, len(seqs), page):
         batch = seqs[start : start + page]
         marks = ", ".join("?" * len(batch))
         for seq, data in cursor.execute(
             f"SELECT seq, data FROM calls WHERE seq IN ({marks})", batch
         ):
-            call = orjson.loads(data)
+            call = loads(data)
             call["_seq"] = seq
             found[seq] = call
     return found
@@ -98,22 +99,27 @@ def _planned(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator
         " WHERE c.run_id = ? ORDER BY p.idx, c.seq",
         (run_id,),
     )
-    pending = order.fetchone()
+    pairs = _fetched(order, page)  # (planned position, journal position), in that order
+    pending = next(pairs, None)
+    loads = orjson.loads
     while rows := results.fetchmany(page):
         last = rows[-1][0]
         calls_of: dict[int, list[int]] = {}
+        seqs: list[int] = []
         while pending is not None and pending[0] <= last:
             calls_of.setdefault(pending[0], []).append(pending[1])
-            pending = order.fetchone()
-        receipts = _receipts(store, [seq for seqs in calls_of.values() for seq in seqs], page)
+            seqs.append(pending[1])
+            pending = next(pairs, None)
+        receipts = _receipts(store, seqs, page)
         for idx, case_id, target_id, data in rows:
+            own = calls_of.get(idx)
             yield CellRows(
                 case_id,
                 target_id,
                 True,
-                None if data is None else orjson.loads(data),
+                None if data is None else loads(data),
                 (case_id, target_id),
-                [(seq, receipts[seq]) for seq in calls_of.get(idx, ())],
+                [(seq, receipts[seq]) for seq in own] if own else [],
             )
 
 

@@ -28,6 +28,7 @@ from pytest_srbench.core.offline.reconcile import (
 )
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.report.cells import (
+    NOT_GRADED,
     Distributions,
     FailureGroups,
     RepeatAgreement,
@@ -390,10 +391,10 @@ class _CellPass:
         case_id, target_id, row = cell.case_id, cell.target_id, cell.result
         benchmark = self.pricing.benchmark_of[case_id]
         self.planned += 1
-        self.present.add(benchmark)
         runner = self.benchmark_runners.get((target_id, benchmark))
         if runner is None:
             runner = self.benchmark_runners[(target_id, benchmark)] = self.runner()
+            self.present.add(benchmark)
         original = self.case_of[case_id]
         runner.add_cell(original, row, cell.result_rank, calls)
         decisions = self.decisions.get(target_id)
@@ -407,14 +408,18 @@ class _CellPass:
             rag=benchmark in self.rag,
             target_kind=self.target_kind.get(target_id),
         )
-        self.failure_groups.add(outcome)
-        self.distributions.add(outcome)
+        status = outcome["status"]
+        if status == "completed":
+            self.distributions.add(outcome)
+        elif status in NOT_GRADED:
+            self.failure_groups.add(outcome)
         if self.repeats is not None:
             self.repeats.add(outcome)
-        case = self.cases.get(case_id)
-        if case is not None:
-            self.rag_section.add(case, target_id, row)
-            self.agent_section.add(case, target_id, row)
+        if self.cases:
+            case = self.cases.get(case_id)
+            if case is not None:
+                self.rag_section.add(case, target_id, row)
+                self.agent_section.add(case, target_id, row)
         self.sink.append(outcome)
 
     def target_runners(self, target: Target) -> tuple[MetricRunner, list[tuple[str, MetricRunner]]]:

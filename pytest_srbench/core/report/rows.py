@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 Row = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class CellRows:
+class CellRows(NamedTuple):
     """One (case, target): its result row (None without one), its calls in stored order as
     (rank, call) pairs, and whether the plan holds the cell."""
 
