@@ -3,6 +3,9 @@
 Input rows are plain dicts as the store returns them (results: one per cell; calls: one
 per HTTP request in stored order). Nothing unknown becomes 0 except ``known_cost_usd``
 (a lower bound) and ``evaluation_cost_usd`` when there are no auxiliary calls.
+
+``target_metric`` is the definition over lists; the report computes the same numbers one cell
+at a time (``core.report.running.MetricRunner``), and tests hold the two equal.
 """
 
 from __future__ import annotations

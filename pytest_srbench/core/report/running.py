@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from pytest_srbench.core.calls.continuity import _changes, is_multi_inference
-from pytest_srbench.core.calls.routing import UNKNOWN_DECISION, _decision_name, routing_of
+from pytest_srbench.core.calls.continuity import is_multi_inference, known_changes
+from pytest_srbench.core.calls.routing import UNKNOWN_DECISION, decision_name, routing_of
 from pytest_srbench.core.calls.usage import BUCKETS, CACHE_NEUTRAL_BASIS, known_cost
 from pytest_srbench.core.report.metrics import (
     ACCURACY_DENOMINATOR,
@@ -200,14 +200,14 @@ class ContinuityRunner:
             self.multi_request += 1
         models = [call.get("selected_model") or None for call in requests]
         self.unknown += sum(1 for model in models if model is None)
-        switches = _changes(models)
+        switches = known_changes(models)
         for index in switches:
             self.by_phase[str(requests[index].get("phase") or "unknown")] += 1
         self.tasks += 1
         self.switches += len(switches)
         if self.most is None or len(switches) > self.most:
             self.most = len(switches)
-        if _changes(call.get("decision") or None for call in requests):
+        if known_changes(call.get("decision") or None for call in requests):
             self.decision_changed += 1
         if switches:
             self.switched += 1
@@ -356,7 +356,7 @@ class MetricRunner:
             ("selection_statuses", routing.get("selection_status")),
             ("selection_reasons", routing.get("selection_reason")),
             ("selected_models", routing.get("selected_model")),
-            ("decisions", _decision_name(routing)),
+            ("decisions", decision_name(routing)),
         ):
             if value:
                 self.routing[key].add(str(value), rank)
@@ -587,7 +587,7 @@ class DecisionRunner:
         subject = [(r, c) for r, c in calls if c.get("role") == "subject" and c.get("case_id")]
         if self.preview:
             observed = result is not None
-            decision = _decision_name(routing_of(result)) if result is not None else None
+            decision = decision_name(routing_of(result)) if result is not None else None
             position: Rank = result_rank
         else:
             observed = result is not None or bool(subject)
