@@ -198,7 +198,10 @@ def check_request_params(params: dict[str, Any], where: str) -> dict[str, Any]:
     """Validate generation parameters against the sr-bench whitelist and ranges."""
     unknown = sorted(set(params) - ALLOWED_REQUEST_PARAMS)
     if unknown:
-        raise ValueError(f"{where}: unsupported generation parameter(s) {', '.join(unknown)}")
+        raise ValueError(
+            f"{where}: unsupported generation parameter(s) {', '.join(unknown)}; accepted: "
+            + ", ".join(sorted(ALLOWED_REQUEST_PARAMS))
+        )
 
     def number(key: str, lo: float, hi: float) -> None:
         value = params.get(key)

@@ -25,6 +25,7 @@ import orjson
 from pytest_srbench.benchmarks.base import ModelReply
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.calls.receipts import (
+    answered_by_simulator,
     receipt_fields,
     request_phase,
     response_phase,
@@ -243,7 +244,7 @@ async def _prepare(
         "attempt": attempt,
         "requested_model": target.model,
         "model": None,
-        "simulated": target.simulated,
+        "simulated": False,  # nothing answered yet: set from the response (_finish)
         "session_id": sid,
         "phase": request_phase(list(messages)),
         "phase_source": "request",
@@ -371,8 +372,7 @@ def _finish(
                 k: v for k, v in response_headers.items() if k.startswith(("x-vsr-", "x-litellm-"))
             }
             or None,
-            "simulated": call.target.simulated
-            or response_headers.get("x-srbench-simulator") == "1",
+            "simulated": answered_by_simulator(response_headers),
             "evidence_bytes": len(got.evidence),
             "finished_at": now_iso(),
         }

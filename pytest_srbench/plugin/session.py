@@ -8,6 +8,7 @@ import socket
 
 import pytest
 
+from pytest_srbench.app.planning import builtin_auxiliary_needed
 from pytest_srbench.app.recovery import read_plan_file
 from pytest_srbench.app.reports import RunNotFound, load_side
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
@@ -48,7 +49,9 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         if self.settings.baseline:
             self.baseline = self._load_baseline(self.settings.baseline)
         targets = self._session_targets(store)
-        if self._needs_simulator(targets):
+        if self._needs_simulator(targets) or builtin_auxiliary_needed(
+            self.project, self.settings.run.benchmarks or None
+        ):  # simulated subjects, or a built-in sim-judge / sim-user bound for real ones
             log_dir = self.settings.store / "simulator"
             self.sim = start_simulator(
                 list(self.project.simulator.sim_models().values()), log_dir=log_dir

@@ -20,6 +20,7 @@ from pytest_srbench.core.models import Target
 from pytest_srbench.core.records import CallReceipt
 
 MODEL_USAGE_HEADER = "x-vsr-model-usage"
+SIMULATOR_HEADER = "x-srbench-simulator"  # every answer of the built-in simulator carries it
 MODEL_USAGE_MAX_BYTES = 12288
 PHASES = frozenset({"user_turn", "tool_loop", "provider_state"})
 PROXY_USAGE_HEADERS = (
@@ -147,6 +148,13 @@ def receipt_fields(
             f"Router made {count} inference calls; the frozen limit is {target.max_inference_calls}"
         )
     return fields
+
+
+def answered_by_simulator(headers: Mapping[str, str]) -> bool:
+    """Whether the built-in simulator answered (its header is on every response it sends):
+    a receipt is ``simulated`` only then, whatever the target was declared to be, so a call
+    that reached a real server, or no server, is never labelled simulated."""
+    return headers.get(SIMULATOR_HEADER) == "1"
 
 
 def session_id(run_id: str, case_id: str, target_id: str) -> str:
