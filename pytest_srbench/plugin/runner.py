@@ -96,6 +96,9 @@ class RunPhase(PluginState):
             found = discover_suites(suite_search_path(self.project, self.rootdir), manifest.profile)
             runtime.asset_roots = {b: Path(p) for b, p in found.items()}
         per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
+        for target_id, slots in self.managed_slots.items():  # no cell waits silently in a
+            # server's queue (its idle timeout would run): each process sends its share
+            per_target.setdefault(target_id, max(1, slots // max(self.role.workers, 1)))
         runtime.target_transports = (
             {
                 t.id: make_transport(

@@ -88,7 +88,9 @@ def test_an_unsupported_generation_parameter_is_refused_with_the_accepted_ones(
     with pytest.raises(ConfigError) as refused:
         build_draft(
             SrbenchConfig.model_validate({**config, "targets": [REAL]}),
-            RunOptions.model_validate({"benchmarks": ["mmlu-pro"], "targets": ["local"], **options}),
+            RunOptions.model_validate(
+                {"benchmarks": ["mmlu-pro"], "targets": ["local"], **options}
+            ),
             default_registry(with_entry_points=False),
             tmp_path,
         )
@@ -103,4 +105,6 @@ def test_a_target_with_an_unsupported_request_param_names_the_accepted_ones():
             {"targets": [{**REAL, "request_params": {"cache_prompt": True}}]}
         )
     message = str(refused.value)
-    assert "cache_prompt" in message and "accepted: chat_template_kwargs, frequency_penalty" in message
+    assert (
+        "cache_prompt" in message and "accepted: chat_template_kwargs, frequency_penalty" in message
+    )

@@ -15,9 +15,7 @@ from pytest_srbench.store import open_store
 pytestmark = pytest.mark.slow
 
 
-def test_a_builtin_judge_and_user_for_an_outside_server_are_served_by_the_simulator(
-    pytester, sim
-):
+def test_a_builtin_judge_and_user_for_an_outside_server_are_served_by_the_simulator(pytester, sim):
     # the subject's server is "outside": the plugin neither starts nor declares it simulated
     pytester.makefile(
         ".toml",
