@@ -54,10 +54,18 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[llama.Lla
 
 
 @pytest.fixture(scope="session")
-def litellm_proxy(llama_server: llama.LlamaServer) -> Iterator[LiteLLMProxy]:
+def litellm_proxy(
+    request: pytest.FixtureRequest, llama_server: llama.LlamaServer
+) -> Iterator[LiteLLMProxy]:
+    """LiteLLM in front of llama-server (group ``smol``, and ``fallback-group`` that falls back
+    to it) and, where llama-cpp-python's server is built, in front of that usage-less server
+    too (group ``nousage``)."""
     require_litellm()
+    extra = {}
+    if venvs.is_ready(venvs.LLAMA_CPP_PYTHON[0]):
+        extra["nousage"] = request.getfixturevalue("llama_cpp_python_server").base_url
     proxy = LiteLLMProxy(
-        backend_url=llama_server.base_url, backend_model=llama_server.alias
+        backend_url=llama_server.base_url, backend_model=llama_server.alias, extra_groups=extra
     ).start()
     try:
         yield proxy

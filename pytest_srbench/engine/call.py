@@ -23,9 +23,10 @@ from typing import Any
 import orjson
 
 from pytest_srbench.benchmarks.base import ModelReply
-from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.failures import CallFailure, CellCancelled, server_message
 from pytest_srbench.core.calls.receipts import (
     answered_by_simulator,
+    pricing_problem,
     receipt_fields,
     request_phase,
     response_phase,
@@ -294,8 +295,10 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
                         evidence += chunk
                         if len(evidence) > 65536:
                             break
+                    said = server_message(bytes(evidence))
                     raise CallFailure(
-                        f"Target HTTP {response.status}",
+                        f"Target HTTP {response.status}"
+                        + (f": {rt.redactor.text(said)}" if said else ""),
                         transient=response.status == 429 or response.status >= 500,
                         retry_after_s=parse_retry_after(response_headers.get("retry-after")),
                         nothing_generated=True,
@@ -321,7 +324,7 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
             raise
         fields = receipt_fields(target, outcome, response_headers)
         if rt.priced and not is_known_cost(fields.get("cost_usd")):
-            raise CallFailure("Priced call returned incomplete usage or unknown model pricing")
+            raise CallFailure(pricing_problem(target, fields))
     except TimeoutError:
         failure = CallFailure("total request deadline exceeded")
     except asyncio.CancelledError as cancelled:

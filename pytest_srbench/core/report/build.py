@@ -21,6 +21,11 @@ from pytest_srbench.core.calls.usage import cache_neutral_cost, sum_cost
 from pytest_srbench.core.models import FAILED_CELL_STATUSES, Manifest, Run, Target
 from pytest_srbench.core.offline.reconcile import correction_summary, effective_calls
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.report.explain import (
+    answer_outcomes,
+    explanation_limitations,
+    proxy_provenance,
+)
 from pytest_srbench.core.report.frontier import (
     frontier,
     frontier_point,
@@ -514,6 +519,8 @@ def build_report(
             f"Where the cases came from: {sources['label']} (each benchmark's data_source says "
             "which data it is)."
         )
+    proxies = proxy_provenance(manifest, calls)
+    limitations += explanation_limitations(manifest, proxies)
     if correction is not None:
         limitations.append(
             f"Usage and cost are read through accounting correction {correction.get('id')} "
@@ -580,6 +587,8 @@ def build_report(
             else None,
         },
         "failure_groups": failure_groups(cells),
+        "outcomes": answer_outcomes(manifest, cells, calls),
+        "proxies": proxies,
         "distributions": distributions(cells, [t.id for t in manifest.targets]),
         "plan": plan_identity(manifest),
         "repeats": repeat_agreement(manifest, cells),
