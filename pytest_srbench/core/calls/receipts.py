@@ -93,8 +93,9 @@ def _count(value: str | None) -> int | None:
 def proxy_of(headers: Mapping[str, str]) -> dict[str, Any] | None:
     """Which proxy answered and what it did, from LiteLLM's ``x-litellm-*`` headers: the model
     group that served (after a fallback, not the one asked for), the backend model behind it,
-    and how many fallbacks and retries it attempted; None without a proxy's headers."""
-    if not any(name.startswith("x-litellm-") for name in headers):
+    and how many fallbacks and retries it attempted; None without the headers LiteLLM puts on
+    every answer (``PROXY_USAGE_HEADERS``: another ``x-litellm-*`` header proves nothing)."""
+    if not any(name in headers for name in PROXY_USAGE_HEADERS):  # as usage_via_proxy
         return None
     return {
         "name": "litellm",

@@ -70,6 +70,7 @@ def test_a_proxied_call_records_the_group_the_backend_and_the_fallbacks():
     assert fields["usage_estimated"] is None and fields["usage_via_proxy"] is True
     assert fields["cost_usd"] is not None and fields["usage_complete"] is True
     assert proxy_of({"content-type": "text/event-stream"}) is None  # no proxy, no provenance
+    assert proxy_of({"x-litellm-echo": "a server echoing a header"}) is None
 
 
 def test_usage_the_proxy_counted_itself_is_estimated_and_never_a_known_cost():
