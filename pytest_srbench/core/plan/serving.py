@@ -5,7 +5,8 @@ A llama-server slot holds one conversation; its context must take the longest pr
 sends plus ``max_tokens``. Every slot gets that context (the total is times the slots). A case
 that cannot fit the model's trained context is refused before the run, unless the target sets
 its context itself. Time: with every slot busy on a prompt as long as the longest, the last
-first token comes after ``slots × longest / prompt throughput``; the plan's ``idle_timeout_s``
+first token comes after ``slots × longest / prompt throughput`` (a throughput that falls with
+the prompt's length: ``LENGTH_SCALE``); the plan's ``idle_timeout_s``
 (silence before a first token) and ``total_timeout_s`` must cover that, with a margin.
 Without a plan (benchmarks written as tests are known only after collection) the context is
 the model's trained context.
@@ -23,6 +24,10 @@ MIN_CONTEXT = 512
 TEMPLATE_MARGIN = 16  # tokens a server may add around a rendered prompt (BOS, generation cue)
 TIME_MARGIN = 1.5  # measured throughput varies with load: limits must cover 1.5 × the estimate
 DEFAULT_SLOTS = 4
+# Prompt throughput at length L is about the short probe's / (1 + L / LENGTH_SCALE): measured on
+# SmolLM2-135M (llama.cpp, one thread), 3,426 tokens went at 0.54x and 6,852 at 0.40x the rate
+# of a 200-token prompt. Larger models spend relatively less on attention: this is cautious.
+LENGTH_SCALE = 4096
 
 
 @dataclass(frozen=True)
@@ -114,9 +119,11 @@ def size_server(
 
 def first_token_s(size: ServerSize, speed: Throughput) -> float:
     """Seconds to the first token of the longest prompt while every slot works on one as
-    long: the prompts share the server's prompt throughput."""
+    long: the prompts share the server's prompt throughput, which falls with a prompt's
+    length (attention over it) as ``1 / (1 + tokens / LENGTH_SCALE)`` of the short probe's."""
     longest = size.longest.tokens if size.longest else 0
-    return size.slots * longest / max(speed.prompt_per_s, 1e-9)
+    slowdown = 1 + longest / LENGTH_SCALE
+    return size.slots * longest * slowdown / max(speed.prompt_per_s, 1e-9)
 
 
 def time_problem(target_id: str, size: ServerSize, speed: Throughput, limits: Limits) -> str | None:

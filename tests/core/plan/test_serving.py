@@ -64,16 +64,17 @@ def test_slots_follow_the_concurrency_up_to_four():
 def test_time_limits_too_short_for_the_measured_throughput_are_refused():
     size = ServerSize(4, 2048, ARC, 64, "plan")
     speed = Throughput(prompt_per_s=130.0, generated_per_s=40.0)
-    assert first_token_s(size, speed) == pytest.approx(4 * 1950 / 130)  # 60 s
+    # four prompts of 1,950 tokens at 130 tokens/s, slowed by their length (1 + 1950/4096)
+    assert first_token_s(size, speed) == pytest.approx(4 * 1950 * (1 + 1950 / 4096) / 130)
     problem = time_problem("smol", size, speed, Limits())
     assert problem is not None
-    assert "idle_timeout_s 30" in problem and "at least 90 s" in problem
-    assert "total_timeout_s" not in problem  # 180 s covers 90 s
+    assert "idle_timeout_s 30" in problem and "at least 133 s" in problem
+    assert "total_timeout_s" not in problem  # 180 s covers 133 s
     assert 'preset = "slow_server"' in problem and "arc-agi-2/0934a4d8" in problem
     slow = SrbenchConfig.model_validate({"limits": {"preset": "slow_server"}}).frozen_limits()
     assert time_problem("smol", size, speed, slow) is None
-    one_slot = ServerSize(1, 2048, ARC, 64, "plan")
-    assert time_problem("smol", one_slot, speed, Limits()) is None  # 15 s × 1.5 < 30 s
+    short = ServerSize(1, 2048, PromptSize("mmlu/1", 1000), 64, "plan")
+    assert time_problem("smol", short, speed, Limits()) is None  # 9.6 s × 1.5 < 30 s
 
 
 def test_the_slow_server_preset_is_overridden_by_explicit_limits_and_checked():
