@@ -88,3 +88,8 @@ def test_the_howtos_commands_give_a_complete_report(tmp_path):
         assert by_role[role] and {c["model"] for c in by_role[role]} == {model}
         assert all(c["simulated"] and c["status"] == "completed" for c in by_role[role])
     assert "llama-server for smollm2:" in outputs[-1]  # the chosen size and the measurements
+    # the report says how the answers ended, per benchmark
+    assert {row["benchmark"] for row in report["outcomes"]} == SR_BENCH_BENCHMARKS
+    assert sum(sum(row["counts"].values()) for row in report["outcomes"]) == 36
+    assert "answers (share of planned cells)" in outputs[-1]
+    assert any("sim-judge" in line and "simulated" in line for line in report["limitations"])
