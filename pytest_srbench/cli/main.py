@@ -340,7 +340,11 @@ def parser() -> argparse.ArgumentParser:
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
     real.add_argument("action", choices=("build", "status", "serve"))
-    real.add_argument("--litellm", action="store_true", help="also install LiteLLM's proxy")
+    real.add_argument(
+        "--litellm",
+        action="store_true",
+        help="build: also install LiteLLM's proxy; serve: also start it in front of llama-server",
+    )
     real.add_argument(
         "--llama-cpp-python", action="store_true", help="also build llama-cpp-python's server"
     )
@@ -348,6 +352,17 @@ def parser() -> argparse.ArgumentParser:
     real.add_argument("--jobs", type=int, default=2)
     real.add_argument(
         "--alias", default="smollm2-135m", help="model name llama-server answers with"
+    )
+    real.add_argument(
+        "--port", type=int, default=0, help="serve: llama-server's port (default: a free one)"
+    )
+    real.add_argument(
+        "--context", type=int, default=4096, help="serve: tokens per slot (default 4096)"
+    )
+    real.add_argument("--slots", type=int, default=4, help="serve: parallel slots (default 4)")
+    real.add_argument("--threads", type=int, default=2, help="serve: compute threads (default 2)")
+    real.add_argument(
+        "--litellm-port", type=int, default=0, help="serve --litellm: the proxy's port"
     )
     real.set_defaults(func=cmd_real)
 

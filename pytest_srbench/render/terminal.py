@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -223,6 +224,63 @@ def score_text(target: Mapping[str, Any]) -> str:
     return f"sr_bench_score {num(score)}"
 
 
+def quoted(text: str) -> str:
+    """Model output on one terminal line: JSON string escaping (quotes, backslashes, newlines
+    and every control character, so it can neither break the line nor drive the terminal)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _share(count: int, share: float) -> str:
+    return f"{count} ({100 * share:.0f}%)" if count else "0"
+
+
+def outcome_lines(outcomes: Sequence[dict[str, Any]]) -> list[str]:
+    """Per target and benchmark, how the planned cells ended, with one raw answer where
+    unparsed answers dominate."""
+    classes = ("correct", "wrong", "unparsed", "ambiguous", "failed", "pending")
+    lines = ["answers (share of planned cells): unparsed = no answer could be read from the reply"]
+    lines += table(
+        ["benchmark", "target", *classes],
+        [
+            [o["benchmark"], o["target_id"], *[_share(o["counts"][c], o["shares"][c]) for c in classes]]
+            for o in outcomes
+        ],
+    )  # fmt: skip
+    for o in outcomes:
+        example = o.get("example")
+        if example:
+            cut = (
+                f", first {len(example['text'])} of {example['chars']} characters"
+                if example["truncated"]
+                else ""
+            )
+            lines.append(
+                f"  {o['benchmark']} [{o['target_id']}] mostly unparsed; the model wrote, e.g. "
+                f"{example['case_id']}{cut}: {quoted(example['text'])}"
+            )  # fmt: skip
+    return lines
+
+
+def proxy_lines(proxies: Sequence[dict[str, Any]]) -> list[str]:
+    """What a proxy in front of each target did: backend models, groups, fallbacks, estimates."""
+    lines = []
+    for p in proxies:
+        versions = f" {', '.join(p['versions'])}" if p["versions"] else ""
+        estimated = (
+            f" · usage estimated by the proxy in {p['estimated_usage_calls']} call(s) "
+            f"(cost unknown; estimate {usd(p['estimated_cost_usd'])})"
+            if p["estimated_usage_calls"]
+            else ""
+        )
+        lines.append(
+            f"proxy {', '.join(p['proxy'])}{versions} in front of {p['target_id']}: "
+            f"{p['call_count']} call(s) · backend {_counts(p['backend_models'])} · served by "
+            f"group {_counts(p['model_groups'])} · {p['fallbacks']} fallback(s) in "
+            f"{p['fallback_calls']} call(s) · {p['retries']} retries{estimated}"
+        )
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -296,6 +354,12 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         )
     if _shows_coverage(report):
         lines.append(COVERAGE_FOOTNOTE)
+    if report.get("outcomes") and report.get("mode") != "preview":
+        lines.append("")
+        lines += outcome_lines(report["outcomes"])
+    if report.get("proxies"):
+        lines.append("")
+        lines += proxy_lines(report["proxies"])
     if report.get("repeats"):
         lines.append("")
         lines += repeat_lines(report["repeats"])

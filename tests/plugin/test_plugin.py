@@ -172,7 +172,7 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     assert metrics["broken"]["failed"] == 4 and metrics["broken"]["accuracy"] == 0
     assert metrics["broken"]["cost_usd"] is None and metrics["broken"]["known_cost_usd"] == 0
     assert metrics["sim-large"]["cost_usd"] is not None
-    assert report["failure"]["reason"] == "Target HTTP 500"
+    assert report["failure"]["reason"] == "Target HTTP 500: simulated internal error"
     failed_cells = [c for c in report["cells"] if c["target_id"] == "broken"]
     assert failed_cells and all(c["latency_s"] is None for c in failed_cells)  # unknown, not 0
     answered = [c for c in report["cells"] if c["target_id"] == "sim-large"]

@@ -34,6 +34,11 @@ from pytest_srbench.core.report.cells import (
     RepeatAgreement,
     cell_outcome,
 )
+from pytest_srbench.core.report.explain import (
+    AnswerOutcomes,
+    ProxyProvenance,
+    explanation_limitations,
+)
 from pytest_srbench.core.report.frontier import (
     frontier,
     frontier_point,
@@ -350,6 +355,8 @@ class _CellPass:
         self.foreign_calls = 0
         self.failure = FirstFailure(failure_event)
         self.failure_groups = FailureGroups()
+        self.outcomes = AnswerOutcomes(manifest)
+        self.proxies = ProxyProvenance(manifest)
         self.distributions = Distributions([t.id for t in manifest.targets])
         self.repeats = RepeatAgreement(manifest) if manifest.repeats != 1 else None
         self.planned = 0
@@ -366,6 +373,9 @@ class _CellPass:
                 calls = [(rank, self._effective(call)) for rank, call in calls]
             if cell.result is not None:
                 self.failure.add(cell.result, cell.result_rank)
+            if cell.target_id in self.targets:
+                for _, call in calls:
+                    self.proxies.add(call)
             if cell.planned:
                 self._planned(cell, calls)
             elif cell.target_id in self.targets:
@@ -408,6 +418,7 @@ class _CellPass:
             rag=benchmark in self.rag,
             target_kind=self.target_kind.get(target_id),
         )
+        self.outcomes.add(outcome, (call for _, call in calls))
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)
@@ -549,6 +560,8 @@ def assemble_report(
             f"Where the cases came from: {sources['label']} (each benchmark's data_source says "
             "which data it is)."
         )
+    proxies = cell_pass.proxies.rows()
+    limitations += explanation_limitations(manifest, proxies)
     if correction is not None:
         limitations.append(
             f"Usage and cost are read through accounting correction {correction.get('id')} "
@@ -617,6 +630,8 @@ def assemble_report(
             else None,
         },
         "failure_groups": cell_pass.failure_groups.rows(),
+        "outcomes": cell_pass.outcomes.rows(),
+        "proxies": proxies,
         "distributions": cell_pass.distributions.histograms(),
         "plan": plan_identity(manifest),
         "repeats": cell_pass.repeats.section() if cell_pass.repeats is not None else None,

@@ -341,6 +341,66 @@ class FailureGroup(_Strict):
     cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
 
 
+class RawAnswer(_Strict):
+    """One reply of the model, cut to 240 characters (renderers escape it)."""
+
+    case_id: str
+    text: str
+    chars: int = Field(description="The reply's full length in characters.")
+    truncated: bool
+
+
+class OutcomeRow(_Strict):
+    """How one target's cells of one benchmark ended (core/report/explain.py)."""
+
+    target_id: str
+    benchmark: str
+    cells: int = Field(description="Planned cells (the shares' denominator).")
+    counts: dict[str, int] = Field(
+        description="correct, wrong (graded, not correct), unparsed (no answer could be read), "
+        "ambiguous (several answers), failed (no graded outcome), pending (never finished)."
+    )
+    shares: dict[str, float] = Field(description="Each count / cells.")
+    dominant: str = Field(description="The largest class (the first in that order on a tie).")
+    example: RawAnswer | None = Field(
+        description="When unparsed is the largest class: the first such cell's last subject "
+        "reply, so the report shows what the model wrote instead of an answer."
+    )
+
+
+class ProxiedCall(_Strict):
+    case_id: str | None
+    backend_model: str | None
+    model_group: str | None
+    attempted_fallbacks: int | None
+    usage_estimated: bool
+    status: str | None
+
+
+class ProxyRow(_Strict):
+    """What a proxy (LiteLLM) in front of one target did, from its response headers."""
+
+    target_id: str
+    proxy: list[str]
+    versions: list[str]
+    call_count: int = Field(description="Subject calls that came through the proxy.")
+    backend_models: dict[str, int] = Field(description="x-litellm-model-name per call.")
+    model_groups: dict[str, int] = Field(
+        description="The model group that served (after a fallback, not the one requested)."
+    )
+    fallback_calls: int = Field(description="Calls with x-litellm-attempted-fallbacks > 0.")
+    fallbacks: int = Field(description="Attempted fallbacks summed over the calls.")
+    retries: int
+    estimated_usage_calls: int = Field(
+        description="Calls whose usage the proxy counted itself (the backend sent none): "
+        "their tokens are an estimate and their cost is unknown."
+    )
+    estimated_cost_usd: float | None = Field(
+        description="The price of the estimated usage (never part of a known cost)."
+    )
+    calls: list[ProxiedCall]
+
+
 class Histogram(_Strict):
     edges: list[float] = Field(description="Bin edges in seconds, shared by all targets.")
     counts: dict[str, list[int]] = Field(description="Per target, completed cells per bin.")
@@ -575,6 +635,14 @@ class ReportModel(_Strict):
     limitations: list[str]
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
+    outcomes: list[OutcomeRow] = Field(
+        default_factory=list,
+        description="Answer outcomes per target and benchmark; [] in reports from before them.",
+    )
+    proxies: list[ProxyRow] = Field(
+        default_factory=list,
+        description="Proxy provenance per target with proxied calls; [] without a proxy.",
+    )
     distributions: Distributions
     plan: PlanIdentity
     repeats: Repeats | None
