@@ -84,7 +84,7 @@ class LiveCodeBenchAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
             return no_code()
@@ -173,7 +173,7 @@ class SciCodeAdapter(Adapter):
         case = ctx.case
         steps = case.metadata["sub_steps"]
         dependencies = case.metadata["dependencies"]
-        messages: list[dict[str, Any]] = [m.model_dump() for m in case.messages]
+        messages: list[dict[str, Any]] = [m.as_request() for m in case.messages]
         written: list[str] = []
         outcomes = []
         for number, step in enumerate(steps, start=1):
@@ -236,7 +236,7 @@ class HumanEvalAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
             return no_code()

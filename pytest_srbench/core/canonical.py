@@ -9,12 +9,14 @@ from typing import Any
 
 from pytest_srbench.core.errors import InputError
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
 
 def canonical_json(value: Any) -> str:
     """Serialise with sorted keys, no spaces, UTF-8 kept, NaN and Infinity rejected."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL.encode(value)  # one encoder for every call (json.dumps builds one per call)
 
 
 class StrictJsonError(InputError):
@@ -56,6 +58,13 @@ def integralize(value: Any) -> Any:
     Clients that serialise 1.0 as 1 must obtain the same plan hash, so the plan digest
     is taken over this form. Case and dataset digests keep the exact content.
     """
+    kind = type(value)
+    if kind is dict:  # the common containers first, leaves kept without a call per leaf
+        return {
+            key: item if type(item) in _LEAVES else integralize(item) for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in _LEAVES else integralize(item) for item in value]
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
@@ -67,6 +76,9 @@ def integralize(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [integralize(item) for item in value]
     return value
+
+
+_LEAVES = frozenset({str, int, bool, type(None)})  # exactly these types: nothing to change
 
 
 def protocol_digest(value: Any) -> str:
