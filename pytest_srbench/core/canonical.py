@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
 
 from pytest_srbench.core.errors import InputError
@@ -88,4 +89,20 @@ def protocol_digest(value: Any) -> str:
 
 def cell_digest(case_id: str, target_id: str) -> str:
     """Identity of one (case, target) cell; its first 24 hex name the cell's evidence folder."""
-    return digest([case_id, target_id])
+    return pair_digest(case_id, target_id)
+
+
+def pair_digest(first: str | int, second: str) -> str:
+    """``digest([first, second])`` for a string or an int and a string, written directly (the
+    text ``canonical_json`` gives: an int's digits, a string escaped as it escapes one), for the
+    per-case keys a large plan computes tens of thousands of times."""
+    if type(first) is int:
+        head = str(first)
+    elif type(first) is str:
+        head = encode_basestring(first)
+    else:
+        return digest([first, second])
+    if type(second) is not str:
+        return digest([first, second])
+    text = f"[{head},{encode_basestring(second)}]"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

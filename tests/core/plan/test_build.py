@@ -5,7 +5,13 @@ from collections import OrderedDict
 
 import pytest
 
-from pytest_srbench.core.canonical import canonical_json, digest, integralize
+from pytest_srbench.core.canonical import (
+    canonical_json,
+    cell_digest,
+    digest,
+    integralize,
+    pair_digest,
+)
 from pytest_srbench.core.models import Cell, Limits, Target
 from pytest_srbench.core.plan.build import PlanError, verify_plan
 from tests.core.helpers import case, manifest, target
@@ -16,6 +22,15 @@ def test_canonical_json_rules():
     with pytest.raises(ValueError):
         canonical_json({"x": float("nan")})
     assert integralize({"a": [1.0, -0.0, 1.5, True]}) == {"a": [1, 0, 1.5, True]}
+
+
+def test_pair_digest_is_the_digest_of_the_pair():
+    texts = ["", "q1", 'a "quoted" \\ back\\slash', "tab\tnl\n", "é 中文 🙂", "\u2028\x00\x7f"]
+    for first in [0, 7, -3, 20260918, *texts]:
+        for second in texts:
+            assert pair_digest(first, second) == digest([first, second])
+    assert pair_digest(True, "x") == digest([True, "x"])  # not an int here: the general path
+    assert cell_digest("mmlu-pro/1", "t") == digest(["mmlu-pro/1", "t"])
 
 
 def reference_integralize(value):
