@@ -1,15 +1,16 @@
 """lm-eval and inspect-ai driven against our simulator, each from a throwaway virtual
-environment (``.cache/bench-peers``) so that neither becomes a dependency of ours."""
+environment (``.cache/bench-peers``) so that neither becomes a dependency of ours; each is
+timed like ours, from spawn to exit, beside its own evaluation call."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from _workload import Workload, model_spec
+from _workload import Workload, child_env, model_spec, run_command
 
 PEERS = ("lm-eval", "inspect-ai")
 VENV = Path(__file__).resolve().parents[1] / ".cache" / "bench-peers"
@@ -75,29 +76,36 @@ def ensure_venv() -> Path:
     return python
 
 
-def run_peer(peer: str, workload: Workload) -> float:
-    """Wall time of the peer's evaluation call against a fresh simulator."""
+@dataclass
+class PeerRun:
+    wall_s: float  # its evaluation call (as the peer's own script times it)
+    process_s: float  # the whole command: interpreter, imports, data set-up, evaluation, exit
+    cpu_s: float
+    peak_rss_mb: float
+
+
+def run_peer(peer: str, workload: Workload) -> PeerRun:
+    """The peer's evaluation against a fresh simulator, timed like ours: its evaluation call,
+    and the whole command from spawn to exit (its set-up included)."""
     from pytest_srbench.simulator.process import start_simulator
     from pytest_srbench.simulator.profiles import SimModel
 
     python = ensure_venv()
     script = LM_EVAL if peer == "lm-eval" else INSPECT
     sim = start_simulator([SimModel.model_validate(model_spec(workload))])
-    env = dict(
-        os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
+    env = child_env(
+        None, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
     )
+    env.pop("PYTHONPATH", None)  # the peer's own environment, not our source tree
     try:
-        done = subprocess.run(
+        done = run_command(
             [str(python), "-c", script, str(workload.cells), str(workload.concurrency), sim.base_url],
-            capture_output=True, text=True, env=env, check=False, timeout=1800,
+            cwd=VENV, env=env,
         )  # fmt: skip
     finally:
         sim.stop()
-    lines = [line for line in done.stdout.splitlines() if line.startswith('{"wall_s"')]
+    lines = [line for line in done.output.splitlines() if line.startswith('{"wall_s"')]
     if done.returncode != 0 or not lines:
-        raise RuntimeError(
-            (done.stderr or done.stdout).strip().splitlines()[-1]
-            if (done.stderr or done.stdout)
-            else "no output"
-        )
-    return float(json.loads(lines[-1])["wall_s"])
+        raise RuntimeError(done.output.strip().splitlines()[-1] if done.output else "no output")
+    wall = float(json.loads(lines[-1])["wall_s"])
+    return PeerRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)

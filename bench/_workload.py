@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,22 +124,87 @@ def make_project(root: Path, workload: Workload) -> Path:
     return root
 
 
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def child_env(pythonpath: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a timed command: this one, as on a developer's machine (bytecode is
+    cached, output buffered), with ``pythonpath`` (a source tree to measure) first on the path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}  # fmt: skip
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Command:
+    """One command timed from spawn to exit, as a user waits for it."""
+
+    seconds: float
+    cpu_s: float  # user + system CPU of the command and the children it waited for
+    peak_rss_mb: float  # the OS's figure at exit (largest process of the command's tree)
+    returncode: int
+    output: str
+
+
+def run_command(command: list[str], *, cwd: Path, env: dict[str, str]) -> Command:
+    """Spawn ``command`` and wait for it; the peak RSS is the child's own ``ru_maxrss`` from
+    ``wait4`` (its largest process, including the children it waited for), not a sample."""
+    with tempfile.TemporaryFile() as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=output, stderr=output)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        text = output.read().decode("utf-8", "replace")
+    kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Command(seconds, cpu, round(kib / 1024, 1), process.returncode, text)
+
+
+PHASES = (
+    ("start-up, imports", "spawn", "configured"),
+    ("session start", "configured", "collection"),
+    ("collection, plan", "collection", "collected"),
+    ("run", "run", "ran"),
+    ("report", "ran", "reported"),
+    ("summary", "reported", "summarised"),
+    ("exit", "summarised", "exit"),
+)
+
+
 @dataclass
 class PytestRun:
-    wall_s: float
-    process_s: float
-    peak_rss_mb: float | None
+    wall_s: float  # the run's own wall time (created → finished), from its report
+    process_s: float  # the whole command, spawn → exit
+    cpu_s: float  # its CPU time (user + system, with the children it waited for)
+    peak_rss_mb: float | None  # the OS's figure for the whole command, at exit
+    report_rss_mb: float | None  # what the report's provenance says
     calls: int
     cells: int
     status: str
+    phases: dict[str, float] | None = None  # seconds per phase (with ``phases=True``)
 
 
-def run_pytest(project: Path, workload: Workload, *, as_test: str | None = None) -> PytestRun:
-    """Run the plugin on the project; wall time is the run's own (created → finished).
+def run_pytest(
+    project: Path,
+    workload: Workload,
+    *,
+    as_test: str | None = None,
+    pythonpath: str | None = None,
+    phases: bool = False,
+) -> PytestRun:
+    """Run the plugin on the project as a user types it, timed from spawn to exit, beside
+    the run's own wall time (created → finished) from its report.
 
     ``as_test``: the cases parametrize a test function (a benchmark written as a pytest test)
     calling the simulator through ``srbench_target`` ("target") or ``srbench_client``
-    ("client"), instead of being the shipped-suite items."""
+    ("client"), instead of being the shipped-suite items. ``pythonpath``: the source tree to
+    measure (default: the one this interpreter imports). ``phases``: also load the
+    ``_phase_marks`` plugin and return where the command's time went."""
     selection = ["--srbench-profile", "smoke", TEST_MODULES[as_test]] if as_test else [
         "--srbench-benchmark", "bench-mcq"]  # fmt: skip
     command = [
@@ -146,18 +213,30 @@ def run_pytest(project: Path, workload: Workload, *, as_test: str | None = None)
         "--srbench-store", ".srbench", "--srbench-transport", workload.transport,
     ]  # fmt: skip
     command += ["-n", str(workload.workers)] if workload.workers > 1 else ["-p", "no:xdist"]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, check=False)
-    process_s = time.perf_counter() - started
+    marks_path = project / "phase-marks.json"
+    extra: dict[str, str] = {}
+    if phases:
+        command += ["-p", "_phase_marks"]
+        extra["SRBENCH_BENCH_MARKS"] = str(marks_path)
+        path = os.pathsep.join(p for p in (pythonpath, str(BENCH_DIR)) if p)
+    else:
+        path = pythonpath
+    spawned = time.time()
+    done = run_command(command, cwd=project, env=child_env(path, **extra))
+    exited = spawned + done.seconds
     report_path = project / "report.json"
     if not report_path.exists():
-        raise RuntimeError(
-            f"pytest produced no report:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
+        raise RuntimeError(f"pytest produced no report:\n{done.output[-6000:]}")
     report = json.loads(report_path.read_text())
     report_path.unlink()
-    if "database is locked" in done.stdout + done.stderr:
+    if "database is locked" in done.output:
         raise RuntimeError("a worker hit 'database is locked'")
+    spent = None
+    if phases and marks_path.exists():
+        marks = {"spawn": spawned, **json.loads(marks_path.read_text()), "exit": exited}
+        marks_path.unlink()
+        spent = {name: marks[end] - marks[begin] for name, begin, end in PHASES
+                 if begin in marks and end in marks}  # fmt: skip
     from pytest_srbench.store import open_store
 
     store = open_store(project / ".srbench")
@@ -165,11 +244,14 @@ def run_pytest(project: Path, workload: Workload, *, as_test: str | None = None)
     runner = report["provenance"]["runner"] or {}
     return PytestRun(
         wall_s=report["summary"]["wall_time_s"],
-        process_s=process_s,
-        peak_rss_mb=runner.get("peak_rss_mb"),
+        process_s=done.seconds,
+        cpu_s=done.cpu_s,
+        peak_rss_mb=done.peak_rss_mb,
+        report_rss_mb=runner.get("peak_rss_mb"),
         calls=len({c["id"] for c in calls}),
         cells=len({(c["case_id"], c["target_id"]) for c in calls}),
         status=report["status"],
+        phases=spent,
     )
 
 
@@ -219,3 +301,32 @@ def run_hand_loop(workload: Workload) -> float:
         return asyncio.run(_hand_loop(sim.base_url, workload))
     finally:
         sim.stop()
+
+
+@dataclass
+class LoopRun:
+    wall_s: float  # the request phase
+    process_s: float  # the whole command (interpreter, imports, simulator start, exit)
+    cpu_s: float
+    peak_rss_mb: float
+
+
+def run_hand_loop_command(workload: Workload, pythonpath: str | None = None) -> LoopRun:
+    """The hand-written loop as a command of its own, timed from spawn to exit like ours."""
+    spec = json.dumps([workload.cells, workload.latency_s, workload.chunks, workload.concurrency])
+    done = run_command(
+        [sys.executable, str(Path(__file__).resolve()), "hand-loop", spec],
+        cwd=BENCH_DIR,
+        env=child_env(pythonpath),
+    )
+    lines = [line for line in done.output.splitlines() if line.startswith('{"wall_s"')]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"the hand-written loop failed:\n{done.output[-3000:]}")
+    wall = float(json.loads(lines[-1])["wall_s"])
+    return LoopRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["hand-loop"]:
+    cells, latency, chunks, concurrency = json.loads(sys.argv[2])
+    wall = run_hand_loop(Workload(cells, latency, chunks, concurrency))
+    print(json.dumps({"wall_s": wall}))

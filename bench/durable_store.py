@@ -3,10 +3,12 @@ that must stay interactive on it: ``srbench recover-plan`` (both modes) and
 ``srbench show --calls --limit 100`` (first page, a deep page, active calls, results).
 
 Each command runs in-process through ``srbench``'s own ``main`` (argument parsing, store open
-and sweep, the query, JSON output), so the figures are what a person waits for minus the
-Python start-up, which is printed separately for reference.
+and sweep, the query, JSON output); ``recover-plan`` is also timed typed, as a user types it
+(a fresh ``python -m pytest_srbench`` from spawn to exit: start-up, imports, the plan, its
+file), beside ``--baseline-tree`` (an earlier source tree) when given, interleaved.
 
     python bench/durable_store.py [--cells 100000] [--repeat 5] [--keep DIR]
+    python bench/durable_store.py --keep DIR --reuse --baseline-tree OLD   # a store built before
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _workload import child_env, run_command
 
 from pytest_srbench.cli.main import main as srbench
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Target
@@ -120,21 +126,51 @@ def timed(argv: list[str], repeat: int) -> tuple[float, int]:
     return statistics.median(times), size
 
 
+def typed_recover_plan(root: Path, run_id: str, repeat: int, baseline: str | None) -> None:
+    """``srbench recover-plan`` as typed: spawn to exit, medians, trees interleaved."""
+    trees = {"this tree": None, **({"baseline tree": baseline} if baseline else {})}
+    for mode in ("undispatched", "failed"):
+        seconds: dict[str, list[float]] = {name: [] for name in trees}
+        outputs: dict[str, bytes] = {}
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                plan = root.parent / f"typed-{mode}-{len(outputs)}.json"
+                command = [sys.executable, "-m", "pytest_srbench", "--store", str(root),
+                           "recover-plan", run_id, "--mode", mode, "--output", str(plan)]  # fmt: skip
+                done = run_command(command, cwd=root.parent, env=child_env(tree))
+                if done.returncode != 0:
+                    raise SystemExit(f"recover-plan failed:\n{done.output}")
+                seconds[name].append(done.seconds)
+                outputs[name] = plan.read_bytes()
+        same = len(set(outputs.values())) == 1
+        for name, values in seconds.items():
+            print(f"typed: srbench recover-plan --mode {mode:<13} ({name}) "
+                  f"{statistics.median(values):.3f} s median of {repeat}"
+                  + ("" if name == "this tree" else f"; plan files identical: {same}"))  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="build the store here and keep it")
+    parser.add_argument("--reuse", action="store_true", help="use the store --keep names")
+    parser.add_argument("--baseline-tree", metavar="DIR", help="also time this source tree typed")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="srbench-durable-")) / "store"
     try:
-        start = time.perf_counter()
-        run_id, mix = build_store(root, args.cells)
-        built = time.perf_counter() - start
+        if args.reuse and (root / "journal.sqlite3").exists():
+            run_id = "run-100k"
+        else:
+            start = time.perf_counter()
+            run_id, mix = build_store(root, args.cells)
+            built = time.perf_counter() - start
+            print(f"store: {args.cells:,} cells ({', '.join(f'{k} {v:,}' for k, v in mix.items())}); "
+                  f"built in {built:.1f} s")  # fmt: skip
         db = root / "journal.sqlite3"
         size_mb = sum(p.stat().st_size for p in root.glob("journal.sqlite3*")) / 1e6
-        print(f"store: {args.cells:,} cells ({', '.join(f'{k} {v:,}' for k, v in mix.items())}); "
-              f"built in {built:.1f} s; {size_mb:.1f} MB ({db.name})")  # fmt: skip
+        print(f"store: {size_mb:.1f} MB ({db.name})")
+        typed_recover_plan(root, run_id, args.repeat, args.baseline_tree)
         plan_file = root.parent / "plan.json"
         commands = {
             "recover-plan --mode undispatched": ["recover-plan", run_id, "--output", str(plan_file)],

@@ -1,12 +1,21 @@
 """Framework overhead: pytest-srbench against the built-in simulator at fixed latency, beside a
 hand-written asyncio loop on the same transport and, with --peers, lm-eval and inspect-ai; the
-same cases also run as a benchmark written as a pytest test ("as test functions", × ours = its
-wall over the shipped-suite path)
+same cases also run as a benchmark written as a pytest test ("as test functions").
 
-    python bench/overhead.py                 # our settings + the hand-written loop
-    python bench/overhead.py --peers         # also lm-eval and inspect-ai (installed once
-                                             # into .cache/bench-peers, a throwaway venv)
-    python bench/overhead.py --repeat 3      # medians of three runs
+Every tool is timed twice: the whole command as a user types it (from spawn to exit: start-up,
+imports, the simulator, collection, the run, the report, the exit), and the run alone (for
+pytest-srbench the run's own wall time, created → finished; the request phase for the loop
+and the peers). Peak RSS is the operating system's figure for the whole command, read when it
+exits (``wait4``), not a sample taken by the process.
+
+    python bench/overhead.py                       # the default settings
+    python bench/overhead.py --settings large      # N=20,000, L=1 s, C=512 in one process
+    python bench/overhead.py --settings all --repeat 3
+    python bench/overhead.py --peers               # also lm-eval and inspect-ai (installed once
+                                                   # into .cache/bench-peers, a throwaway venv)
+    python bench/overhead.py --phases              # where each command's time went
+    python bench/overhead.py --baseline-tree DIR   # also an earlier source tree, side by side
+                                                   # (e.g. `git archive main | tar -x -C DIR`)
 
 Prints one table; every ratio compares tools measured side by side in this run.
 """
@@ -17,138 +26,184 @@ import argparse
 import statistics
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _peers import PEERS, run_peer
-from _workload import Workload, make_project, run_hand_loop, run_pytest
+from _workload import PHASES, Workload, make_project, run_hand_loop_command, run_pytest
 
-SETTINGS = [
-    Workload(cells=2000, latency_s=0.2, chunks=200, concurrency=64),
-    Workload(cells=2000, latency_s=0.0, chunks=200, concurrency=64),
-    Workload(cells=2000, latency_s=0.0, chunks=1, concurrency=64),
-    Workload(cells=4000, latency_s=0.2, chunks=200, concurrency=32, workers=2),
-    Workload(cells=20000, latency_s=0.0, chunks=1, concurrency=64),
-]
-QUICK = [
-    Workload(cells=500, latency_s=0.2, chunks=200, concurrency=64),
-    Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
-]
+SETTINGS = {
+    "2000-200ms": Workload(cells=2000, latency_s=0.2, chunks=200, concurrency=64),
+    "2000-0ms-stream": Workload(cells=2000, latency_s=0.0, chunks=200, concurrency=64),
+    "2000-0ms": Workload(cells=2000, latency_s=0.0, chunks=1, concurrency=64),
+    "4000-200ms-n2": Workload(cells=4000, latency_s=0.2, chunks=200, concurrency=32, workers=2),
+    "20000-0ms": Workload(cells=20000, latency_s=0.0, chunks=1, concurrency=64),
+    "large": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=512),
+    "quick-200ms": Workload(cells=500, latency_s=0.2, chunks=200, concurrency=64),
+    "quick-0ms": Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
+}
+GROUPS = {
+    "default": ["2000-200ms", "2000-0ms-stream", "2000-0ms", "4000-200ms-n2", "20000-0ms"],
+    "all": ["2000-200ms", "2000-0ms-stream", "2000-0ms", "4000-200ms-n2", "20000-0ms", "large"],
+    "quick": ["quick-200ms", "quick-0ms"],
+}
+HEADER = ["tool", "workload", "command s", "cmd/ideal", "run s", "run/ideal", "ideal s",
+          "cmd ms/cell", "run ms/cell", "cpu s", "peak RSS MB", "× ours", "note"]  # fmt: skip
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def median(runs: Sequence[Any], field: str) -> float:
+    return float(statistics.median(getattr(run, field) for run in runs))
+
+
 def row(
     tool: str,
     workload: Workload,
-    wall: float,
+    command: float | None,
+    run: float,
+    cpu: float | None,
     rss: float | None,
     ours: float | None,
     note: str = "",
 ) -> list[str]:
+    """One line of the table; per-cell figures are (time − ideal) / cells."""
     ideal = workload.ideal_s
+
+    def ratio(value: float | None) -> str:
+        return fmt(value / ideal) if value is not None and ideal else "—"
+
+    def per_cell(value: float | None) -> str:
+        return "—" if value is None else fmt((value - ideal) / workload.cells * 1000, 3)
+
     return [
-        tool, workload.label(), fmt(wall), fmt(ideal), fmt(wall / ideal) if ideal else "—",
-        fmt((wall - ideal) / workload.cells * 1000, 3), fmt(workload.cells / wall, 0), fmt(rss, 0),
-        fmt(wall / ours) if ours else "—", note,
+        tool, workload.label(), fmt(command), ratio(command), fmt(run), ratio(run), fmt(ideal),
+        per_cell(command), per_cell(run), fmt(cpu), fmt(rss, 0),
+        fmt(command / ours) if ours and command else "—", note,
     ]  # fmt: skip
+
+
+def checked(runs: Sequence[Any], cells: int) -> str:
+    """Every run completed with exactly one call row per cell (no lost or duplicate row)."""
+    note = "rows == cells" if all(r.calls == r.cells == cells for r in runs) else "ROW MISMATCH"
+    return note + ("" if all(r.status == "completed" for r in runs) else " (not completed!)")
+
+
+def print_table(rows: list[list[str]], header: list[str]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for line in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--peers", action="store_true", help="also run lm-eval and inspect-ai")
+    parser.add_argument("--repeat", type=int, default=1, help="medians of this many runs")
     parser.add_argument(
-        "--quick", action="store_true", help="small settings (a smoke test of the bench)"
+        "--settings",
+        default="default",
+        help=f"a group ({', '.join(GROUPS)}) or setting names, comma-separated "
+        f"({', '.join(SETTINGS)})",
     )
+    parser.add_argument("--peers", action="store_true", help="also run lm-eval and inspect-ai")
+    parser.add_argument("--phases", action="store_true", help="where each command's time went")
+    parser.add_argument("--baseline-tree", metavar="DIR", help="also measure this source tree")
+    parser.add_argument(
+        "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
+    )
+    parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
+    parser.add_argument("--quick", action="store_true", help="the same as --settings quick")
     args = parser.parse_args()
+    names = GROUPS.get("quick" if args.quick else args.settings) or args.settings.split(",")
+    unknown = [name for name in names if name not in SETTINGS]
+    if unknown:
+        parser.error(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTINGS)}")
     rows: list[list[str]] = []
-    settings = QUICK if args.quick else SETTINGS
+    phase_rows: list[list[str]] = []
+    trees = {"pytest-srbench": None}
+    if args.baseline_tree:
+        trees["  baseline tree"] = str(Path(args.baseline_tree).resolve())
     with tempfile.TemporaryDirectory(prefix="srbench-bench-") as scratch:
-        for index, workload in enumerate(settings):
+        warm = make_project(Path(scratch) / "warm", SETTINGS["quick-0ms"])
+        for tree in trees.values():  # byte-compile each tree once, as an installed package is
+            run_pytest(warm, SETTINGS["quick-0ms"], pythonpath=tree)
+        for index, name in enumerate(names):
+            workload = SETTINGS[name]
             project = make_project(Path(scratch) / f"w{index}", workload)
-            runs = [run_pytest(project, workload) for _ in range(args.repeat)]
-            wall = statistics.median(run.wall_s for run in runs)
-            rss = max((run.peak_rss_mb or 0) for run in runs) or None
-            duplicates = [
-                run for run in runs if run.calls != workload.cells or run.cells != workload.cells
-            ]
-            note = "rows == cells" if not duplicates else "ROW COUNT MISMATCH"
-            note += "" if all(run.status == "completed" for run in runs) else " (not completed!)"
-            rows.append(row("pytest-srbench", workload, wall, rss, None, note))
-            if workload.cells <= 4000:
-                for path, label in (
-                    ("target", "as test functions"),
-                    ("client", "as tests, srbench_client"),
-                ):
+            by_tree: dict[str, list[Any]] = {label: [] for label in trees}
+            for _ in range(args.repeat):  # interleaved, so that noise falls on every tree alike
+                for label, tree in trees.items():
+                    by_tree[label].append(
+                        run_pytest(project, workload, pythonpath=tree, phases=args.phases)
+                    )
+            ours = median(by_tree["pytest-srbench"], "process_s")
+            for label, runs in by_tree.items():
+                rss = max(run.peak_rss_mb or 0 for run in runs) or None
+                reported = max(run.report_rss_mb or 0 for run in runs) or None
+                note = f"{checked(runs, workload.cells)}; report says {fmt(reported, 0)} MB"
+                rows.append(
+                    row(label, workload, median(runs, "process_s"), median(runs, "wall_s"),
+                        median(runs, "cpu_s"), rss, ours, note)
+                )  # fmt: skip
+                if args.phases:
+                    spent = {
+                        phase: statistics.median((r.phases or {}).get(phase, 0.0) for r in runs)
+                        for phase, _, _ in PHASES
+                    }
+                    phase_rows.append(
+                        [label.strip(), workload.label(), *(fmt(v) for v in spent.values())]
+                    )
+            if workload.cells <= 4000 and not args.no_test_functions:
+                for path, label in (("target", "as test functions"),
+                                    ("client", "as tests, srbench_client")):  # fmt: skip
                     tests = [
                         run_pytest(project, workload, as_test=path) for _ in range(args.repeat)
                     ]
-                    test_wall = statistics.median(run.wall_s for run in tests)
-                    test_rss = max((run.peak_rss_mb or 0) for run in tests) or None
-                    counted = all(r.calls == r.cells == workload.cells for r in tests)
                     rows.append(
-                        row(f"  {label}", workload, test_wall, test_rss, wall,
-                            "rows == cells" if counted else "ROW COUNT MISMATCH")
+                        row(f"  {label}", workload, median(tests, "process_s"),
+                            median(tests, "wall_s"), median(tests, "cpu_s"),
+                            max(r.peak_rss_mb or 0 for r in tests),
+                            ours, checked(tests, workload.cells))
                     )  # fmt: skip
-            if workload.workers == 1 and workload.cells <= 4000:
-                loop = statistics.median(run_hand_loop(workload) for _ in range(args.repeat))
+            if workload.workers == 1 and not args.no_loop:
+                loops = [run_hand_loop_command(workload) for _ in range(args.repeat)]
                 rows.append(
-                    row(
-                        "hand-written loop",
-                        workload,
-                        loop,
-                        None,
-                        wall,
-                        "aiohttp + orjson, no journal",
-                    )
-                )
-            if (
-                args.peers
-                and workload.workers == 1
-                and workload.cells <= 2000
-                and workload.chunks == 200
-            ):
+                    row("hand-written loop", workload, median(loops, "process_s"),
+                        median(loops, "wall_s"), median(loops, "cpu_s"),
+                        max(r.peak_rss_mb for r in loops), ours,
+                        "aiohttp + orjson, no journal")
+                )  # fmt: skip
+            if args.peers and workload.workers == 1 and workload.cells <= 2000 and workload.chunks == 200:  # fmt: skip
                 for peer in PEERS:
                     try:
-                        peer_wall = statistics.median(
-                            run_peer(peer, workload) for _ in range(args.repeat)
-                        )
+                        peers = [run_peer(peer, workload) for _ in range(args.repeat)]
                     except RuntimeError as error:
-                        rows.append(
-                            [
-                                peer,
-                                workload.label(),
-                                "—",
-                                "—",
-                                "—",
-                                "—",
-                                "—",
-                                "—",
-                                "—",
-                                f"failed: {error}"[:80],
-                            ]
-                        )
+                        rows.append([peer, workload.label(), *["—"] * 10, f"failed: {error}"[:80]])
                         continue
                     rows.append(
-                        row(peer, workload, peer_wall, None, wall, "non-streaming (its default)")
-                    )
-    header = ["tool", "workload", "wall s", "ideal s", "wall/ideal", "overhead ms/cell", "cells/s",
-              "peak RSS MB", "× ours", "note"]  # fmt: skip
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for line in [header, ["-" * w for w in widths], *rows]:
-        print(
-            "  ".join(
-                str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)
-            ).rstrip()
-        )
-    print("\nwall = the run's own wall time (created → finished) for pytest-srbench, the request phase for the"
-          " loop and the peers; ideal = cells × latency / total concurrency; overhead = (wall − ideal) / cells.")  # fmt: skip
+                        row(peer, workload, median(peers, "process_s"), median(peers, "wall_s"),
+                            median(peers, "cpu_s"), max(r.peak_rss_mb for r in peers), ours,
+                            "non-streaming (its default); simulator not in its cpu s")
+                    )  # fmt: skip
+    print_table(rows, HEADER)
+    print(
+        "\ncommand = the whole command, spawn to exit; run = the run's own wall time (created → "
+        "finished) for pytest-srbench, the request phase for the loop and the peers; ideal = "
+        "cells × latency / total concurrency; ms/cell = (time − ideal) / cells; peak RSS = the "
+        "OS's ru_maxrss of the command at exit (its largest process); cpu s = the command's CPU time "
+        "(with the simulator it started); × ours = command / ours."
+    )
+    if phase_rows:
+        print()
+        print_table(phase_rows, ["tool", "workload", *(name for name, _, _ in PHASES)])
+        print("\nseconds per phase of the whole command (medians); 'exit' runs from the terminal "
+              "summary to the process's end (pytest's unconfigure, interpreter teardown).")  # fmt: skip
     return 0
 
 

@@ -3,7 +3,7 @@ final status (reference/run-lifecycle.md §7.5), write the report."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,16 @@ def finalize_run(
     json_path: Path | None = None,
     held_elsewhere: bool = False,
     manifest: Manifest | None = None,
+    late_peak: tuple[str, Callable[[], float]] | None = None,
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``).
 
     ``held_elsewhere``: another live process executes the run (this one only found it by its
     run key): the report is built as the store has it now, and nothing of the run changes.
-    ``manifest``: the run's frozen plan as this process holds it (not read again)."""
+    ``manifest``: the run's frozen plan as this process holds it (not read again).
+    ``late_peak``: (this process's id, a sampler of its peak RSS in MB): sampled again once
+    the report is built, just before it is written, so the run's ``peak_rss_mb`` includes
+    building the report."""
     run = store.require_run(run_id)
     if held_elsewhere:
         report = report_from_store(store, run_id, manifest=manifest)
@@ -87,9 +91,28 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-    report = report_from_store(store, run_id, manifest=manifest)
+        report = report_from_store(store, run_id, manifest=manifest)
+        if late_peak is not None:
+            process, sample = late_peak
+            report["provenance"]["runner"] = record_peak(store, run_id, process, sample())
+    else:
+        report = report_from_store(store, run_id, manifest=manifest)
     write_run_report(store, run_id, report, json_path)
     return report
+
+
+def record_peak(store: Store, run_id: str, process_id: str, peak_mb: float) -> dict[str, Any]:
+    """Raise ``process_id``'s recorded peak RSS (and the run's) to ``peak_mb``; the runner
+    provenance as stored afterwards."""
+    runner = store.get_runner(run_id) or {}
+    details = [dict(process) for process in runner.get("process_details") or []]
+    for process in details:
+        if process.get("process_id") == process_id:
+            process["peak_rss_mb"] = max(process.get("peak_rss_mb") or 0.0, peak_mb)
+    peaks = [p["peak_rss_mb"] for p in details if p.get("peak_rss_mb") is not None]
+    runner.update(process_details=details, peak_rss_mb=max([*peaks, peak_mb]))
+    store.set_runner(run_id, runner)
+    return runner
 
 
 def write_run_report(

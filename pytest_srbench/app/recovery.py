@@ -19,6 +19,7 @@ from typing import Any
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.offline.recovery import (
     CallFacts,
+    CallSummary,
     RecoveryError,
     check_eligibility,
     check_request,
@@ -26,6 +27,7 @@ from pytest_srbench.core.offline.recovery import (
     recovery_plan,
     same_attempt,
     selected_cells,
+    summarize_calls,
 )
 from pytest_srbench.store.base import Store, StoreConflict
 from pytest_srbench.store.corrections import latest_correction
@@ -48,41 +50,34 @@ def _correction_view(store: Store, run_id: str) -> tuple[dict[str, Any] | None, 
     return {row["call_id"]: row for row in correction.get("calls") or []}, str(correction["id"])
 
 
-def call_facts(store: Store, run_id: str) -> tuple[list[CallFacts], str | None]:
-    """Every call of the run as recovery sees it: through the accounting-correction view."""
+def call_summary(store: Store, run_id: str) -> tuple[CallSummary, str | None]:
+    """Every call of the run as recovery sees it (through the accounting-correction view),
+    summed up per cell; and the correction's id, if one applies."""
     corrected, correction_id = _correction_view(store, run_id)
+    rows = store.call_facts(run_id)  # id, case, target, status, usage known, cost, finish
     if corrected is None:  # the saved receipts are the view; columns are already typed
-        return [
-            CallFacts(case_id, target_id, status, bool(usage_known), cost is not None, finish, cost)
-            for _, case_id, target_id, status, usage_known, cost, finish in store.call_facts(run_id)
-        ], None
+        return summarize_calls(rows), None
     facts = []
-    for call_id, case_id, target_id, status, saved_usage, saved_cost, finish in store.call_facts(
-        run_id
-    ):
-        usage_known, cost = saved_usage, saved_cost
-        if corrected is not None:
-            row = corrected.get(call_id) or {}
-            verified = bool(row.get("verified"))
-            usage_known = verified and row.get("usage") is not None
-            cost = row.get("cost_usd") if verified else None
+    for call_id, case_id, target_id, status, _, _, finish in rows:
+        row = corrected.get(call_id) or {}
+        verified = bool(row.get("verified"))
+        usage_known = verified and row.get("usage") is not None
+        cost = row.get("cost_usd") if verified else None
         cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
-        facts.append(
-            CallFacts(case_id, target_id, status, bool(usage_known), cost is not None, finish, cost)
-        )
-    return facts, correction_id
+        facts.append(CallFacts(call_id, case_id, target_id, status, usage_known, cost, finish))
+    return summarize_calls(facts), correction_id
 
 
 def plan_for(store: Store, run_id: str, mode: str = "undispatched") -> dict[str, Any]:
     """The parent's recovery plan, freshly computed."""
     run = store.require_run(run_id)
     with paused_gc():  # ~10^5 small acyclic records: collections would only cost time
-        facts, correction_id = call_facts(store, run_id)
+        calls, correction_id = call_summary(store, run_id)
         return recovery_plan(
             store.plan_outline(run_id),
             run,
             store.result_statuses(run_id),
-            facts,
+            calls,
             store.claimed_cells(run_id),
             mode,
             correction_id,

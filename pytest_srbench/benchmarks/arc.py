@@ -48,7 +48,7 @@ class ArcAgi2Adapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         correct, valid, parsed = grade_grids(reply.final_text, case.answer)
         return Grade(
             correct=correct,

@@ -93,7 +93,7 @@ class LiveCodeBenchAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
             return no_code()
@@ -207,7 +207,7 @@ class SciCodeAdapter(Adapter):
         if reference is not None and not _targets_readable():
             raise NotGraded(NEEDS_EXTRA.format(asset=TARGETS_ASSET))
         targets = ctx.asset_path(reference) if reference is not None else None
-        messages: list[dict[str, Any]] = [m.model_dump() for m in case.messages]
+        messages: list[dict[str, Any]] = [m.as_request() for m in case.messages]
         written: list[str] = []
         outcomes = []
         for number, step in enumerate(steps, start=1):
@@ -292,7 +292,7 @@ class HumanEvalAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         code = extract_python(reply.final_text)
         if code is None:
             return no_code()

@@ -49,7 +49,7 @@ class JudgedAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         judged = await ctx.call(
             judge_messages(str(case.metadata["question"]), str(case.answer), reply.final_text),
             role="judge",

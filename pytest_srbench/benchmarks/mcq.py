@@ -34,7 +34,7 @@ class McqAdapter(Adapter):
 
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
-        reply = await ctx.call([message.model_dump() for message in case.messages])
+        reply = await ctx.call([message.as_request() for message in case.messages])
         return await self.grade_answer(ctx, reply.final_text)
 
     async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:

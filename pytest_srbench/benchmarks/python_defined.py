@@ -58,7 +58,7 @@ class PythonDefinedAdapter(Adapter):
         )
 
     async def evaluate(self, ctx: CellContext) -> Grade:
-        reply = await ctx.call([message.model_dump() for message in ctx.case.messages])
+        reply = await ctx.call([message.as_request() for message in ctx.case.messages])
         return await self.grade_answer(ctx, reply.final_text)
 
     async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
 
 from pytest_srbench.core.errors import InputError
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
 
 def canonical_json(value: Any) -> str:
     """Serialise with sorted keys, no spaces, UTF-8 kept, NaN and Infinity rejected."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL.encode(value)  # one encoder for every call (json.dumps builds one per call)
 
 
 class StrictJsonError(InputError):
@@ -56,6 +59,13 @@ def integralize(value: Any) -> Any:
     Clients that serialise 1.0 as 1 must obtain the same plan hash, so the plan digest
     is taken over this form. Case and dataset digests keep the exact content.
     """
+    kind = type(value)
+    if kind is dict:  # the common containers first, leaves kept without a call per leaf
+        return {
+            key: item if type(item) in _LEAVES else integralize(item) for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in _LEAVES else integralize(item) for item in value]
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
@@ -69,6 +79,9 @@ def integralize(value: Any) -> Any:
     return value
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})  # exactly these types: nothing to change
+
+
 def protocol_digest(value: Any) -> str:
     """Digest of the protocol-canonical form (integral floats as ints); used for plan hashes."""
     return digest(integralize(value))
@@ -76,4 +89,20 @@ def protocol_digest(value: Any) -> str:
 
 def cell_digest(case_id: str, target_id: str) -> str:
     """Identity of one (case, target) cell; its first 24 hex name the cell's evidence folder."""
-    return digest([case_id, target_id])
+    return pair_digest(case_id, target_id)
+
+
+def pair_digest(first: str | int, second: str) -> str:
+    """``digest([first, second])`` for a string or an int and a string, written directly (the
+    text ``canonical_json`` gives: an int's digits, a string escaped as it escapes one), for the
+    per-case keys a large plan computes tens of thousands of times."""
+    if type(first) is int:
+        head = str(first)
+    elif type(first) is str:
+        head = encode_basestring(first)
+    else:
+        return digest([first, second])
+    if type(second) is not str:
+        return digest([first, second])
+    text = f"[{head},{encode_basestring(second)}]"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -402,6 +402,13 @@ class Message(BaseModel):
     role: Literal["system", "user", "assistant", "tool", "developer"]
     content: Any = None
 
+    def as_request(self) -> dict[str, Any]:
+        """``model_dump()``, without pydantic's serializer for the common message (text
+        content, no extra fields): a request is built from it on every call."""
+        if type(self.content) is str and not self.__pydantic_extra__:
+            return {"role": self.role, "content": self.content}
+        return self.model_dump()
+
 
 class Case(Frozen):
     """One frozen task of one benchmark; ``id`` is ``<benchmark>/<native id>``."""
@@ -509,11 +516,12 @@ def planned_keys(
     if execution_cells:
         return list(execution_cells)
     kinds = target_kinds or {}
+    runs_on: dict[str, list[str]] = {}  # per benchmark, once: the targets it runs against
+    for benchmark in {benchmark for _, benchmark in cases}:
+        allowed = kinds.get(benchmark, CHAT_TARGET_KINDS)
+        runs_on[benchmark] = [target_id for target_id, kind in targets if kind in allowed]
     return [
-        (case_id, target_id)
-        for case_id, benchmark in cases
-        for target_id, kind in targets
-        if kind in kinds.get(benchmark, CHAT_TARGET_KINDS)
+        (case_id, target_id) for case_id, benchmark in cases for target_id in runs_on[benchmark]
     ]
 
 

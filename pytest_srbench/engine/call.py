@@ -12,7 +12,6 @@ budget settled). Why one long module: a call's whole life reads top to bottom he
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -38,6 +37,7 @@ from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import reservation_usd
 from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.core.records import CallReceipt
+from pytest_srbench.engine.call_ids import new_call_id
 from pytest_srbench.engine.runtime import LiveCall, RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
@@ -235,7 +235,7 @@ async def _prepare(
         except CallFailure:
             rt.stop("cost budget exhausted (max_cost_usd)")
             raise
-    call_id = "call-" + os.urandom(16).hex()
+    call_id = new_call_id()
     row: CallReceipt = {
         "id": call_id,
         "case_id": cell.case.id,

@@ -5,7 +5,6 @@ request leaves; the raw answer is kept as evidence; latency is measured."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -16,6 +15,7 @@ from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.calls.receipts import answered_by_simulator
 from pytest_srbench.core.records import CallReceipt
 from pytest_srbench.engine.call import CellCalls, set_ending
+from pytest_srbench.engine.call_ids import new_call_id
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall
@@ -46,7 +46,7 @@ async def json_call(
         raise CellCancelled("Run cancelled or wall-time budget exhausted")
     target, case, limits = cell.target, cell.case, rt.limits
     cell.calls_made += 1
-    call_id = "call-" + os.urandom(16).hex()
+    call_id = new_call_id()
     row: CallReceipt = {
         "id": call_id, "case_id": case.id, "target_id": target.id, "role": "subject",
         "kind": kind, "status": "sent", "attempt": 1, "requested_model": target.model,

@@ -18,7 +18,6 @@ from pytest_srbench.core.compare.design import gate_design, plan_groups
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
 from pytest_srbench.core.offline.recovery import RecoveryError
-from pytest_srbench.core.report.build import plan_identity
 from pytest_srbench.core.user_targets import declared_targets, target_record
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, marked_benchmark
@@ -26,7 +25,7 @@ from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse
-from pytest_srbench.plugin.state import PluginState
+from pytest_srbench.plugin.state import PluginState, long_lived
 from pytest_srbench.store.base import Store, StoreError
 
 
@@ -98,6 +97,11 @@ class CollectPhase(PluginState):
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        with long_lived():  # the plan's cases and the cells' items
+            self._modify_items(session, items)
+
+    def _modify_items(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """The plan's cells as items (or a recovery child's, or the marked tests' plan)."""
         if self.settings.recover is not None:
             self._collect_recovery(session, items)
             return
@@ -148,8 +152,11 @@ class CollectPhase(PluginState):
         """One pytest item per (case, target) cell, in the given order."""
         suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
         source = Path(self.project.source) if self.project.source else self.rootdir
-        items = [
-            SrbenchCell.from_parent(
+        mark = pytest.mark.srbench
+        items: list[SrbenchCell] = []
+        location_path = None  # every cell reports the same file: its path is resolved once
+        for case_id, target_id in cells:
+            item = SrbenchCell.from_parent(
                 suite,
                 name=f"{case_id}[{target_id}]",
                 nodeid=f"{case_id}[{target_id}]",
@@ -157,9 +164,11 @@ class CollectPhase(PluginState):
                 target_id=target_id,
                 source=source,
                 outcome=self.outcome,
+                mark=mark,
+                location_path=location_path,
             )
-            for case_id, target_id in cells
-        ]
+            location_path = location_path or item.location[0]
+            items.append(item)
         # Report the suite's collection like any collector's, so the terminal's "collected N
         # items / M deselected / K selected" counts the cells.
         report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))
@@ -232,6 +241,11 @@ class CollectPhase(PluginState):
 
     @usage_errors
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        with long_lived():  # the frozen manifest
+            self._finish_collection(session)
+
+    def _finish_collection(self, session: pytest.Session) -> None:
+        """Freeze the plan over the selected cells, create (or adopt) the run, assign cells."""
         if (
             not self.role.runs_cells
             or (self.draft is None and self.recovery is None)
@@ -253,12 +267,17 @@ class CollectPhase(PluginState):
             self._assign(session, selected)
             return
         assert self.draft is not None
-        cells = [Cell(case_id=c[0], target_id=c[1]) for c in map(cell_of, selected) if c]
+        # the plan's own (case, target) ids: no validation per cell
+        cells = [
+            Cell.model_construct(case_id=c[0], target_id=c[1]) for c in map(cell_of, selected) if c
+        ]
         try:
             self.manifest = self.draft.freeze(cells)
         except ValueError as error:
             raise pytest.UsageError(f"pytest-srbench: {error}") from None
         if self.baseline is not None:
+            from pytest_srbench.core.report.build import plan_identity  # only to gate a run
+
             try:
                 check_plans(
                     self.baseline,
@@ -287,6 +306,8 @@ class CollectPhase(PluginState):
     def _check_gate_design(self, manifest: Manifest) -> None:
         """A gate that can never pass (or never fail) at this plan's size is refused before
         anything runs, naming the cases it would need."""
+        from pytest_srbench.core.report.build import plan_identity
+
         settings = self.settings
         names, sizes, weights = plan_groups(plan_identity(manifest))
         design = gate_design(

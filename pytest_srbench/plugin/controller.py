@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 
 from pytest_srbench import __version__
-from pytest_srbench.app.finalize import finalize_run, write_outputs, write_run_report
 from pytest_srbench.app.lifecycle import owner_alive
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
-from pytest_srbench.plugin.state import PluginState, peak_rss_mb, process_id
+from pytest_srbench.plugin.state import PluginState, freeze_heap, peak_rss_mb, process_id
 from pytest_srbench.render.compare import gate_markdown
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store.base import Store, StoreError
@@ -26,6 +25,13 @@ class FinishPhase(PluginState):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            self._finish(session, exitstatus)
+        finally:
+            freeze_heap()  # the report, the results and pytest's reports: kept to the end
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Settle the run, build and write its report, apply the gate (controller / single)."""
         self._finishing = True
         if self.stop_signal is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
@@ -57,6 +63,9 @@ class FinishPhase(PluginState):
             "total_concurrency": workers * self.settings.concurrency,
             "transport": self.settings.transport,
         }
+        # the report's modules load when a report is made (never for --collect-only)
+        from pytest_srbench.app.finalize import finalize_run, write_outputs
+
         try:
             self.report = finalize_run(
                 store,
@@ -66,6 +75,7 @@ class FinishPhase(PluginState):
                 workers_lost=self.workers_lost,
                 held_elsewhere=self._held_elsewhere(store),
                 manifest=self.manifest,  # the plan this session froze: not read again
+                late_peak=(process_id(), peak_rss_mb),
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"
@@ -102,6 +112,8 @@ class FinishPhase(PluginState):
             allow_mixed_sources=settings.allow_mixed_sources,
         )
         self.report["gate"] = self.gate
+        from pytest_srbench.app.finalize import write_run_report
+
         write_run_report(store, self.run_id, self.report, None)  # the user's files: later
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:

@@ -25,10 +25,23 @@ class SrbenchSuite(pytest.Collector):
 
 
 class SrbenchCell(pytest.Item):
-    """One (case, target) cell; running it waits for the engine's terminal outcome."""
+    """One (case, target) cell; running it waits for the engine's terminal outcome.
+
+    What every cell shares is worked out once per collection, not once per item: the
+    ``srbench`` mark (``mark``) and the path its location reports (``location_path``, when
+    known: pytest would otherwise resolve the same path relative to the root for each item).
+    """
 
     def __init__(
-        self, *, case_id: str, target_id: str, source: Path, outcome: OutcomeSource, **kwargs: Any
+        self,
+        *,
+        case_id: str,
+        target_id: str,
+        source: Path,
+        outcome: OutcomeSource,
+        mark: pytest.MarkDecorator | None = None,
+        location_path: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.case_id = case_id
@@ -37,8 +50,10 @@ class SrbenchCell(pytest.Item):
         self._outcome = outcome
         self.outcome: CellOutcome | None = None
         self.benchmark = case_id.split("/", 1)[0]
-        self.add_marker("srbench")
+        self.add_marker(mark or "srbench")
         self.extra_keyword_matches.update({self.benchmark, target_id})
+        if location_path is not None:  # ``location`` is a cached property: seed it
+            self.__dict__["location"] = (location_path, None, self.reportinfo()[2])
 
     def runtest(self) -> None:
         self.outcome = self._outcome(self.case_id, self.target_id)

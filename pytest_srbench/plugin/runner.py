@@ -39,7 +39,13 @@ from pytest_srbench.plugin.items import (
 )
 from pytest_srbench.plugin.progress import read_status
 from pytest_srbench.plugin.signals import request_cancellation
-from pytest_srbench.plugin.state import TERMINAL, PluginState, peak_rss_mb, process_id
+from pytest_srbench.plugin.state import (
+    TERMINAL,
+    PluginState,
+    freeze_heap,
+    peak_rss_mb,
+    process_id,
+)
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
@@ -145,6 +151,7 @@ class RunPhase(PluginState):
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
         if self.role.runs_cells and self.manifest is not None and not self.view_only:
             self._start_engine()
+        freeze_heap()  # the plan and the items live to the end: no collection walks them again
         try:
             yield
         finally:

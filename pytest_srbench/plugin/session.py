@@ -11,7 +11,6 @@ import pytest
 from pytest_srbench.app.config import ConfigError
 from pytest_srbench.app.planning import PlanDraft, build_draft, builtin_auxiliary_needed
 from pytest_srbench.app.recovery import read_plan_file
-from pytest_srbench.app.reports import RunNotFound, load_side
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
 from pytest_srbench.core.models import Target
 from pytest_srbench.core.user_targets import declared_targets
@@ -143,6 +142,8 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
 
     def _load_baseline(self, reference: str) -> RunSide:
         """Read the gate's baseline before anything runs, so a typo costs nothing."""
+        from pytest_srbench.app.reports import RunNotFound, load_side  # the report model: big
+
         has_store = (self.settings.store / "journal.sqlite3").exists()
         try:
             return load_side(reference, self.open() if has_store else None)

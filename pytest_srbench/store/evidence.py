@@ -5,10 +5,32 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pytest_srbench.store.base import StoreError
+
+
+class _Pack:
+    """One open pack: its handle, its name relative to the store root and where the next
+    bytes go (this process is the pack's only writer, so its size is known without asking)."""
+
+    def __init__(self, handle: BinaryIO, name: str) -> None:
+        self.handle = handle
+        self.name = name
+        self.offset = os.fstat(handle.fileno()).st_size
+
+    def write(self, data: bytes) -> None:
+        """Write all of ``data`` at the end; on a failure, learn the true size again."""
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self.handle.write(view) or 0 :]
+        except BaseException:
+            self.offset = os.fstat(self.handle.fileno()).st_size
+            raise
+        self.offset += len(data)
 
 
 class EvidencePacks:
@@ -16,25 +38,33 @@ class EvidencePacks:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._handles: dict[Path, BinaryIO] = {}
+        self._packs: dict[Path, _Pack] = {}
+
+    def _pack(self, run_dir: Path) -> _Pack:
+        pack = self._packs.get(run_dir)
+        if pack is None:
+            folder = run_dir / "evidence"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{socket.gethostname()}-{os.getpid()}.sse"
+            handle = open(path, "ab", buffering=0)  # noqa: SIM115 - kept open for appends
+            pack = self._packs[run_dir] = _Pack(handle, str(path.relative_to(self.root)))
+        return pack
 
     def append(self, run_dir: Path, data: bytes) -> dict[str, Any]:
         """Append bytes to this process's pack for ``run_dir``; the bytes reach the OS before
         the call row that points at them commits."""
-        handle = self._handles.get(run_dir)
-        if handle is None:
-            folder = run_dir / "evidence"
-            folder.mkdir(parents=True, exist_ok=True)
-            name = f"{socket.gethostname()}-{os.getpid()}.sse"
-            handle = open(folder / name, "ab", buffering=0)  # noqa: SIM115 - kept open for appends
-            self._handles[run_dir] = handle
-        offset = handle.tell()
-        handle.write(data)
-        return {
-            "pack": str(Path(handle.name).relative_to(self.root)),
-            "offset": offset,
-            "length": len(data),
-        }
+        return self.append_many(run_dir, [data])[0]
+
+    def append_many(self, run_dir: Path, blobs: Sequence[bytes]) -> list[dict[str, Any]]:
+        """Append several calls' bytes with one write; one locator per blob, in order."""
+        pack = self._pack(run_dir)
+        offset = pack.offset
+        locators = []
+        for data in blobs:
+            locators.append({"pack": pack.name, "offset": offset, "length": len(data)})
+            offset += len(data)
+        pack.write(blobs[0] if len(blobs) == 1 else b"".join(blobs))
+        return locators
 
     def read(self, locator: Any) -> bytes:
         """The exact bytes of a locator (a pack slice, or a legacy single file path)."""
@@ -50,6 +80,6 @@ class EvidencePacks:
         raise StoreError("the call has no evidence locator")
 
     def close(self) -> None:
-        for handle in self._handles.values():
-            handle.close()
-        self._handles.clear()
+        for pack in self._packs.values():
+            pack.handle.close()
+        self._packs.clear()

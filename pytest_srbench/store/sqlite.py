@@ -907,9 +907,7 @@ class SqliteStore:
         if inserts:
             db.executemany(INSERT_CALL, [_insert_call_args(w.run_id, w.row, now) for w in inserts])
         if finishes:
-            for w in finishes:
-                if w.evidence or "evidence" not in w.row:
-                    w.row["evidence"] = self.append_evidence(w.run_id, w.evidence)
+            self._append_evidence_of(finishes)
             db.executemany(
                 UPDATE_CALL, [_update_call_args(w.row["id"], w.row, now) for w in finishes]
             )
@@ -945,6 +943,20 @@ class SqliteStore:
                 [(w.call_id, w.run_id, w.bytes_received, w.last_activity_at, w.phase)
                  for w in progress],
             )  # fmt: skip
+
+    def _append_evidence_of(self, finishes: list[FinishCall]) -> None:
+        """Each finished call's evidence, one write per run's pack for the whole batch (every
+        finished row gets a locator, an empty one for a call that received nothing)."""
+        by_run: dict[str, list[FinishCall]] = {}
+        for w in finishes:
+            if w.evidence or "evidence" not in w.row:
+                by_run.setdefault(w.run_id, []).append(w)
+        for run_id, pending in by_run.items():
+            locators = self._evidence.append_many(
+                self.run_dir(run_id), [w.evidence for w in pending]
+            )
+            for w, locator in zip(pending, locators, strict=True):
+                w.row["evidence"] = locator
 
     # -- evidence ----------------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:

@@ -1,10 +1,10 @@
 """Choosing a transport by name: ``aiohttp`` (default, measured fastest here), ``httpx-aiohttp``
-(the httpx API on aiohttp's pool) or ``httpx`` (httpx's own pool)."""
+(the httpx API on aiohttp's pool) or ``httpx`` (httpx's own pool). Each HTTP library loads
+when its transport is made."""
 
 from __future__ import annotations
 
 from pytest_srbench.core.plan.choices import TRANSPORTS
-from pytest_srbench.transport.aiohttp_transport import AiohttpTransport
 from pytest_srbench.transport.base import Transport
 
 DEFAULT_TRANSPORT = "aiohttp"
@@ -19,6 +19,9 @@ def make_transport(
     connection after a streamed response without announcing it (llama.cpp's llama-server).
     """
     if name == "aiohttp" or not keep_alive:
+        # loaded when a run starts, not when the plugin loads (collection never needs it)
+        from pytest_srbench.transport.aiohttp_transport import AiohttpTransport
+
         return AiohttpTransport(limit=connections, keep_alive=keep_alive)
     import httpx  # only for the httpx transports: the default path never loads it
 

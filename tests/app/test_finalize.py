@@ -61,3 +61,38 @@ def test_a_lost_worker_interrupts_an_unfinished_run_only():
     assert final_status({"completed": 6}, 6, [], False, True) == "completed"
     assert final_status({"completed": 3}, 6, [{"user": True}], False, True) == "cancelled"
     assert final_status({"completed": 3, "failed": 1}, 6, [], False, False) == "failed"
+
+
+def test_the_finalising_process_samples_its_peak_again_once_the_report_is_built(tmp_path):
+    """``late_peak``: the peak is read after the report is built (the sampler runs then), it
+    raises only the finalising process's entry and the run's maximum, and the report and the
+    store say the same."""
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", manifest([case("mmlu-pro", "1")], [target("t")]))
+    with store.transaction():
+        store.upsert_result(
+            "run-1",
+            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
+        )
+        store.register_process(
+            "run-1", {"process_id": "h:1", "role": "single", "peak_rss_mb": 90.0}
+        )
+        store.register_process(
+            "run-1", {"process_id": "h:2", "role": "single", "peak_rss_mb": 95.0}
+        )
+    sampled: list[str] = []
+
+    def sampler() -> float:
+        sampled.append(store.require_run("run-1").status)  # by then the run is settled
+        return 120.0
+
+    report = finalize_run(store, "run-1", runner={}, late_peak=("h:1", sampler))
+    assert sampled == ["completed"]
+    runner = report["provenance"]["runner"]
+    assert runner["peak_rss_mb"] == 120.0
+    assert {p["process_id"]: p["peak_rss_mb"] for p in runner["process_details"]} == {
+        "h:1": 120.0,
+        "h:2": 95.0,
+    }
+    assert store.get_runner("run-1") == runner
+    assert (store.run_dir("run-1") / "report.json").read_text().count('"peak_rss_mb": 120.0') == 2

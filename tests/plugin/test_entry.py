@@ -4,6 +4,7 @@ nothing). Checked in a fresh interpreter, by module names, not by timing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -62,3 +63,25 @@ def test_an_unrelated_pytest_session_loads_nothing_of_srbench(pytester) -> None:
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_collecting_a_plan_loads_no_http_client_and_no_report(tmp_path) -> None:
+    """``--collect-only`` builds the plan and its items, nothing of the run: neither the HTTP
+    transport (aiohttp) nor the report model loads (issue 21)."""
+    probe = (
+        "import os, sys, pytest\n"
+        "code = pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'pytest_srbench.plugin.entry',"
+        " '--collect-only', '--srbench-profile=smoke', '--srbench-benchmark=mmlu-pro'])\n"
+        "heavy = ('aiohttp', 'httpx', 'jinja2', 'pytest_srbench.core.report.model',"
+        " 'pytest_srbench.app.finalize')\n"
+        "print('exit', int(code), 'loaded:', ','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # other plugins load theirs
+    )
+    assert done.stdout.strip().splitlines()[-1] == "exit 0 loaded:", done.stdout + done.stderr

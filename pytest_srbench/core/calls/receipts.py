@@ -30,8 +30,19 @@ PROXY_USAGE_HEADERS = (
 )
 
 
+_PRICES: dict[int, tuple[Target, dict[str, dict[str, float]]]] = {}
+
+
 def _prices(target: Target) -> dict[str, dict[str, float]]:
-    return {model: price.model_dump() for model, price in target.prices.items()}
+    """The target's price table as plain dicts, made once per (frozen) target, not per call."""
+    known = _PRICES.get(id(target))
+    if known is not None and known[0] is target:
+        return known[1]
+    prices = {model: price.model_dump() for model, price in target.prices.items()}
+    if len(_PRICES) > 256:  # a long-lived process sees few targets; never grow without end
+        _PRICES.clear()
+    _PRICES[id(target)] = (target, prices)
+    return prices
 
 
 def _mom_receipt(raw: str, target: Target) -> CallReceipt:

@@ -42,6 +42,9 @@ class SseDecoder:
         parts = buffer.split(b"\n\n")
         self._buffer = parts.pop()
         self._check_cap()
+        simple = [part[6:] for part in parts if part[:6] == b"data: " and b"\n" not in part]
+        if len(simple) == len(parts):  # every event one "data: " line (a long stream's read)
+            return simple
         events: list[bytes] = []
         for part in parts:
             if part.startswith(b"data: ") and b"\n" not in part:
@@ -131,6 +134,87 @@ class StreamOutcome:
     server_timings: dict[str, Any] | None = None
 
 
+CONTENT_KEY = b'"content":'
+
+
+@dataclass(frozen=True)
+class ChunkTemplate:
+    """The bytes around the text of a stream's first content chunk (``{…"delta":{"content":``
+    and ``},…}``): later chunks with the same bytes around a different string are the same
+    chunk with other text, so a long stream's reads are decoded with one ``loads`` per read
+    instead of one per chunk and a dozen checks each. A chunk that differs in any byte
+    outside its text (a role, a finish reason, usage) takes the ordinary path."""
+
+    prefix: bytes
+    suffix: bytes
+    model: str | None
+
+    @classmethod
+    def learn(cls, payload: bytes, text: str, model: object) -> ChunkTemplate | None:
+        """The template of a chunk that passed the content fast path, or None when its text
+        cannot be located with certainty (the key appears more than once, odd spacing)."""
+        if payload.count(CONTENT_KEY) != 1:
+            return None
+        start = payload.index(CONTENT_KEY) + len(CONTENT_KEY)
+        while payload[start : start + 1] in (b" ", b"\t"):
+            start += 1
+        end = _string_end(payload, start)
+        if end is None:
+            return None
+        try:
+            if loads(payload[start:end]) != text:
+                return None
+        except ValueError:
+            return None
+        return cls(payload[:start], payload[end:], str(model) if model else None)
+
+    def matches(self, payload: bytes) -> bool:
+        return (
+            len(payload) >= len(self.prefix) + len(self.suffix) + 2
+            and payload.startswith(self.prefix)
+            and payload.endswith(self.suffix)
+        )
+
+    def run_end(self, payloads: list[bytes], start: int) -> int:
+        """The end of the run of payloads from ``start`` that match the template."""
+        end = start
+        while end < len(payloads) and self.matches(payloads[end]):
+            end += 1
+        return end
+
+    def texts(self, payloads: list[bytes], start: int, end: int) -> list[str] | None:
+        """The texts of ``payloads[start:end]``, decoded at once; None unless each one is
+        exactly one JSON string (then the ordinary path reads them, and reports any error)."""
+        head, tail = len(self.prefix), len(self.suffix)
+        middles = [payload[head : len(payload) - tail] for payload in payloads[start:end]]
+        try:
+            texts = loads(b"[" + b",".join(middles) + b"]")
+        except ValueError:
+            return None
+        if type(texts) is not list or len(texts) != len(middles):
+            return None
+        if not all(type(text) is str for text in texts):
+            return None
+        return texts
+
+
+def _string_end(payload: bytes, start: int) -> int | None:
+    """The index just past the JSON string literal that opens at ``start``, or None."""
+    if payload[start : start + 1] != b'"':
+        return None
+    search = start + 1
+    while True:
+        quote = payload.find(b'"', search)
+        if quote < 0:
+            return None
+        backslashes = 0
+        while payload[quote - 1 - backslashes] == 0x5C:  # a quote escaped by an odd count
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return quote + 1
+        search = quote + 1
+
+
 @dataclass
 class ChatStreamState:
     """Accumulates chat-completion chunks (or one JSON body) into a ``StreamOutcome``."""
@@ -156,6 +240,8 @@ class ChatStreamState:
     _tail: str = ""
     _pending: list[str] = field(default_factory=list)
     _pending_chars: int = 0
+    _template: ChunkTemplate | None = None
+    _template_tried: bool = False
 
     def feed_payload(self, payload: bytes | str) -> bool:
         """Consume one SSE payload; returns True when it was the ``[DONE]`` marker."""
@@ -171,7 +257,28 @@ class ChatStreamState:
         content_parts = self.content_parts
         appended = 0
         done = False
-        for payload in payloads:
+        position = 0
+        count = len(payloads)
+        while position < count:
+            payload = payloads[position]
+            position += 1
+            template = self._template
+            if template is not None and template.matches(payload):
+                end = template.run_end(payloads, position - 1)
+                texts = template.texts(payloads, position - 1, end)
+                if texts is not None:  # a run of content chunks shaped like the template's
+                    position = end
+                    self.chunk_count += len(texts)
+                    if template.model and template.model != self.model:
+                        self.model = template.model
+                    texts = [text for text in texts if text]
+                    if texts:
+                        if self.ttft_s is None:
+                            self.ttft_s = self.clock() - self.started
+                        content_parts.extend(texts)
+                        self._pending.extend(texts)
+                        appended += sum(map(len, texts))
+                    continue
             if payload == DONE:
                 self.done_count += 1
                 done = True
@@ -208,6 +315,9 @@ class ChatStreamState:
                                     content_parts.append(text)
                                     appended += len(text)
                                     self._pending.append(text)
+                                if not self._template_tried:
+                                    self._template_tried = True
+                                    self._template = ChunkTemplate.learn(payload, text, model)
                                 continue
             if appended:
                 self._account(appended)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from pytest_srbench.core.canonical import digest
+from pytest_srbench.core.canonical import pair_digest
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 
@@ -61,7 +61,7 @@ def stratified_order(
     for case_id, stratum in items:
         strata[stratum].append(case_id)
     for members in strata.values():
-        members.sort(key=lambda case_id: digest([seed, case_id]))
+        members.sort(key=lambda case_id: pair_digest(seed, case_id))  # digest([seed, case_id])
     names = sorted(strata)
     if round_robin:
         ordered: list[str] = []

@@ -211,3 +211,71 @@ def test_tool_call_deltas_are_accumulated():
     assert outcome.tool_calls == [
         {"id": "c1", "type": "function", "function": {"name": "look", "arguments": '{"q":"x"}'}}
     ]
+
+
+# -- the long-stream fast path (ChunkTemplate): the same outcome as chunk by chunk -----------
+
+TRICKY = ["", "plain", 'quote " and \\ backslash', "tab\tnew\nline", "é ü 中文 🙂", "\u2028", "}]}"]
+
+
+def long_stream(texts, *, ascii_escapes=False, extra=None):
+    """A role chunk, one content chunk per text, a finish chunk with usage, [DONE]."""
+
+    def dump(value):
+        return json.dumps(value, ensure_ascii=ascii_escapes, separators=(",", ":"))
+
+    head = {"id": "c1", "object": "chat.completion.chunk", "model": "m", **(extra or {})}
+    role = {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    body = [
+        {**head, "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": None}]}
+        for t in texts
+    ]
+    last = {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": len(texts)}}  # fmt: skip
+    return [dump(c).encode() for c in (role, *body, last)] + [b"[DONE]"]
+
+
+def outcome_of(payloads, *, template, per_read):
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0, guards=StreamGuards(1000, None, 5, 8))
+    state._template_tried = not template  # without it: chunk by chunk, as before
+    for i in range(0, len(payloads), per_read):
+        state.feed_events(payloads[i : i + per_read])
+    return state, state.outcome()
+
+
+@pytest.mark.parametrize("ascii_escapes", [False, True])
+@pytest.mark.parametrize("per_read", [1, 3, 500])
+def test_a_long_stream_reads_the_same_through_its_template(ascii_escapes, per_read):
+    texts = [TRICKY[i % len(TRICKY)] + str(i) * (i % 3) for i in range(60)]
+    payloads = long_stream(texts, ascii_escapes=ascii_escapes)
+    fast, fast_outcome = outcome_of(payloads, template=True, per_read=per_read)
+    slow, slow_outcome = outcome_of(payloads, template=False, per_read=per_read)
+    assert fast._template is not None and slow._template is None
+    assert fast_outcome == slow_outcome
+    assert fast_outcome.content == "".join(texts) and fast_outcome.chunk_count == 62
+
+
+def test_chunks_that_differ_outside_their_text_take_the_ordinary_path():
+    payloads = long_stream(["a", "b", "c"])
+    odd = json.loads(payloads[2])
+    odd["choices"][0]["finish_reason"] = "length"  # same text position, other bytes around it
+    renamed = json.loads(payloads[3])
+    renamed["model"] = "other"
+    mixed = [*payloads[:2], json.dumps(odd).encode(), json.dumps(renamed).encode(), *payloads[4:]]
+    fast = outcome_of(mixed, template=True, per_read=500)[1]
+    assert fast == outcome_of(mixed, template=False, per_read=500)[1]
+    assert fast.model == "m" and fast.content == "abc"
+
+
+def test_a_malformed_chunk_inside_a_run_fails_as_before():
+    payloads = long_stream(["a", "b", "c"])
+    template = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    broken = payloads[3].replace(b'"c"', b'"c\\x"')  # an invalid escape in a matching chunk
+    with pytest.raises(CallFailure, match="malformed stream chunk"):
+        template.feed_events([*payloads[:3], broken])
+
+
+def test_a_second_content_key_disables_the_template():
+    payloads = long_stream(["a", "b"], extra={"meta": {"content": "not the text"}})
+    state, outcome = outcome_of(payloads, template=True, per_read=500)
+    assert state._template is None and outcome.content == "ab"

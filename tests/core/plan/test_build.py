@@ -1,8 +1,17 @@
 """Freezing: stable hashes (acceptance item 1), validation errors, execution cells."""
 
+import math
+from collections import OrderedDict
+
 import pytest
 
-from pytest_srbench.core.canonical import canonical_json, digest, integralize
+from pytest_srbench.core.canonical import (
+    canonical_json,
+    cell_digest,
+    digest,
+    integralize,
+    pair_digest,
+)
 from pytest_srbench.core.models import Cell, Limits, Target
 from pytest_srbench.core.plan.build import PlanError, verify_plan
 from tests.core.helpers import case, manifest, target
@@ -13,6 +22,51 @@ def test_canonical_json_rules():
     with pytest.raises(ValueError):
         canonical_json({"x": float("nan")})
     assert integralize({"a": [1.0, -0.0, 1.5, True]}) == {"a": [1, 0, 1.5, True]}
+
+
+def test_pair_digest_is_the_digest_of_the_pair():
+    texts = ["", "q1", 'a "quoted" \\ back\\slash', "tab\tnl\n", "é 中文 🙂", "\u2028\x00\x7f"]
+    for first in [0, 7, -3, 20260918, *texts]:
+        for second in texts:
+            assert pair_digest(first, second) == digest([first, second])
+    assert pair_digest(True, "x") == digest([True, "x"])  # not an int here: the general path
+    assert cell_digest("mmlu-pro/1", "t") == digest(["mmlu-pro/1", "t"])
+
+
+def reference_integralize(value):
+    """The rule, written plainly (isinstance first, every node visited)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: reference_integralize(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [reference_integralize(item) for item in value]
+    return value
+
+
+class Ratio(float):
+    pass
+
+
+class Mapping(OrderedDict):
+    pass
+
+
+def test_integralize_follows_the_plain_rule_for_every_kind_of_value():
+    value = {
+        "floats": [1.0, -0.0, 2.5, 1e300, 1e16, Ratio(3.0), Ratio(0.5)],
+        "nested": Mapping(a=(1.0, [True, False, None, "x", 7]), b={"c": [[4.0], ()]}),
+        "leaves": ["s", 3, True, None],
+        "tuple": (1.0, {"d": 2.0}),
+    }
+    got = integralize(value)
+    assert got == reference_integralize(value)
+    assert canonical_json(got) == canonical_json(reference_integralize(value))
+    assert type(got["nested"]) is dict and type(got["tuple"]) is list
+    assert type(got["floats"][5]) is int and type(got["floats"][6]) is Ratio
+    assert integralize([float("inf"), float("nan")])[0] == float("inf")
 
 
 def test_same_manifest_same_hash_and_changes_change_it():

@@ -1,0 +1,55 @@
+"""The session's heap: what lives to the end (the plan, the items, the report) is frozen out
+of the cyclic garbage collector during the run and handed back when the session ends, so
+pytest's collections at exit do not walk it (issue 21)."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+from tests.plugin.test_concurrency import project
+
+QUIET = ("-p", "no:cacheprovider", "-p", "no:asyncio", "-p", "no:xdist", "--assert=plain")
+
+RECORDER = """
+import gc
+import json
+from pathlib import Path
+
+frozen = {"call": []}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        frozen["call"].append(gc.get_freeze_count())
+
+
+def pytest_unconfigure(config):
+    frozen["unconfigure"] = gc.get_freeze_count()
+    Path("frozen.json").write_text(json.dumps(frozen))
+"""
+
+
+def test_the_run_heap_is_frozen_while_cells_run_and_thawed_when_the_session_ends(pytester, sim):
+    project(pytester, sim, "always-right")
+    pytester.makeconftest(RECORDER)
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess(
+        *QUIET, "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro", "--srbench-limit=3"
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    frozen = json.loads((pytester.path / "frozen.json").read_text())
+    assert len(frozen["call"]) == 3
+    # the items, the frozen plan and everything imported before the run: out of every pass
+    assert min(frozen["call"]) > before + 1000
+    assert frozen["unconfigure"] >= max(frozen["call"])  # the report frozen too, for the exit
+    assert gc.get_freeze_count() == before  # handed back: an in-process caller collects it
+
+
+def test_a_session_without_srbench_freezes_nothing(pytester):
+    pytester.makeconftest(RECORDER)
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess(*QUIET)
+    assert result.ret == 0
+    assert json.loads((pytester.path / "frozen.json").read_text())["call"] == [before]
