@@ -235,6 +235,8 @@ def test_a_managed_target_starts_and_stops_its_own_server(pytester, llama_server
         default_targets = ["smollm2"]
         [tool.srbench.sampling]
         max_tokens = 24
+        [tool.srbench.limits]
+        preset = "slow_server"  # the plan check measures throughput; a loaded machine is slow
         [[tool.srbench.targets]]
         id = "smollm2"
         model = "smollm2-135m"
