@@ -124,6 +124,7 @@ def start_for_plan(
     if problem is not None:
         raise ServerRefused(problem)
     server = llama_server(
-        alias, log_dir=log_dir, threads=threads, context=size.context_per_slot, slots=size.slots
-    ).start()
+        alias, log_dir=log_dir, threads=threads, context=size.context_per_slot, slots=size.slots,
+        past_trained_context=size.chosen == "configured",
+    ).start()  # fmt: skip
     return ManagedStart(server, size, speed)

@@ -25,6 +25,7 @@ from typing import Any
 
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, cache_root, free_port, wait_until_ready
+from pytest_srbench.managed.gguf import model_facts
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Pinned, so that a build today and a build tomorrow compile the same llama.cpp and serve the
@@ -132,6 +133,7 @@ class LlamaServer:
     threads: int = 2
     port: int = 0
     log_path: Path | None = None
+    override_kv: list[str] = field(default_factory=list)  # GGUF metadata the server overrides
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -150,6 +152,7 @@ class LlamaServer:
             str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
             "--alias", self.alias, "-c", str(self.context * self.slots), "-np", str(self.slots),
             "--no-kv-unified", "-t", str(self.threads),
+            *[arg for kv in self.override_kv for arg in ("--override-kv", kv)],
         ]  # fmt: skip
 
     def start(self, timeout_s: float = 60.0) -> LlamaServer:
@@ -192,10 +195,13 @@ def llama_server(
     context: int = 2048,
     slots: int = 4,
     port: int = 0,
+    past_trained_context: bool = False,
 ) -> LlamaServer:
     """A (not yet started) server of the cached build with the SmolLM2 model; a clear error
     says what is missing. ``threads``: llama.cpp's compute threads (they spin: more threads
-    than free cores is much slower, not faster). ``context``: tokens per slot."""
+    than free cores is much slower, not faster). ``context``: tokens per slot; llama-server
+    caps a slot at the model's trained context, unless ``past_trained_context`` raises that
+    (the GGUF's ``<architecture>.context_length``, overridden for this server only)."""
     binary = server_binary()
     if binary is None:
         raise RealPartError(
@@ -210,8 +216,15 @@ def llama_server(
     log_path = (log_dir / f"llama-server-{alias}.log") if log_dir else None
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
+    override = []
+    if past_trained_context:
+        architecture, trained = model_facts(model)
+        if architecture is None:
+            raise RealPartError(f"{model} names no architecture: its context cannot be extended")
+        if trained is None or context > trained:
+            override = [f"{architecture}.context_length=int:{context}"]
     return LlamaServer(binary=binary, model=model, alias=alias, threads=threads, context=context,
-                       slots=slots, port=port, log_path=log_path)  # fmt: skip
+                       slots=slots, port=port, log_path=log_path, override_kv=override)  # fmt: skip
 
 
 def start_llama_server(

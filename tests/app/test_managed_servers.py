@@ -100,3 +100,24 @@ def test_time_limits_the_measured_throughput_cannot_meet_are_refused(tmp_path):
     assert "at the measured" in message and "arc-agi-2/long" in message
     assert "idle_timeout_s 1 and total_timeout_s 2" in message
     assert 'preset = "slow_server"' in message
+
+
+@real
+def test_a_configured_context_past_the_trained_one_lifts_the_servers_cap(tmp_path):
+    require_llama_parts()
+    started = start_for_plan(
+        "smol", "smollm2-135m", ManagedServerConfig(threads=1, slots=1, context=9216),
+        [case("short", "Say hi.")], max_tokens=8, limits=Limits(), concurrency=1,
+        log_dir=tmp_path,
+    )  # fmt: skip
+    server = started.server
+    try:
+        assert started.size.chosen == "configured" and started.size.context_per_slot == 9216
+        # llama-server caps a slot at the trained 8192 tokens unless the model's context
+        # length is overridden for this server
+        with urllib.request.urlopen(server.root_url + "/slots", timeout=10) as response:
+            assert [slot["n_ctx"] for slot in json.loads(response.read())] == [9216]
+        with urllib.request.urlopen(server.base_url + "/models", timeout=10) as response:
+            assert json.loads(response.read())["data"][0]["meta"]["n_ctx_train"] == 9216
+    finally:
+        server.stop()
