@@ -74,6 +74,20 @@ class PrepareSummary:
         return data
 
 
+def _suite_meta(
+    benchmark: str, source: str, revision: str, body: bytes, count: int
+) -> dict[str, Any]:
+    """The ``suite.json`` fields every written suite has (prepared or full)."""
+    return {
+        "benchmark": benchmark,
+        "version": SUITE_VERSION,
+        "source": source,
+        "revision": revision,
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "count": count,
+    }
+
+
 def format_for(benchmark: str) -> Format:
     try:
         return FORMATS[benchmark]
@@ -227,12 +241,7 @@ def prepare_conversion(
     body = _body(selected, source)
     files, assets = _with_assets(body, conversion)
     meta: dict[str, Any] = {
-        "benchmark": benchmark,
-        "version": SUITE_VERSION,
-        "source": source,
-        "revision": revision,
-        "sha256": hashlib.sha256(body).hexdigest(),
-        "count": len(selected),
+        **_suite_meta(benchmark, source, revision, body, len(selected)),
         "profiles": {profile: len(selected)},
         "prepared": {
             "profile": profile,
@@ -291,14 +300,7 @@ def write_full_suite(
         raise DatasetError(f"{source}: holds no usable rows")
     body = _body(conversion.rows, source)
     files, assets = _with_assets(body, conversion)
-    meta: dict[str, Any] = {
-        "benchmark": benchmark,
-        "version": SUITE_VERSION,
-        "source": source,
-        "revision": revision,
-        "sha256": hashlib.sha256(body).hexdigest(),
-        "count": len(conversion.rows),
-    }
+    meta = _suite_meta(benchmark, source, revision, body, len(conversion.rows))
     if conversion.dropped:
         meta["dropped"] = dict(sorted(conversion.dropped.items()))
     folder = Path(output_root) / benchmark
