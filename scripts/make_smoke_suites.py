@@ -13,6 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "pytest_srbench" / "suites"
 REVISION = "pytest-srbench-smoke-2026-11-30"
+# what a report says about these items (docs/suites.md, "Where a report says its cases came from")
+ORIGIN = {"kind": "original", "note": "original smoke items written for pytest-srbench"}
 
 SIMPLEQA = [
     {
@@ -350,7 +352,7 @@ def main() -> None:
         meta = {
             "benchmark": benchmark, "version": "1", "source": f"{source}; written for pytest-srbench",
             "revision": REVISION, "sha256": hashlib.sha256(data).hexdigest(), "count": len(rows),
-            "license": "Apache-2.0",
+            "license": "Apache-2.0", "origin": ORIGIN,
         }  # fmt: skip
         (folder / "suite.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         print(f"{benchmark}: {len(rows)} rows")

@@ -43,7 +43,9 @@ MAY_USE: dict[str, set[str]] = {
 # a library (or one of its submodules) -> the packages that may import it
 ONLY_IN: dict[str, set[str]] = {
     "sqlite3": {"store", "notes"},  # notes: the reference search engine keeps its own index
-    "httpx": {"transport"},
+    "httpx": {"transport", "datasets"},  # datasets: `srbench datasets fetch` from GitHub
+    "huggingface_hub": {"datasets"},  # datasets: `srbench datasets fetch` from the Hub
+    "pyarrow": {"datasets"},  # datasets: parquet releases
     "aiohttp": {"transport", "simulator"},  # the simulator is a server (aiohttp.web)
     "urllib.request": {"transport", "simulator", "managed"},  # control and readiness probes
     "pytest": {"plugin"},

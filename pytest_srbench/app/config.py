@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from pytest_srbench.core.errors import InputError, validation_message
-from pytest_srbench.core.models import Limits, Target
+from pytest_srbench.core.models import Limits, Target, with_limit_preset
 from pytest_srbench.core.plan.choices import DEFAULT_SEED, TRANSPORTS
 from pytest_srbench.simulator.profiles import (
     BUILTIN_MODELS,
@@ -40,6 +40,27 @@ class ConfigError(InputError):
     """The configuration cannot be used; the message names the file and the field."""
 
 
+class ManagedServerConfig(BaseModel):
+    """How a managed llama-server is started (``[tool.srbench.targets.server]``); each value
+    left out is chosen from the plan (docs/howto-local-model.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context: int | None = Field(
+        None,
+        ge=256,
+        le=1_048_576,
+        description="Tokens per slot (default: the plan's longest prompt plus max_tokens, "
+        "within the model's trained context; set it to go past that context).",
+    )
+    slots: int | None = Field(
+        None, ge=1, le=64, description="Parallel slots (default: the concurrency, at most 4)."
+    )
+    threads: int | None = Field(
+        None, ge=1, le=256, description="llama.cpp compute threads (default 2)."
+    )
+
+
 class TargetConfig(Target):
     """A target as configured: the frozen ``Target`` (what the plan records) plus settings that
     only shape execution and never enter the plan."""
@@ -49,6 +70,17 @@ class TargetConfig(Target):
         None,
         description="Reuse connections (default true; false for managed llama-server targets).",
     )
+    server: ManagedServerConfig | None = Field(
+        None, description="How a managed llama-server is started (managed targets only)."
+    )
+
+    @model_validator(mode="after")
+    def _server_needs_a_managed_target(self) -> TargetConfig:
+        if self.server is not None and self.managed is None:
+            raise ValueError(
+                f"target {self.id!r}: server settings are only for managed = 'llama-server' targets"
+            )
+        return self
 
     @model_validator(mode="wrap")
     @classmethod
@@ -62,7 +94,9 @@ class TargetConfig(Target):
             raise ValueError(_target_problems(str(target_id), error)) from None
 
     def to_target(self) -> Target:
-        return Target.model_validate(self.model_dump(exclude={"concurrency", "keep_alive"}))
+        return Target.model_validate(
+            self.model_dump(exclude={"concurrency", "keep_alive", "server"})
+        )
 
     def reuses_connections(self) -> bool:
         if self.keep_alive is not None:
@@ -140,12 +174,13 @@ class SrbenchConfig(BaseModel):
     @field_validator("limits")
     @classmethod
     def _limits(cls, value: dict[str, Any]) -> dict[str, Any]:
-        Limits.model_validate(value)
+        Limits.model_validate(with_limit_preset(value))  # an unknown preset names the known
         return value
 
     def frozen_limits(self, overrides: dict[str, Any] | None = None) -> Limits:
+        """The plan's limits: a preset's, then the configured ones, then the run's overrides."""
         try:
-            return Limits.model_validate({**self.limits, **(overrides or {})})
+            return Limits.model_validate({**with_limit_preset(self.limits), **(overrides or {})})
         except ValidationError as error:
             raise ConfigError(f"invalid limits: {_format_validation(error)}") from None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.reports import report_from_store, write_html_report
+from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.json_report import write_report
@@ -46,18 +47,20 @@ def finalize_run(
     workers_lost: Sequence[str] = (),
     json_path: Path | None = None,
     held_elsewhere: bool = False,
+    manifest: Manifest | None = None,
     late_peak: tuple[str, Callable[[], float]] | None = None,
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``).
 
     ``held_elsewhere``: another live process executes the run (this one only found it by its
     run key): the report is built as the store has it now, and nothing of the run changes.
+    ``manifest``: the run's frozen plan as this process holds it (not read again).
     ``late_peak``: (this process's id, a sampler of its peak RSS in MB): sampled again once
     the report is built, just before it is written, so the run's ``peak_rss_mb`` includes
     building the report."""
     run = store.require_run(run_id)
     if held_elsewhere:
-        report = report_from_store(store, run_id)
+        report = report_from_store(store, run_id, manifest=manifest)
         if json_path is not None:
             write_report(report, json_path)
         return report
@@ -88,12 +91,12 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-        report = report_from_store(store, run_id)
+        report = report_from_store(store, run_id, manifest=manifest)
         if late_peak is not None:
             process, sample = late_peak
             report["provenance"]["runner"] = record_peak(store, run_id, process, sample())
     else:
-        report = report_from_store(store, run_id)
+        report = report_from_store(store, run_id, manifest=manifest)
     write_run_report(store, run_id, report, json_path)
     return report
 

@@ -24,12 +24,20 @@ from pytest_srbench.core.models import (
     Limits,
     Manifest,
     Target,
+    check_request_params,
     check_retrieval_params,
     planned_keys,
 )
 from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
 from pytest_srbench.core.plan.choices import PROFILES
-from pytest_srbench.core.plan.selection import SELECTION_NAME, select_for_profile, stratified_order
+from pytest_srbench.core.plan.selection import (
+    SELECTION_NAME,
+    SelectionError,
+    Shortfall,
+    select_for_profile,
+    shortfalls_message,
+    stratified_order,
+)
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 from pytest_srbench.core.user_benchmarks import PythonBenchmark, defined_benchmarks
 from pytest_srbench.datasets.controlled import DatasetDirectory
@@ -246,6 +254,10 @@ def build_draft(
             f"unknown profile {request.profile!r}; choose one of {', '.join(PROFILES)}"
         )
     seed = config.seed if request.seed is None else request.seed
+    try:  # before any case is rendered, and in every process (an xdist worker says it too)
+        check_request_params({**config.sampling, **request.sampling}, "sampling")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     available = discover_suites(suite_search_path(config, rootdir), request.profile)
     datasets: dict[str, Suite] = {}
     if request.benchmarks:
@@ -289,6 +301,7 @@ def build_draft(
     if user_targets and not request.targets:
         targets += [t for t in user_targets if t.id not in {s.id for s in targets}]
     check_offline_agents(config, [registry.get(b) for b in benchmarks], targets, request.offline)
+    shortfalls: list[Shortfall] = []  # every benchmark short of cases is named at once
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
         suite = datasets.get(benchmark) or load_suite(available[benchmark])
@@ -308,15 +321,21 @@ def build_draft(
                 round_robin=adapter.round_robin,
             )
             counts = adapter.profile_counts(suite.meta)
-            chosen = select_for_profile(
-                order, request.profile, counts, benchmark=benchmark, limit=request.limit
-            )
+            try:
+                chosen = select_for_profile(
+                    order, request.profile, counts, benchmark=benchmark, limit=request.limit
+                )
+            except Shortfall as shortfall:
+                shortfalls.append(shortfall)
+                continue
             custom = custom or len(chosen) < counts[request.profile]
         cases.extend(by_id[case_id] for case_id in chosen)
         provenance.append({**suite.provenance(), "selected": len(chosen)})
         versions[benchmark] = adapter.version
         if benchmark not in SR_BENCH_BENCHMARKS:
             weights[benchmark] = float(suite.meta.get("weight", adapter.weight))
+    if shortfalls:
+        raise SelectionError(shortfalls_message(shortfalls))
     dataset = DatasetInfo(
         profile=request.profile,
         seed=seed,
@@ -401,26 +420,23 @@ def bind_auxiliary(
 ) -> tuple[dict[str, Target], dict[str, dict[str, Any]]]:
     """Judge / user-simulator bindings per benchmark: configured ones, or the built-in simulated
     ``sim-judge`` / ``sim-user`` when every subject target is simulated. A real target is never
-    graded by a simulator without the user saying so: that is an error naming the setting."""
+    graded by a simulator without the user saying so: that is an error naming the setting.
+
+    A built-in simulated judge or user is always served by a simulator: the external one that
+    every simulated subject points at, else the simulator the session starts. It never takes a
+    real subject's ``base_url``, so its calls never reach the real server."""
     auxiliary = {judge.id: judge.to_target() for judge in config.judges}
     known = {t.id: t.to_target() for t in config.all_targets().values()} | auxiliary
     options = {benchmark: dict(values) for benchmark, values in config.benchmarks.items()}
     all_simulated = all(t.simulated for t in targets)
-    # built-in judges run on the simulator the subjects use (one started for the session, or
-    # the external one all simulated subjects point at)
-    shared_urls = {t.base_url for t in targets}
-    sim_url = shared_urls.pop() if len(shared_urls) == 1 else None
+    sim_url = external_simulator_url(targets)
     for adapter in adapters:
         for role in adapter.auxiliary_roles:
             bound = options.get(adapter.benchmark, {}).get(role)
             if bound is None:
                 if not all_simulated:
-                    raise ConfigError(
-                        f"{adapter.benchmark} needs a {role} target: add [[tool.srbench.judges]] with the model "
-                        f'to use and set [tool.srbench.benchmarks.{adapter.benchmark}] {role} = "<its id>" '
-                        "(or deselect the benchmark)"
-                    )
-                bound = "sim-judge" if role == "judge" else "sim-user"
+                    raise ConfigError(missing_auxiliary(adapter.benchmark, role))
+                bound = BUILTIN_AUXILIARY[role]
                 options.setdefault(adapter.benchmark, {})[role] = bound
             if bound not in known:
                 if bound in BUILTIN_MODELS:
@@ -434,3 +450,39 @@ def bind_auxiliary(
                     )
             auxiliary[bound] = known[bound]
     return auxiliary, options
+
+
+BUILTIN_AUXILIARY = {"judge": "sim-judge", "simulator": "sim-user"}
+
+
+def missing_auxiliary(benchmark: str, role: str) -> str:
+    """The one line that says how to give ``benchmark`` its ``role`` target."""
+    builtin = BUILTIN_AUXILIARY.get(role, "sim-judge")
+    return (
+        f"{benchmark} needs a {role} target: add [[tool.srbench.judges]] with the model to use "
+        f'and set [tool.srbench.benchmarks.{benchmark}] {role} = "<its id>"; or {role} = '
+        f'"{builtin}" for the built-in simulated one (a deterministic rule, labelled simulated); '
+        "or deselect the benchmark"
+    )
+
+
+def external_simulator_url(targets: Sequence[TargetConfig]) -> str | None:
+    """The one external simulator the simulated chat subjects point at, if they share one;
+    ``None`` means the simulator the session starts (real subjects' URLs never count)."""
+    urls = {t.base_url for t in targets if t.simulated and t.kind in CHAT_TARGET_KINDS}
+    found = urls.pop() if len(urls) == 1 else None
+    return found
+
+
+def builtin_auxiliary_needed(config: SrbenchConfig, benchmarks: Sequence[str] | None) -> bool:
+    """Whether the configuration binds a built-in simulated judge or user (served by the
+    session's simulator) to one of ``benchmarks`` (``None``: any benchmark). Known before the
+    plan, so the session can start the simulator before any worker does."""
+    defined = {t.id for t in [*config.targets, *config.judges]}
+    for benchmark, values in config.benchmarks.items():
+        if benchmarks is not None and benchmark not in benchmarks:
+            continue
+        for value in values.values():
+            if isinstance(value, str) and value in BUILTIN_MODELS and value not in defined:
+                return True
+    return False

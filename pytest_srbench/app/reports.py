@@ -3,19 +3,25 @@ store, and a comparison side from a run id in the store or from a JSON report fi
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
-from pytest_srbench.core.report.build import FAILURE_OBSERVED, build_report
-from pytest_srbench.core.report.drilldown import case_details
+from pytest_srbench.core.report.build import FAILURE_OBSERVED, assemble_report
+from pytest_srbench.core.report.drilldown import case_detail, cell_detail, reveals_answers
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
+from pytest_srbench.render.cells_file import CellsFile
+from pytest_srbench.render.json_report import shaped_cell
 from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
@@ -25,25 +31,55 @@ class RunNotFound(InputError):
     """A run reference names neither a report file nor a run in the store."""
 
 
-def report_from_store(store: Store, run_id: str) -> dict[str, Any]:
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: the report's rows are trees that reference
+    counting frees as soon as a cell is done, and a collector scanning them (and the plan
+    beside them) again and again costs about a fifth of the report's time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def report_from_store(
+    store: Store, run_id: str, *, page: int | None = None, manifest: Manifest | None = None
+) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
-    reading the calls through the run's latest accounting correction when it has one."""
-    run = store.require_run(run_id)
-    manifest = store.get_manifest(run_id)
-    return build_report(
-        manifest,
-        run,
-        store.results(run_id),
-        store.calls(run_id),
+    reading the calls through the run's latest accounting correction when it has one.
+
+    One snapshot of the store, read ``page`` cells at a time (``Store.cell_rows``; its
+    default without one); the report's ``cells`` are kept in a temporary file
+    (``CellsFile``), not in memory. ``manifest``: the run's frozen plan when the caller
+    already holds it (the session that ran it), not read again; it must be the run's."""
+    with store.snapshot(), collector_paused():
+        run = store.require_run(run_id)
+        if manifest is None or manifest.plan_sha256 != run.plan_sha256:
+            manifest = store.get_manifest(run_id)
         # the one event the report reads (a run journals three or more per cell)
-        store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,)),
-        runner=store.get_runner(run_id),
-        correction=latest_correction(store, run_id),
-        child_attempts=child_attempts(store, run_id),
-        recipes=store.recipes(run_id),
-        indexes=store.snapshots(run_id, "index"),
-        local_embedding=local_baseline(manifest),
-    )
+        observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+        planned = manifest.planned_keys()
+        cells = (
+            store.cell_rows(run_id, planned)
+            if page is None
+            else store.cell_rows(run_id, planned, page=page)
+        )
+        return assemble_report(
+            manifest,
+            run,
+            cells,
+            failure_event=observed[0] if observed else None,
+            runner=store.get_runner(run_id),
+            correction=latest_correction(store, run_id),
+            child_attempts=child_attempts(store, run_id),
+            recipes=store.recipes(run_id),
+            indexes=store.snapshots(run_id, "index"),
+            local_embedding=local_baseline(manifest),
+            cell_sink=CellsFile(),
+        )
 
 
 def local_baseline(manifest: Manifest) -> dict[str, Any] | None:
@@ -74,23 +110,53 @@ def child_attempts(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def read_report_file(path: Path) -> dict[str, Any]:
-    """A JSON report written by pytest-srbench, validated; errors name the file and field."""
+    """A JSON report written by pytest-srbench, validated; errors name the file and field.
+
+    The report without its cells is validated as a whole, then each cell on its own (a cell
+    already in its validated shape is kept as parsed), so the file's data is held once."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as error:
         raise RunNotFound(f"{path}: cannot read the report ({error.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RunNotFound(f"{path}: not a JSON report ({error})") from None
     try:
-        model = ReportModel.model_validate(data)
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and the standard library reads (NaN, huge integers)
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise RunNotFound(f"{path}: not a JSON report ({error})") from None
+    if not isinstance(data, dict):
+        raise RunNotFound(f"{path}: not a pytest-srbench report (the file holds no JSON object)")
+    cells = data.get("cells")
+    try:
+        if not isinstance(cells, list):
+            ReportModel.model_validate(data)  # names what is wrong with "cells"
+            cells = []
+        report = ReportModel.model_validate({**data, "cells": []}).model_dump(mode="json")
+        for index, cell in enumerate(cells):
+            try:
+                cells[index] = shaped_cell(cell)
+            except ValidationError as error:
+                raise _CellError(index, error) from None
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise RunNotFound(
-            f"{path}: not a pytest-srbench report ({where}: {first['msg']}; "
-            f"{error.error_count()} problem(s))"
-        ) from None
-    return model.model_dump(mode="json")
+        raise RunNotFound(f"{path}: not a pytest-srbench report ({_problem(error)})") from None
+    except _CellError as error:
+        problem = _problem(error.error, ("cells", error.index))
+        raise RunNotFound(f"{path}: not a pytest-srbench report ({problem})") from None
+    report["cells"] = cells
+    return report
+
+
+class _CellError(Exception):
+    def __init__(self, index: int, error: ValidationError) -> None:
+        self.index = index
+        self.error = error
+
+
+def _problem(error: ValidationError, prefix: tuple[Any, ...] = ()) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in (*prefix, *first["loc"]))
+    return f"{where}: {first['msg']}; {error.error_count()} problem(s)"
 
 
 def load_side(reference: str, store: Store | None) -> RunSide:
@@ -107,10 +173,30 @@ def load_side(reference: str, store: Store | None) -> RunSide:
     raise RunNotFound(f"{reference!r} is neither a report file nor a run {where}")
 
 
-def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
-    """The self-contained HTML page of a run, with its bounded case drill-down."""
-    from pytest_srbench.render.html import render_run_html, write_html  # jinja2: only here
+def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tuple[Any, Any]]:
+    """Each planned cell's drill-down texts read from the store a page at a time: (its case's
+    details the first time the case comes, its own details when it has a result row), in
+    planned order — alongside the report's cells."""
+    reveal = reveals_answers(manifest)
+    cases = {case.id: case for case in manifest.cases}
+    last = None
+    for cell in store.cell_rows(run_id, manifest.planned_keys()):
+        if not cell.planned:
+            return
+        case = None
+        if cell.case_id != last:
+            case = case_detail(cases[cell.case_id], reveal)
+            last = cell.case_id
+        own = None
+        if cell.result is not None:
+            own = cell_detail(cell.result, [call for _, call in cell.calls])
+        yield case, own
 
-    manifest = store.get_manifest(run_id)
-    details = case_details(manifest, store.results(run_id), store.calls(run_id))
-    write_html(render_run_html(report, details), path)
+
+def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
+    """The self-contained HTML page of a run, with its bounded case drill-down, written while
+    the store is read (a page of cells at a time)."""
+    from pytest_srbench.render.html import run_html_chunks, write_html  # jinja2: only here
+
+    details = stored_details(store, run_id, store.get_manifest(run_id))
+    write_html(run_html_chunks(report, details), path)

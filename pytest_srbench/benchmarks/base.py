@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from pytest_srbench.core.errors import InputError
@@ -79,6 +81,25 @@ def text_answer(benchmark: str, answer: object) -> str:
     )
 
 
+class TaskContainer(Protocol):
+    """A task's own container for one cell (see ``CellContext.container``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def run(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
+        """Run ``sh -c command`` in the container's working directory."""
+        ...
+
+    async def put_files(self, files: Mapping[str, str], directory: str) -> None:
+        """Copy text files into an absolute directory of the container."""
+        ...
+
+    async def read_text(self, path: str) -> str | None:
+        """A file's text from the container (None when it does not exist)."""
+        ...
+
+
 class CellContext(Protocol):
     """What an adapter may use while it evaluates one cell."""
 
@@ -118,8 +139,10 @@ class CellContext(Protocol):
         stdin: str = "",
         timeout_s: float = 6.0,
         files: Mapping[str, str] | None = None,
+        read_only: Sequence[Path] = (),
     ) -> CodeRun:
-        """Run python code in the sandbox (a fresh empty directory each time)."""
+        """Run python code in the sandbox (a fresh empty directory each time); ``read_only``
+        directories (a suite's assets) stay readable at their paths."""
         ...
 
     async def run_shell(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
@@ -130,8 +153,25 @@ class CellContext(Protocol):
         """Write files into this cell's task directory before the protocol starts."""
         ...
 
+    def container(self, spec: Mapping[str, Any]) -> AbstractAsyncContextManager[TaskContainer]:
+        """This cell's own container made from ``spec`` (a row's ``container`` object), with
+        the same per-command limits as ``run_shell``; removed when the block ends however it
+        ends. Raises ``NotGraded`` with ``BENCHMARK_CONTAINER_UNAVAILABLE`` and Docker's own
+        words when the machine cannot run it: nothing else is substituted."""
+        ...
+
     def asset(self, reference: Mapping[str, str]) -> bytes:
         """The bytes of a suite asset (``{path, sha256}``), verified against its hash."""
+        ...
+
+    def suite_asset(self, path: str) -> dict[str, str] | None:
+        """The reference (``{path, sha256}``) of a file the case's suite lists in its
+        ``suite.json`` ``assets`` (as frozen in the plan), or None when it lists none."""
+        ...
+
+    def asset_path(self, reference: Mapping[str, str]) -> Path:
+        """The local path of a suite asset, verified against its hash (for large files a
+        sandboxed program reads itself)."""
         ...
 
 
@@ -196,7 +236,8 @@ class Adapter(ABC):
 
     def simulator_scripts(self, case: Case) -> list[tuple[Any, dict[str, Any]]]:
         """(first user message content, script) for every conversation the case opens; the
-        simulator recognises a conversation by that first user message."""
+        simulator recognises a conversation by that first user message — or, when the first
+        element is a list of the opening messages (system, user), by that opening."""
         script = self.simulator_script(case)
         first = next((m.content for m in case.messages if m.role == "user"), None)
         return [] if script is None or first is None else [(first, script)]

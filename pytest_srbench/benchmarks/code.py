@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError, require
+from pytest_srbench.benchmarks import scicode_support
+from pytest_srbench.benchmarks.base import (
+    Adapter,
+    CellContext,
+    Grade,
+    NotGraded,
+    SuiteRowError,
+    require,
+)
 from pytest_srbench.core.grading.code import (
     assertion_program,
     code_prompt,
@@ -14,6 +22,7 @@ from pytest_srbench.core.grading.code import (
     functional_passed,
     functional_program,
     outputs_match,
+    targets_program,
 )
 from pytest_srbench.core.models import Case, Message
 
@@ -121,8 +130,29 @@ class LiveCodeBenchAdapter(Adapter):
         }
 
 
+TARGETS_ASSET = "assets/test_data.h5"
+NEEDS_EXTRA = (
+    "SciCode's numeric targets ({asset}) are read with h5py, which is not installed: "
+    "pip install 'pytest-srbench[scicode]' (h5py, scipy)"
+)
+
+
+def _targets_readable() -> bool:
+    try:
+        import h5py  # noqa: F401
+        import scipy.sparse  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class SciCodeAdapter(Adapter):
-    """Rows: ``problem_id``, ``problem_description``, ``required_dependencies``, ``sub_steps``."""
+    """Rows: ``problem_id``, ``problem_description``, ``required_dependencies``, ``sub_steps``
+    (each: ``step_number``, ``step_description``, ``function_header``, ``tests``).
+
+    When the suite lists ``assets/test_data.h5`` (SciCode's released numeric targets), each
+    step's tests run with ``target`` bound to that test's value read from the file inside the
+    sandbox, as SciCode's own harness does; without it the tests run as they are."""
 
     benchmark = "scicode"
     test_timeout_s = 60.0
@@ -173,6 +203,10 @@ class SciCodeAdapter(Adapter):
         case = ctx.case
         steps = case.metadata["sub_steps"]
         dependencies = case.metadata["dependencies"]
+        reference = ctx.suite_asset(TARGETS_ASSET)
+        if reference is not None and not _targets_readable():
+            raise NotGraded(NEEDS_EXTRA.format(asset=TARGETS_ASSET))
+        targets = ctx.asset_path(reference) if reference is not None else None
         messages: list[dict[str, Any]] = [m.as_request() for m in case.messages]
         written: list[str] = []
         outcomes = []
@@ -188,19 +222,41 @@ class SciCodeAdapter(Adapter):
                 outcomes.append({"step": number, "passed": False, "reason": "no_python_code_block"})
                 continue
             written.append(code)
-            program = assertion_program(
-                dependencies + "\n\n" + "\n\n".join(written), list(step.get("tests", []))
-            )
-            run = await ctx.run_python(program, timeout_s=self.test_timeout_s)
-            outcomes.append(
-                {"step": number, "passed": run.ok, "status": run.status, "reason": run.reason}
-            )
+            source = dependencies + "\n\n" + "\n\n".join(written)
+            tests = [str(test) for test in step.get("tests", [])]
+            if targets is not None and tests:
+                program = targets_program(
+                    source,
+                    tests,
+                    str(targets),
+                    str(step.get("step_number") or f"{case.id.split('/', 1)[1]}.{number}"),
+                    scicode_support.TARGETS_MODULE,
+                )
+                run = await ctx.run_python(
+                    program,
+                    timeout_s=self.test_timeout_s,
+                    files=scicode_support.sandbox_files(),
+                    read_only=[targets.parent],
+                )
+            else:
+                run = await ctx.run_python(
+                    assertion_program(source, tests), timeout_s=self.test_timeout_s
+                )
+            outcome: dict[str, Any] = {
+                "step": number, "passed": run.ok, "status": run.status, "reason": run.reason,
+            }  # fmt: skip
+            if not run.ok and run.stderr:
+                outcome["stderr_tail"] = run.stderr[-300:]
+            outcomes.append(outcome)
         correct = all(outcome["passed"] for outcome in outcomes)
-        return Grade(
-            correct,
-            None,
-            {"grader_version": GRADER_VERSION, "steps": outcomes, "answer_status": "answered"},
-        )
+        details: dict[str, Any] = {
+            "grader_version": GRADER_VERSION,
+            "steps": outcomes,
+            "answer_status": "answered",
+        }
+        if reference is not None:
+            details["targets"] = reference
+        return Grade(correct, None, details)
 
     def simulator_script(self, case: Case) -> dict[str, Any] | None:
         return {"kind": "steps", "steps": case.metadata.get("reference_steps") or []}

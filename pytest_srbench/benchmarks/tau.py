@@ -17,12 +17,21 @@ from pytest_srbench.core.models import Case, Message
 GRADER_VERSION = "sr-bench-tau-db-v1"
 STOP = "###STOP###"
 DEFAULT_MAX_STEPS = 30
-USER_SIMULATOR_MARKER = "You play a customer talking to a service agent."
-USER_SIMULATOR_SYSTEM = (
-    f"{USER_SIMULATOR_MARKER} Follow the scenario the first message gives you. Write only what "
-    "the customer says, one message at a time. Do not reveal information before it is asked for "
-    f"unless the scenario says so. When your goal is met or cannot be met, reply with {STOP}."
+GREETING = "Hi! How can I help you today?"  # tau2's agent opens every conversation with it
+# Used when a row carries no released guidelines (``user_guidelines``): this project's own.
+USER_SIMULATOR_GUIDELINES = (
+    "You play a customer talking to a service agent. Follow the scenario below. Write only "
+    "what the customer says, one message at a time. Do not reveal information before it is "
+    f"asked for unless the scenario says so. When your goal is met or cannot be met, reply "
+    f"with {STOP}."
 )
+
+
+def user_simulator_prompt(scenario: str, guidelines: str | None) -> str:
+    """The user simulator's system prompt as tau2 builds it: the guidelines (its persona
+    placeholder left empty), then the scenario text in a ``<scenario>`` block."""
+    rules = (guidelines or USER_SIMULATOR_GUIDELINES).replace("<PERSONA_GUIDELINES>", "")
+    return f"{rules}\n\n<scenario>\n{scenario}\n</scenario>"
 
 
 class Tau3Adapter(Adapter):
@@ -41,7 +50,8 @@ class Tau3Adapter(Adapter):
         domain = require(row, "domain")
         if domain not in DOMAINS:
             raise SuiteRowError(
-                f"unknown tau domain {domain!r} (known: {', '.join(sorted(DOMAINS))})"
+                f"tau domain {domain!r} has no tool implementation here (tau3 runs "
+                f"{', '.join(sorted(DOMAINS))})"
             )
         if "initial_db" not in row and "db_asset" not in row:
             raise SuiteRowError("a tau3 row needs 'initial_db' or 'db_asset'")
@@ -50,13 +60,15 @@ class Tau3Adapter(Adapter):
             if not isinstance(action, dict) or not isinstance(action.get("name"), str):
                 raise SuiteRowError("every expected action needs a tool 'name' and 'arguments'")
         scenario = require(row, "user_scenario")
+        guidelines = row.get("user_guidelines")
+        if guidelines is not None and (not isinstance(guidelines, str) or not guidelines.strip()):
+            raise SuiteRowError("'user_guidelines' must be non-empty text when present")
         return Case(
             id=f"{self.benchmark}/{native}",
             benchmark=self.benchmark,
-            messages=[
-                Message(
-                    role="user", content=f"Scenario:\n{scenario.strip()}\n\nStart the conversation."
-                )
+            messages=[  # what the user simulator is sent first (tau2's flipped roles)
+                Message(role="system", content=user_simulator_prompt(scenario, guidelines)),
+                Message(role="user", content=GREETING),
             ],
             answer=None,
             metadata={
@@ -84,9 +96,11 @@ class Tau3Adapter(Adapter):
         initial = self._initial(ctx)
         state = domain.new_state(initial)
         tools = domain.schemas(meta["tools"])
-        user_view: list[dict[str, Any]] = [{"role": "system", "content": USER_SIMULATOR_SYSTEM}]
-        user_view += [m.model_dump() for m in ctx.case.messages]
-        agent_view: list[dict[str, Any]] = [{"role": "system", "content": meta["policy"]}]
+        user_view: list[dict[str, Any]] = [m.model_dump() for m in ctx.case.messages]
+        agent_view: list[dict[str, Any]] = [
+            {"role": "system", "content": meta["policy"]},
+            {"role": "assistant", "content": GREETING},
+        ]
         said: list[str] = []
         calls_made = 0
         failed_calls = 0
@@ -167,7 +181,8 @@ class Tau3Adapter(Adapter):
             plan.append(
                 {"say": "All done. " + " ".join(str(text) for text in meta["required_outputs"])}
             )
+        opening = [m.model_dump(include={"role", "content"}) for m in case.messages]
         return [
-            (case.messages[0].content, {"kind": "tau-user", "turns": turns}),
+            (opening, {"kind": "tau-user", "turns": turns}),
             (turns[0], {"kind": "tau-agent", "plan": plan}),
         ]

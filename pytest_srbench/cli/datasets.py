@@ -1,4 +1,8 @@
-"""The ``srbench datasets`` sub-commands: prepare, synth, list and show suite folders."""
+"""The ``srbench datasets`` sub-commands: fetch, prepare, synth, list and show suite folders.
+
+Registering the parser imports nothing but the command-line choices: each command imports the
+converters, pyarrow, huggingface_hub and the suite writers when it runs.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +11,22 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_srbench.core.plan.choices import DEFAULT_SEED, PROFILES
-from pytest_srbench.datasets.formats import FORMATS
-from pytest_srbench.datasets.formats._common import DatasetError
-from pytest_srbench.datasets.prepare import PrepareSummary, load_prepared, prepare
-from pytest_srbench.datasets.realdata import PACKAGES, prepare_from_package
-from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META, SuiteError, shipped_suites_dir
-from pytest_srbench.datasets.synth import (
-    SYNTH_BENCHMARKS,
+from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.plan.choices import (
+    DEFAULT_SEED,
+    EXTENSION_NAMES,
+    PACKAGE_NAMES,
+    PROFILES,
+    SR_BENCH_NAMES,
     SYNTH_PROFILES,
-    SynthError,
-    write_synthetic_suites,
 )
-from pytest_srbench.render.terminal import table
+from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META
+
+if TYPE_CHECKING:
+    from pytest_srbench.datasets.fetch import FetchSummary
+    from pytest_srbench.datasets.prepare import PrepareSummary
 
 DEFAULT_ROOT = "suites"
 PREVIEW_CHARS = 60
@@ -35,7 +40,7 @@ def _error(message: object) -> int:
 def cmd_datasets_prepare(args: argparse.Namespace) -> int:
     try:
         summary = _prepare(args)
-    except (DatasetError, SuiteError) as error:
+    except InputError as error:
         return _error(error)
     except OSError as error:
         return _error(f"{error.filename or ''}: {error.strerror or error}")
@@ -45,6 +50,10 @@ def cmd_datasets_prepare(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> PrepareSummary:
+    from pytest_srbench.datasets.formats._common import DatasetError
+    from pytest_srbench.datasets.prepare import prepare
+    from pytest_srbench.datasets.realdata import prepare_from_package
+
     root = Path(args.output_root)
     if args.from_package:
         given = [flag for flag, value in (("--source-path", args.source_path),
@@ -60,7 +69,7 @@ def _prepare(args: argparse.Namespace) -> PrepareSummary:
     if not args.source_path or not args.revision:
         raise DatasetError(
             "pass --source-path FILE_OR_DIR and --revision REV, or --from-package "
-            f"(available for {', '.join(sorted(PACKAGES))})"
+            f"(available for {', '.join(PACKAGE_NAMES)})"
         )
     return prepare(
         args.benchmark,
@@ -90,7 +99,17 @@ def _summary_lines(summary: PrepareSummary) -> list[str]:
 
 
 def cmd_datasets_synth(args: argparse.Namespace) -> int:
+    from pytest_srbench.datasets.synth import SynthError, write_synthetic_suites
+    from pytest_srbench.render.terminal import table
+
     root = Path(args.out)
+    released = _released_suites(root, args.benchmark or SR_BENCH_NAMES) if args.force else []
+    if released:
+        return _error(
+            f"{', '.join(released)} hold{'s' if len(released) == 1 else ''} released data "
+            "(fetched or from a package): --force would replace it with synthetic items; "
+            "move it away first, or write the synthetic suites elsewhere with --out"
+        )
     try:
         summaries = write_synthetic_suites(
             root, profile=args.profile, seed=args.seed, benchmarks=args.benchmark, force=args.force
@@ -120,7 +139,16 @@ def cmd_datasets_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _released_suites(root: Path, benchmarks: Sequence[str]) -> list[str]:
+    """The raw suite folders under ``root`` whose suite.json says released data."""
+    from pytest_srbench.datasets.suites import data_kind
+
+    return [str(root / b) for b in benchmarks if data_kind(root / b) == "released"]
+
+
 def _suite_folders(root: Path) -> list[Path]:
+    from pytest_srbench.datasets.formats._common import DatasetError
+
     if not root.is_dir():
         raise DatasetError(f"{root}: no such folder")
     return [
@@ -131,6 +159,8 @@ def _suite_folders(root: Path) -> list[Path]:
 
 
 def _meta(folder: Path) -> dict[str, Any]:
+    from pytest_srbench.datasets.formats._common import DatasetError
+
     try:
         meta = json.loads((folder / SUITE_META).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -152,6 +182,8 @@ def _rows(folder: Path, meta: dict[str, Any]) -> str:
 
 
 def cmd_datasets_list(args: argparse.Namespace) -> int:
+    from pytest_srbench.render.terminal import table
+
     try:
         folders = _suite_folders(Path(args.root))
         rows = []
@@ -165,7 +197,7 @@ def cmd_datasets_list(args: argparse.Namespace) -> int:
                  _rows(folder, meta), str(prepared.get("seed", "-")), str(meta.get("source", "?")),
                  str(meta.get("revision", "?"))]
             )  # fmt: skip
-    except DatasetError as error:
+    except InputError as error:
         return _error(error)
     if rows:
         header = ["suite", "benchmark", "profile", "rows", "seed", "source", "revision"]
@@ -180,6 +212,8 @@ def _list_controlled(root: Path, kind: str | None) -> int:
     """The RAG and agent datasets (``<id>.json``) of the shipped and the project folder; a
     corrupt file is reported, never fatal."""
     from pytest_srbench.datasets.controlled import DatasetDirectory  # pydantic: when listed
+    from pytest_srbench.datasets.suites import shipped_suites_dir
+    from pytest_srbench.render.terminal import table
 
     directory = DatasetDirectory([shipped_suites_dir(), root])
     found = directory.list(kind)
@@ -213,6 +247,8 @@ def _preview(row: dict[str, Any]) -> str:
 
 
 def cmd_datasets_show(args: argparse.Namespace) -> int:
+    from pytest_srbench.datasets.prepare import load_prepared
+
     folder = Path(args.root) / args.name
     if not (folder / SUITE_META).is_file():
         return _error(
@@ -220,7 +256,7 @@ def cmd_datasets_show(args: argparse.Namespace) -> int:
         )
     try:
         suite = load_prepared(folder)
-    except SuiteError as error:
+    except InputError as error:
         return _error(error)
     print(json.dumps(suite.meta, indent=2, sort_keys=True, ensure_ascii=False))
     shown = suite.rows[: args.rows]
@@ -230,25 +266,104 @@ def cmd_datasets_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_datasets_fetch(args: argparse.Namespace) -> int:
+    from pytest_srbench.datasets.fetch import (
+        FetchRequest,
+        benchmarks_to_fetch,
+        fetch_all,
+        parse_revisions,
+    )
+
+    try:
+        request = FetchRequest(
+            benchmarks=benchmarks_to_fetch(args.benchmarks, args.all),
+            revisions=parse_revisions(args.revision),
+            profile=args.profile,
+            seed=args.seed,
+            out=Path(args.out),
+        )
+    except InputError as error:
+        return _error(error)
+    summaries, failures = fetch_all(request, log=print)
+    for summary in summaries:
+        print(_fetch_line(summary))
+    for benchmark, message in failures:
+        named = message if message.startswith(benchmark) else f"{benchmark}: {message}"
+        print(f"srbench: fetch {named}", file=sys.stderr)
+    if summaries:
+        print(f"pins and file hashes: {Path(args.out) / 'fetch-lock.json'}")
+    return 2 if failures else 0
+
+
+def _fetch_line(summary: FetchSummary) -> str:
+    dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.dropped.items()))
+    rows = (
+        f"{summary.count} of {summary.source_rows} rows for {summary.profile}"
+        if summary.profile
+        else f"all {summary.count} rows (a run selects its profile's cases)"
+    )
+    revisions = ", ".join(f"{key}@{commit}" for key, commit in summary.revisions.items())
+    line = f"fetched {summary.benchmark} -> {summary.folder}: {rows}; {revisions}"
+    if dropped:
+        line += f" (dropped: {dropped})"
+    if summary.replaced:
+        line += f"; replaced: {summary.replaced}"
+    for folder in summary.shadowed_by:
+        line += (
+            f"\n  note: {folder} (prepared for {folder.name.rpartition('.')[2]} from another "
+            "revision) still takes precedence in that profile's runs; fetch it again with "
+            "--profile to replace it"
+        )
+    return line
+
+
 def add_datasets_commands(subparsers: Any) -> None:
-    """Register ``datasets prepare|synth|list|show`` on an argparse sub-parsers object."""
+    """Register ``datasets fetch|prepare|synth|list|show`` on an argparse sub-parsers object."""
     datasets = subparsers.add_parser(
-        "datasets", help="prepare, synthesise, list and show benchmark suites"
+        "datasets", help="fetch, prepare, synthesise, list and show benchmark suites"
     )
     sub = datasets.add_subparsers(dest="datasets_command", required=True)
+
+    fetch = sub.add_parser(
+        "fetch",
+        help="download benchmarks' released data from their canonical homes, pinned and hashed",
+        description="Downloads each benchmark's release (the Hugging Face Hub or GitHub), pins "
+        "the commit in <out>/fetch-lock.json with every file's sha256, converts it and writes "
+        "<out>/<benchmark>.<profile>/ (--profile) or the whole converted suite <out>/<benchmark>/"
+        ". Without names: all nine. Without --revision the lock's commit is used; a branch or "
+        "tag given with --revision is resolved to its commit id and recorded. Gated sets "
+        "(gpqa-diamond, hle) need HF_TOKEN. docs/suites.md lists each source.",
+    )
+    fetch.add_argument(
+        "benchmarks", nargs="*", metavar="BENCHMARK", help=f"any of: {', '.join(SR_BENCH_NAMES)}"
+    )
+    fetch.add_argument("--all", action="store_true", help="all nine benchmarks (the default)")
+    fetch.add_argument(
+        "--revision",
+        action="append",
+        metavar="[KEY=]REV",
+        help="a commit id, or a branch or tag to resolve (e.g. main), for every source of the "
+        "named benchmarks; KEY=REV for one source (a benchmark, or scicode-targets); repeatable",
+    )
+    fetch.add_argument("--profile", choices=PROFILES, help="write the suite selected for it")
+    fetch.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"default {DEFAULT_SEED}")
+    fetch.add_argument("--out", default=DEFAULT_ROOT, help="default ./suites (holds the lock)")
+    fetch.set_defaults(func=cmd_datasets_fetch)
 
     prep = sub.add_parser(
         "prepare",
         help="convert a public release (or a data package) into a frozen, selected suite",
         description="Writes <output-root>/<benchmark>.<profile>/ (cases.jsonl + suite.json).",
     )
-    prep.add_argument("--benchmark", required=True, choices=sorted(FORMATS))
+    prep.add_argument(
+        "--benchmark", required=True, choices=sorted((*SR_BENCH_NAMES, *EXTENSION_NAMES))
+    )
     prep.add_argument("--source-path", help="the public release file or folder")
     prep.add_argument("--revision", help="the pinned source revision (commit, tag or version)")
     prep.add_argument(
         "--from-package",
         action="store_true",
-        help=f"read the real items of an installed data package ({', '.join(sorted(PACKAGES))})",
+        help=f"read the real items of an installed data package ({', '.join(PACKAGE_NAMES)})",
     )
     prep.add_argument("--profile", required=True, choices=PROFILES)
     prep.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"default {DEFAULT_SEED}")
@@ -274,10 +389,14 @@ def add_datasets_commands(subparsers: Any) -> None:
     synth.add_argument(
         "--benchmark",
         action="append",
-        choices=SYNTH_BENCHMARKS,
+        choices=SR_BENCH_NAMES,
         help="repeatable; default: all nine sr-bench benchmarks",
     )
-    synth.add_argument("--force", action="store_true", help="replace existing suite folders")
+    synth.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing suite folders (never one holding released data)",
+    )
     synth.set_defaults(func=cmd_datasets_synth)
 
     listing = sub.add_parser("list", help="the suites under a folder, raw and prepared")

@@ -222,7 +222,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     store = open_store(path) if (path / "journal.sqlite3").exists() else None
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
-    result = compare_many(baseline, candidates, margin=args.margin)
+    result = compare_many(
+        baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
+    )
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if args.json:
         write_output(args.json, text)
@@ -328,11 +330,21 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
     comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
     comp.add_argument("--html", metavar="PATH", help="also write the comparison as HTML")
+    comp.add_argument(
+        "--allow-mixed-sources",
+        action="store_true",
+        help="compare even when a benchmark's cases come from different data (a kind, released "
+        "revision or synthetic seed); the comparison is then flagged in every format",
+    )
     comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
     real.add_argument("action", choices=("build", "status", "serve"))
-    real.add_argument("--litellm", action="store_true", help="also install LiteLLM's proxy")
+    real.add_argument(
+        "--litellm",
+        action="store_true",
+        help="build: also install LiteLLM's proxy; serve: also start it in front of llama-server",
+    )
     real.add_argument(
         "--llama-cpp-python", action="store_true", help="also build llama-cpp-python's server"
     )
@@ -340,6 +352,17 @@ def parser() -> argparse.ArgumentParser:
     real.add_argument("--jobs", type=int, default=2)
     real.add_argument(
         "--alias", default="smollm2-135m", help="model name llama-server answers with"
+    )
+    real.add_argument(
+        "--port", type=int, default=0, help="serve: llama-server's port (default: a free one)"
+    )
+    real.add_argument(
+        "--context", type=int, default=4096, help="serve: tokens per slot (default 4096)"
+    )
+    real.add_argument("--slots", type=int, default=4, help="serve: parallel slots (default 4)")
+    real.add_argument("--threads", type=int, default=2, help="serve: compute threads (default 2)")
+    real.add_argument(
+        "--litellm-port", type=int, default=0, help="serve --litellm: the proxy's port"
     )
     real.set_defaults(func=cmd_real)
 

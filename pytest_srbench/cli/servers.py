@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from typing import Any
 
 from pytest_srbench.cli.store_args import DEFAULT_STORE
 
@@ -41,16 +43,7 @@ def cmd_real(args: argparse.Namespace) -> int:
         if args.llama_cpp_python or args.all:
             venvs.ensure_venv(venvs.LLAMA_CPP_PYTHON)
     elif args.action == "serve":
-        server = llama.start_llama_server(args.alias)
-        print(f"llama-server ({args.alias}) on {server.base_url}; Ctrl-C stops it", flush=True)
-        try:
-            assert server.process is not None
-            server.process.wait()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.stop()
-        return 0
+        return serve_real(args)
     binary = llama.server_binary()
     print(f"llama-server: {binary or 'not built (srbench real build)'}")
     print(
@@ -59,3 +52,58 @@ def cmd_real(args: argparse.Namespace) -> int:
     for name, _ in (venvs.LITELLM, venvs.LLAMA_CPP_PYTHON):
         print(f"{name + ':':13} {'ready' if venvs.is_ready(name) else 'not installed'}")
     return 0
+
+
+def serve_real(args: argparse.Namespace) -> int:
+    """``srbench real serve``: llama-server (and with ``--litellm`` LiteLLM's proxy in front
+    of it) until Ctrl-C; prints the URLs and the configuration that points a target at them."""
+    import os
+
+    from pytest_srbench.managed import llama
+    from pytest_srbench.managed.common import RealPartError
+    from pytest_srbench.managed.proxies import MASTER_KEY_ENV, LiteLLMProxy
+
+    if args.litellm and not os.environ.get(MASTER_KEY_ENV):
+        print(
+            f"srbench real serve --litellm: set {MASTER_KEY_ENV} to the key the proxy should "
+            f"accept (e.g. export {MASTER_KEY_ENV}=sk-local-$RANDOM); targets send it with "
+            f'api_key_env = "{MASTER_KEY_ENV}"',
+            file=sys.stderr,
+        )
+        return 2
+    servers: list[Any] = []
+    try:
+        server = llama.start_llama_server(
+            args.alias, threads=args.threads, context=args.context, slots=args.slots,
+            port=args.port,
+        )  # fmt: skip
+        servers.append(server)
+        print(f"llama-server ({args.alias}, {args.slots} slots × {args.context} tokens) on "
+              f"{server.base_url}", flush=True)  # fmt: skip
+        print(f'  target: base_url = "{server.base_url}", model = "{args.alias}", '
+              f"keep_alive = false · log {server.log_path}", flush=True)  # fmt: skip
+        if args.litellm:
+            proxy = LiteLLMProxy(
+                backend_url=server.base_url,
+                backend_model=args.alias,
+                master_key=os.environ[MASTER_KEY_ENV],
+                port=args.litellm_port,
+            ).start()
+            servers.append(proxy)
+            print(f"LiteLLM proxy on {proxy.base_url}: model group 'smol' (llama-server) and "
+                  "'fallback-group' (a dead backend that falls back to 'smol')", flush=True)  # fmt: skip
+            print(f'  target: base_url = "{proxy.base_url}", model = "smol", '
+                  f'api_key_env = "{MASTER_KEY_ENV}"', flush=True)  # fmt: skip
+        print("Ctrl-C stops them", flush=True)
+        while all(s.process is not None and s.process.poll() is None for s in servers):
+            time.sleep(0.5)
+        print("srbench real serve: a server exited; see its log", file=sys.stderr)
+        return 1
+    except RealPartError as error:
+        print(f"srbench real serve: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for running in reversed(servers):
+            running.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -198,7 +199,10 @@ def check_request_params(params: dict[str, Any], where: str) -> dict[str, Any]:
     """Validate generation parameters against the sr-bench whitelist and ranges."""
     unknown = sorted(set(params) - ALLOWED_REQUEST_PARAMS)
     if unknown:
-        raise ValueError(f"{where}: unsupported generation parameter(s) {', '.join(unknown)}")
+        raise ValueError(
+            f"{where}: unsupported generation parameter(s) {', '.join(unknown)}; accepted: "
+            + ", ".join(sorted(ALLOWED_REQUEST_PARAMS))
+        )
 
     def number(key: str, lo: float, hi: float) -> None:
         value = params.get(key)
@@ -361,6 +365,33 @@ class Limits(Frozen):
         if isinstance(data, dict) and "max_log_bytes" in data:
             data = {k: v for k, v in data.items() if k != "max_log_bytes"}
         return data
+
+
+# Named sets of limits, chosen with ``preset = "<name>"`` in ``[tool.srbench.limits]`` (the
+# other keys there override the preset's). The plan records the resulting numbers.
+LIMIT_PRESETS: dict[str, dict[str, float]] = {
+    # a CPU-only local model on a small or loaded machine: a long prompt can take minutes
+    # before its first token (docs/howto-local-model.md)
+    "slow_server": {
+        "idle_timeout_s": 600.0,
+        "total_timeout_s": 1200.0,
+        "case_timeout_s": 3600.0,
+        "max_run_seconds": 14400.0,
+    },
+}
+
+
+def with_limit_preset(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Limit values with ``preset`` expanded (the explicit values win over the preset's)."""
+    merged = dict(values)
+    name = merged.pop("preset", None)
+    if name is None:
+        return merged
+    if name not in LIMIT_PRESETS:
+        raise ValueError(
+            f"unknown limits preset {name!r}; choose one of {', '.join(sorted(LIMIT_PRESETS))}"
+        )
+    return {**LIMIT_PRESETS[name], **merged}
 
 
 class Message(BaseModel):

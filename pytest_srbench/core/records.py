@@ -42,6 +42,9 @@ class CallReceipt(TypedDict, total=False):
     cache_read_usage: Any
     usage_via_proxy: bool | None
     config_hash: str | None
+    proxy: dict[str, Any] | None  # a proxy's provenance (receipts.proxy_of)
+    usage_estimated: bool | None  # the proxy counted the tokens, not the backend
+    estimated_cost_usd: float | None  # the price of estimated usage (never a known cost)
     usage: UsageBuckets | None
     cost_usd: float | None
     cost_complete: bool

@@ -3,7 +3,13 @@
 ``prepare`` converts a source, orders its rows per stratum with the plan's selection
 (``stratified_order``, round-robin for tau3), takes the profile's block with
 ``select_for_profile`` and writes ``<output-root>/<benchmark>.<profile>/`` atomically: the
-folder is staged under ``<output-root>/.staging/`` and renamed into place.
+folder is staged under ``<output-root>/.staging/`` and renamed into place. ``write_full_suite``
+writes every converted row to ``<output-root>/<benchmark>/`` instead (a run selects from it).
+
+``suite.json`` records where the rows came from in ``origin``: ``{"kind": "released",
+"source", "revision", "files": {path in source: sha256}, "license", "via"}`` for a fetched
+release or a registry package, ``{"kind": "user", "source": <the given file or folder name>,
+"files": {...}}`` for files a user supplied (which nothing here can verify).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ __all__ = [
     "prepare",
     "prepare_conversion",
     "profile_counts",
+    "write_full_suite",
 ]
 
 SUITE_VERSION = "1"
@@ -112,6 +119,8 @@ def prepare(
     if not source_path.exists():
         raise DatasetError(f"{source_path}: no such file or directory")
     conversion = fmt.convert(source_path, **given)
+    base = source_path if source_path.is_dir() else source_path.parent
+    files = source_file_entries(conversion.source_files, base)
     return prepare_conversion(
         benchmark,
         conversion,
@@ -122,7 +131,12 @@ def prepare(
         limit=limit,
         output_root=output_root,
         license=license or fmt.license,
-        base=source_path if source_path.is_dir() else source_path.parent,
+        origin={
+            "kind": "user",
+            "source": source_path.resolve().name,
+            "files": {entry["name"]: entry["sha256"] for entry in files},
+        },
+        source_files=files,
     )
 
 
@@ -195,8 +209,13 @@ def prepare_conversion(
     output_root: Path = Path("suites"),
     license: str | None = None,
     base: Path | None = None,
+    origin: Mapping[str, Any] | None = None,
+    source_files: list[dict[str, str]] | None = None,
+    extra_files: Mapping[str, bytes] | None = None,
 ) -> PrepareSummary:
-    """Select and write already converted rows; ``base`` anchors the recorded file names."""
+    """Select and write already converted rows. ``source_files`` (``[{name, sha256}]``) is
+    recorded as given, else computed from the conversion's files with names relative to
+    ``base``; ``origin`` goes to suite.json as it is; ``extra_files`` are written beside."""
     fmt = format_for(benchmark)
     _check_request(benchmark, profile, revision, limit)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -205,17 +224,8 @@ def prepare_conversion(
         benchmark, conversion.rows, profile=profile, seed=seed, limit=limit, source=source,
         dropped=conversion.dropped,
     )  # fmt: skip
-    try:
-        body = "".join(canonical_json(row) + "\n" for row in selected).encode("utf-8")
-    except (TypeError, ValueError) as error:
-        raise DatasetError(
-            f"{source}: a row cannot be written as canonical JSON ({error})"
-        ) from None
-    files: dict[str, bytes] = {"cases.jsonl": body}
-    assets: dict[str, str] = {}
-    for relative, origin in sorted(conversion.assets.items()):
-        files[relative] = read_raw(origin)
-        assets[relative] = hashlib.sha256(files[relative]).hexdigest()
+    body = _body(selected, source)
+    files, assets = _with_assets(body, conversion)
     meta: dict[str, Any] = {
         "benchmark": benchmark,
         "version": SUITE_VERSION,
@@ -233,17 +243,13 @@ def prepare_conversion(
             "split": PROFILE_SPLIT[profile],
             "source_rows": len(conversion.rows),
             "dropped": dict(sorted(conversion.dropped.items())),
-            "source_files": _source_files(conversion.source_files, base),
+            "source_files": source_files
+            if source_files is not None
+            else source_file_entries(conversion.source_files, base),
         },
     }
-    if license:
-        meta["license"] = license
-    if assets:
-        meta["assets"] = assets
-    text = json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    files["suite.json"] = text.encode("utf-8")
     folder = Path(output_root) / f"{benchmark}.{profile}"
-    publish(folder, files)
+    _finish(folder, meta, files, assets, license, origin, extra_files)
     return PrepareSummary(
         benchmark=benchmark,
         profile=profile,
@@ -259,7 +265,90 @@ def prepare_conversion(
     )
 
 
-def _source_files(paths: list[Path], base: Path | None) -> list[dict[str, str]]:
+def write_full_suite(
+    benchmark: str,
+    conversion: Conversion,
+    *,
+    source: str,
+    revision: str,
+    output_root: Path = Path("suites"),
+    license: str | None = None,
+    origin: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, bytes] | None = None,
+) -> tuple[Path, int, str]:
+    """Write every converted row (release order) to ``<output_root>/<benchmark>/``, from which
+    a run of any profile selects; returns the folder, the row count and the rows' sha256."""
+    fmt = format_for(benchmark)
+    if not revision or not revision.strip():
+        raise DatasetError("a source revision is required (the pinned commit or version)")
+    seen: set[str] = set()
+    for row in conversion.rows:
+        case_id = f"{benchmark}/{row[fmt.id_field]}"
+        if case_id in seen:
+            raise DatasetError(f"{source}: duplicate case id {case_id!r}")
+        seen.add(case_id)
+    if not conversion.rows:
+        raise DatasetError(f"{source}: holds no usable rows")
+    body = _body(conversion.rows, source)
+    files, assets = _with_assets(body, conversion)
+    meta: dict[str, Any] = {
+        "benchmark": benchmark,
+        "version": SUITE_VERSION,
+        "source": source,
+        "revision": revision,
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "count": len(conversion.rows),
+    }
+    if conversion.dropped:
+        meta["dropped"] = dict(sorted(conversion.dropped.items()))
+    folder = Path(output_root) / benchmark
+    _finish(folder, meta, files, assets, license, origin, extra_files)
+    return folder, len(conversion.rows), meta["sha256"]
+
+
+def _body(rows: list[dict[str, Any]], source: str) -> bytes:
+    try:
+        return "".join(canonical_json(row) + "\n" for row in rows).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise DatasetError(
+            f"{source}: a row cannot be written as canonical JSON ({error})"
+        ) from None
+
+
+def _with_assets(body: bytes, conversion: Conversion) -> tuple[dict[str, bytes], dict[str, str]]:
+    files: dict[str, bytes] = {"cases.jsonl": body}
+    assets: dict[str, str] = {}
+    for relative, path in sorted(conversion.assets.items()):
+        files[relative] = read_raw(path)
+        assets[relative] = hashlib.sha256(files[relative]).hexdigest()
+    return files, assets
+
+
+def _finish(
+    folder: Path,
+    meta: dict[str, Any],
+    files: dict[str, bytes],
+    assets: Mapping[str, str],
+    license: str | None,
+    origin: Mapping[str, Any] | None,
+    extra_files: Mapping[str, bytes] | None,
+) -> None:
+    if license:
+        meta["license"] = license
+    if assets:
+        meta["assets"] = dict(assets)
+    if origin is not None:
+        meta["origin"] = dict(origin)
+    text = json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    files["suite.json"] = text.encode("utf-8")
+    for name, data in (extra_files or {}).items():
+        if name in files:
+            raise DatasetError(f"{folder}: {name} would be written twice")
+        files[name] = data
+    publish(folder, files)
+
+
+def source_file_entries(paths: list[Path], base: Path | None) -> list[dict[str, str]]:
     unique = sorted({path.resolve() for path in paths})
     if not unique:
         return []

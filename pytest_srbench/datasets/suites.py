@@ -1,8 +1,9 @@
 """Reading suite folders: ``<dir>/<benchmark>/cases.jsonl`` plus ``suite.json`` metadata.
 
 A suite's ``suite.json`` records the benchmark, version, source, revision, licence and the
-SHA-256 of the exact ``cases.jsonl`` bytes; a mismatch or a corrupt line is an error that
-names the file and line. Shipped suites install with the package; a project's own
+SHA-256 of the exact ``cases.jsonl`` bytes, and may say its data origin (``origin``: released,
+original, synthetic or user; ``core.origins``); a mismatch, a malformed origin or a corrupt
+line is an error that names the file and line. Shipped suites install with the package; a project's own
 ``suites/`` folder adds benchmarks or replaces a shipped one.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.origins import OriginError, check_origin, data_origin
 
 SUITE_META = "suite.json"
 SUITE_CASES = "cases.jsonl"
@@ -36,8 +38,19 @@ class Suite:
     meta: dict[str, Any]
     rows: tuple[tuple[int, dict[str, Any]], ...]
 
+    @property
+    def location(self) -> str:
+        """``shipped`` (installed with the package) or ``project``."""
+        return "shipped" if is_shipped(self.path) else "project"
+
+    def origin(self) -> dict[str, Any]:
+        """Where the cases came from (``core.origins.data_origin``)."""
+        rows_file = self.path.name if self.path.suffix == ".json" else SUITE_CASES
+        return data_origin(self.meta, self.location, rows_file)
+
     def provenance(self) -> dict[str, Any]:
-        """What a plan records about this suite."""
+        """What a plan records about this suite (its origin included, so a report built
+        later knows it without reading the suite again)."""
         return {
             "benchmark": self.benchmark,
             "version": self.meta["version"],
@@ -45,11 +58,12 @@ class Suite:
             "revision": self.meta["revision"],
             "sha256": self.meta["sha256"],
             "rows": len(self.rows),
-            "location": "shipped" if is_shipped(self.path) else "project",
+            "location": self.location,
             "prepared": self.meta.get("prepared"),
             "assets": self.meta.get("assets"),
             "reveal_answers": self.meta.get("reveal_answers"),
             "kind": self.meta.get("kind"),
+            "origin": self.origin(),
         }
 
 
@@ -81,6 +95,11 @@ def load_suite(folder: Path) -> Suite:
     missing = [key for key in REQUIRED_META if not meta.get(key)]
     if missing:
         raise SuiteError(f"{meta_path}: missing field(s) {', '.join(missing)}")
+    if meta.get("origin") is not None:
+        try:
+            check_origin(meta["origin"])
+        except OriginError as error:
+            raise SuiteError(f"{meta_path}: origin: {error}") from None
     prepared = meta.get("prepared") if isinstance(meta.get("prepared"), dict) else None
     allowed = {meta["benchmark"]} | (
         {f"{meta['benchmark']}.{prepared.get('profile')}"} if prepared else set()
@@ -127,9 +146,25 @@ def load_suite(folder: Path) -> Suite:
     return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=tuple(rows))
 
 
+def data_kind(folder: Path) -> str | None:
+    """``origin.kind`` of a suite folder's suite.json (``synthetic`` also for the synthetic
+    suites that predate ``origin``: their revision is ``synthetic-<seed>``); None if unknown."""
+    try:
+        meta = json.loads((folder / SUITE_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    origin = meta.get("origin")
+    if isinstance(origin, dict) and isinstance(origin.get("kind"), str):
+        return str(origin["kind"])
+    return "synthetic" if str(meta.get("revision", "")).startswith("synthetic-") else None
+
+
 def discover_suites(search: list[Path], profile: str | None = None) -> dict[str, Path]:
-    """Suite folders by benchmark; a later search folder replaces an earlier one's suite, and
-    a suite prepared for ``profile`` (``<benchmark>.<profile>``) replaces a raw one."""
+    """Suite folders by benchmark. A suite prepared for ``profile`` (``<benchmark>.<profile>``)
+    replaces a raw one (``<benchmark>``); among raw suites a later search folder replaces an
+    earlier one's, except that a synthetic suite never replaces released data."""
     raw: dict[str, Path] = {}
     prepared: dict[str, Path] = {}
     for root in search:
@@ -140,6 +175,13 @@ def discover_suites(search: list[Path], profile: str | None = None) -> dict[str,
                 continue
             name, _, suffix = child.name.rpartition(".")
             if suffix not in PREPARED_SUFFIXES:
+                earlier = raw.get(child.name)
+                if (
+                    earlier is not None
+                    and data_kind(earlier) == "released"
+                    and data_kind(child) == "synthetic"
+                ):
+                    continue
                 raw[child.name] = child
             elif profile is not None and suffix == profile:
                 prepared[name] = child

@@ -22,8 +22,10 @@ from typing import Any
 import orjson
 
 from pytest_srbench.benchmarks.base import ModelReply
-from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.failures import CallFailure, CellCancelled, server_message
 from pytest_srbench.core.calls.receipts import (
+    answered_by_simulator,
+    pricing_problem,
     receipt_fields,
     request_phase,
     response_phase,
@@ -243,7 +245,7 @@ async def _prepare(
         "attempt": attempt,
         "requested_model": target.model,
         "model": None,
-        "simulated": target.simulated,
+        "simulated": False,  # nothing answered yet: set from the response (_finish)
         "session_id": sid,
         "phase": request_phase(list(messages)),
         "phase_source": "request",
@@ -293,8 +295,10 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
                         evidence += chunk
                         if len(evidence) > 65536:
                             break
+                    said = server_message(bytes(evidence))
                     raise CallFailure(
-                        f"Target HTTP {response.status}",
+                        f"Target HTTP {response.status}"
+                        + (f": {rt.redactor.text(said)}" if said else ""),
                         transient=response.status == 429 or response.status >= 500,
                         retry_after_s=parse_retry_after(response_headers.get("retry-after")),
                         nothing_generated=True,
@@ -320,7 +324,7 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
             raise
         fields = receipt_fields(target, outcome, response_headers)
         if rt.priced and not is_known_cost(fields.get("cost_usd")):
-            raise CallFailure("Priced call returned incomplete usage or unknown model pricing")
+            raise CallFailure(pricing_problem(target, fields))
     except TimeoutError:
         failure = CallFailure("total request deadline exceeded")
     except asyncio.CancelledError as cancelled:
@@ -371,8 +375,7 @@ def _finish(
                 k: v for k, v in response_headers.items() if k.startswith(("x-vsr-", "x-litellm-"))
             }
             or None,
-            "simulated": call.target.simulated
-            or response_headers.get("x-srbench-simulator") == "1",
+            "simulated": answered_by_simulator(response_headers),
             "evidence_bytes": len(got.evidence),
             "finished_at": now_iso(),
         }

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +60,13 @@ class CellRun:
         stdin: str = "",
         timeout_s: float = 6.0,
         files: Mapping[str, str] | None = None,
+        read_only: Sequence[Path] = (),
     ) -> CodeRun:
         from pytest_srbench import sandbox
 
-        result = await sandbox.run_python(code, stdin=stdin, limits=_limits(timeout_s), files=files)
+        result = await sandbox.run_python(
+            code, stdin=stdin, limits=_limits(timeout_s), files=files, read_only=read_only
+        )
         return _code_run(result)
 
     async def run_shell(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
@@ -80,8 +84,38 @@ class CellRun:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
 
+    @contextlib.asynccontextmanager
+    async def container(self, spec: Mapping[str, Any]) -> AsyncIterator[_CellContainer]:
+        from pytest_srbench.core.container_spec import ContainerSpec
+        from pytest_srbench.sandbox import container
+
+        try:
+            parsed = ContainerSpec.from_row(spec)
+        except ValueError as error:
+            raise NotGraded(f"container of {self.case.id}: {error}") from None
+        labels = {
+            "srbench.run": self._rt.run_id,
+            "srbench.case": self.case.id,
+            "srbench.target": self.target.id,
+        }
+        try:
+            async with container.open_container(parsed, labels=labels) as opened:
+                yield _CellContainer(opened)
+        except container.ContainerUnavailable as unavailable:
+            raise NotGraded(str(unavailable)) from None
+
     def asset(self, reference: Mapping[str, str]) -> bytes:
         return self._rt.asset(self.case.benchmark, reference)
+
+    def suite_asset(self, path: str) -> dict[str, str] | None:
+        for suite in self._rt.manifest.dataset.suites:
+            if suite.get("benchmark") == self.case.benchmark:
+                sha256 = (suite.get("assets") or {}).get(path)
+                return {"path": path, "sha256": sha256} if isinstance(sha256, str) else None
+        return None
+
+    def asset_path(self, reference: Mapping[str, str]) -> Path:
+        return self._rt.asset_path(self.case.benchmark, reference)
 
     @property
     def case(self) -> Case:
@@ -124,6 +158,31 @@ class CellRun:
         return (
             self._calls.cancelled or self._rt.stopping() or time.monotonic() >= self._calls.deadline
         )
+
+
+class _CellContainer:
+    """A cell's container with the sandbox's per-command limits, as a ``TaskContainer``."""
+
+    def __init__(self, opened: Any) -> None:
+        self._opened = opened
+
+    @property
+    def name(self) -> str:
+        return str(self._opened.name)
+
+    async def run(self, command: str, *, timeout_s: float = 30.0) -> CodeRun:
+        limits = _limits(timeout_s)
+        result = await self._opened.run(
+            command, timeout_s=limits.wall_timeout_s, output_bytes=limits.output_bytes
+        )
+        return _code_run(result)
+
+    async def put_files(self, files: Mapping[str, str], directory: str) -> None:
+        await self._opened.put_files(files, directory)
+
+    async def read_text(self, path: str) -> str | None:
+        text: str | None = await self._opened.read_text(path)
+        return text
 
 
 def _limits(timeout_s: float) -> Any:

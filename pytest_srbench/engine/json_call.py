@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
+from pytest_srbench.core.calls.receipts import answered_by_simulator
 from pytest_srbench.core.records import CallReceipt
 from pytest_srbench.engine.call import CellCalls, set_ending
 from pytest_srbench.engine.call_ids import new_call_id
@@ -49,7 +50,7 @@ async def json_call(
     row: CallReceipt = {
         "id": call_id, "case_id": case.id, "target_id": target.id, "role": "subject",
         "kind": kind, "status": "sent", "attempt": 1, "requested_model": target.model,
-        "model": None, "simulated": target.simulated, "request": {"url": url, "body": dict(body)},
+        "model": None, "simulated": False, "request": {"url": url, "body": dict(body)},
         "started_at": now_iso(), **(row_extra or {}),
     }  # fmt: skip
     sent = {"call_id": call_id, "case_id": case.id, "target_id": target.id, "role": "subject"}
@@ -68,11 +69,13 @@ async def json_call(
     evidence = bytearray()
     status: int | None = None
     failure: BaseException | None = None
+    simulated = False  # true only once the simulator's answer arrives
     answer: dict[str, Any] = {}
     try:
         async with asyncio.timeout(max(0.1, min(timeout, cell.deadline - started))):
             async with rt.transport_for(target).post(request) as response:
                 status = response.status
+                simulated = answered_by_simulator(dict(response.headers))
                 async for chunk in response.chunks():
                     evidence += chunk
                     if len(evidence) > MAX_JSON_BYTES:
@@ -93,6 +96,7 @@ async def json_call(
     finished.update(
         {
             "http_status": status,
+            "simulated": simulated,
             "latency_s": latency,
             "evidence_bytes": len(evidence),
             "finished_at": now_iso(),

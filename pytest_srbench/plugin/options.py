@@ -165,6 +165,13 @@ def add_options(parser: pytest.Parser) -> None:
         "in any one fails; Bonferroni-adjusted)",
     )
     group.addoption(
+        "--srbench-allow-mixed-sources",
+        action="store_true",
+        default=None,
+        help="gate even when a benchmark's cases come from different data than the baseline's "
+        "(a kind, released revision or synthetic seed); the verdict then says so",
+    )
+    group.addoption(
         "--srbench-recover",
         metavar="PLAN.json",
         help="run a recovery child over a reviewed plan (srbench recover-plan); needs --srbench-run-key",
@@ -198,6 +205,7 @@ class Settings:
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "wald"
     gate_scope: str = "macro"
+    allow_mixed_sources: bool = False
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
 
@@ -277,6 +285,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
         gate_interval=config.getoption("srbench_gate_interval") or "wald",
         gate_scope=config.getoption("srbench_gate_scope") or "macro",
+        allow_mixed_sources=bool(config.getoption("srbench_allow_mixed_sources")),
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
     )
@@ -305,7 +314,8 @@ def check_gate_options(config: pytest.Config) -> None:
     """Gate options without a baseline are a usage error, not silently ignored."""
     if config.getoption("srbench_baseline"):
         return
-    for name in ("srbench_gate", "srbench_margin", "srbench_gate_interval", "srbench_gate_scope"):
+    for name in ("srbench_gate", "srbench_margin", "srbench_gate_interval", "srbench_gate_scope",
+                 "srbench_allow_mixed_sources"):  # fmt: skip
         if config.getoption(name) is not None:
             flag = "--" + name.replace("_", "-")
             raise pytest.UsageError(f"pytest-srbench: {flag} needs --srbench-baseline")

@@ -102,6 +102,9 @@ class RunPhase(PluginState):
             found = discover_suites(suite_search_path(self.project, self.rootdir), manifest.profile)
             runtime.asset_roots = {b: Path(p) for b, p in found.items()}
         per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
+        for target_id, slots in self.managed_slots.items():  # no cell waits silently in a
+            # server's queue (its idle timeout would run): each process sends its share
+            per_target.setdefault(target_id, max(1, slots // max(self.role.workers, 1)))
         runtime.target_transports = (
             {
                 t.id: make_transport(
@@ -121,18 +124,28 @@ class RunPhase(PluginState):
 
     def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
         assert self.manifest is not None
-        simulated = [t for t in self.manifest.target_inventory().values() if t.simulated]
-        by_url: dict[str, list[Any]] = {}
+        inventory = self.manifest.target_inventory()
+        simulated = [t for t in inventory.values() if t.simulated]
+        options = self.manifest.benchmark_options
+        by_url: dict[str, dict[str, Any]] = {}
         for case, target in work:
-            # a python target's code may call any simulated model of the plan about its case
-            for called in simulated if target.kind == "python" else [target]:
+            # a python target's code may call any simulated model of the plan about its case;
+            # a simulated judge or user plays its part of the case (a real subject's too)
+            bound = [
+                inventory[name]
+                for name in (options.get(case.benchmark) or {}).values()
+                if isinstance(name, str) and name in inventory
+            ]
+            for called in [*(simulated if target.kind == "python" else [target]), *bound]:
                 url = (base_urls.get(called.id) or called.base_url) if called.simulated else None
                 if url:
-                    by_url.setdefault(url, []).append(case)
+                    by_url.setdefault(url, {})[case.id] = case
         for url, cases in by_url.items():
             admin = sim_client.admin_url_for(url)
             sim_client.register_models(admin, self.project.simulator.sim_models().values())
-            sim_client.register_scripts(admin, sim_client.scripts_for(cases, self.registry))
+            sim_client.register_scripts(
+                admin, sim_client.scripts_for(list(cases.values()), self.registry)
+            )
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:

@@ -117,6 +117,7 @@ class XdistBridge:
         node.workerinput["srbench_run_id"] = plugin.run_id
         node.workerinput["srbench_sim_url"] = plugin.sim_url
         node.workerinput["srbench_endpoints"] = dict(plugin.endpoints)
+        node.workerinput["srbench_managed_slots"] = dict(plugin.managed_slots)
         node.workerinput["srbench_owner"] = dict(plugin.owner)
         node.workerinput["srbench_slot"] = self._next_slot % max(numnodes, 1)
         node.workerinput["srbench_replacement"] = self._next_slot >= numnodes

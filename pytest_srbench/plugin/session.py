@@ -8,10 +8,13 @@ import socket
 
 import pytest
 
+from pytest_srbench.app.config import ConfigError
+from pytest_srbench.app.planning import PlanDraft, build_draft, builtin_auxiliary_needed
 from pytest_srbench.app.recovery import read_plan_file
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
 from pytest_srbench.core.models import Target
 from pytest_srbench.core.user_targets import declared_targets
+from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.managed.childwatch import die_with_parent
 from pytest_srbench.plugin.collect import CollectPhase
 from pytest_srbench.plugin.controller import FinishPhase
@@ -47,27 +50,62 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         if self.settings.baseline:
             self.baseline = self._load_baseline(self.settings.baseline)
         targets = self._session_targets(store)
-        if self._needs_simulator(targets):
+        if self._needs_simulator(targets) or builtin_auxiliary_needed(
+            self.project, self.settings.run.benchmarks or None
+        ):  # simulated subjects, or a built-in sim-judge / sim-user bound for real ones
             log_dir = self.settings.store / "simulator"
             self.sim = start_simulator(
                 list(self.project.simulator.sim_models().values()), log_dir=log_dir
             )
             self.sim_url = self.sim.base_url
-        for target in targets:
-            if target.managed == "llama-server" and target.base_url is None:
-                from pytest_srbench.managed.common import RealPartError
-                from pytest_srbench.managed.llama import start_llama_server
+        managed = [t for t in targets if t.managed == "llama-server" and t.base_url is None]
+        if managed:
+            self._start_managed(managed)
 
-                try:
-                    server = start_llama_server(
-                        target.model, log_dir=self.settings.store / "servers"
-                    )
-                except RealPartError as error:
-                    raise pytest.UsageError(
-                        f"pytest-srbench: target {target.id!r}: {error}"
-                    ) from None
-                self.managed.append(server)
-                self.endpoints[target.id] = server.base_url
+    def _start_managed(self, targets: list[Target]) -> None:
+        """Start each managed llama-server sized from the plan (measured on a probe server
+        first), or refuse the run before anything is sent, saying what to change."""
+        from pytest_srbench.app.managed_servers import ServerRefused, start_for_plan
+        from pytest_srbench.managed.common import RealPartError
+
+        draft = self._sizing_draft()
+        limits = draft.limits if draft else self.project.frozen_limits(self.settings.run.limits)
+        configured = self.project.all_targets()
+        for target in targets:
+            cases = None
+            if draft is not None:
+                ids = {case_id for case_id, target_id in draft.cells() if target_id == target.id}
+                cases = [case for case in draft.cases if case.id in ids]
+            params = {"max_tokens": limits.max_output_tokens, **self.project.sampling,
+                      **self.settings.run.sampling, **target.request_params}  # fmt: skip
+            config = configured.get(target.id)
+            try:
+                started = start_for_plan(
+                    target.id, target.model, config.server if config else None, cases,
+                    max_tokens=int(params["max_tokens"]), limits=limits,
+                    concurrency=self.settings.concurrency, log_dir=self.settings.store / "servers",
+                )  # fmt: skip
+            except ServerRefused as error:
+                raise pytest.UsageError(f"pytest-srbench: {error}") from None
+            except RealPartError as error:
+                raise pytest.UsageError(f"pytest-srbench: target {target.id!r}: {error}") from None
+            self.managed.append(started.server)
+            self.endpoints[target.id] = started.server.base_url
+            self.managed_slots[target.id] = started.size.slots
+            terminal = self.config.pluginmanager.getplugin("terminalreporter")
+            if terminal is not None:
+                terminal.write_line(started.note(target.id))
+
+    def _sizing_draft(self) -> PlanDraft | None:
+        """The plan draft a profile run will freeze (None when it is known only after
+        collection, for benchmarks written as tests or a recovery, or cannot be made: then
+        collection says why)."""
+        if self.settings.recover is not None:
+            return None
+        try:
+            return build_draft(self.project, self.settings.run, self.registry, self.rootdir)
+        except (ConfigError, SuiteError, ValueError):
+            return None
 
     def _session_targets(self, store: Store) -> list[Target]:
         """Targets this session may call: the configured ones, or a recovery parent's."""

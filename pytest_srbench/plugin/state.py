@@ -112,6 +112,7 @@ class PluginState:
         self.sim_url: str | None = None
         self.managed: list[Any] = []
         self.endpoints: dict[str, str] = {}
+        self.managed_slots: dict[str, int] = {}  # managed target -> its server's slots
         self.draft: PlanDraft | None = None
         self.manifest: Manifest | None = None
         self.engine: Engine | None = None
@@ -158,6 +159,7 @@ class PluginState:
             self.run_id = str(workerinput["srbench_run_id"])
             self.sim_url = workerinput.get("srbench_sim_url")
             self.endpoints = dict(workerinput.get("srbench_endpoints") or {})
+            self.managed_slots = dict(workerinput.get("srbench_managed_slots") or {})
 
     # -- shared helpers ------------------------------------------------------------------
     def open(self) -> Store:

@@ -21,6 +21,7 @@ from pytest_srbench.render.terminal import (
 
 CSV_COLUMNS = (
     "baseline_run_id", "candidate_run_id", "candidate_target_id", "baseline_target_id",
+    "mixed_data_sources",
     "quality_delta", "micro_quality_delta", "paired_cases", "wins", "losses", "ties",
     "hoeffding_low", "hoeffding_high", "bootstrap_low", "bootstrap_high",
     "stratified_wald_low", "stratified_wald_high", "stratified_newcombe_low", "stratified_newcombe_high", "newcombe_low", "newcombe_high",
@@ -37,9 +38,25 @@ def _rows(result: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[st
     ]
 
 
-def render_comparison(result: Mapping[str, Any]) -> list[str]:
-    """Baseline selection, one line per candidate target, the frontier."""
+def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
+    """A loud banner per candidate compared across different data (``--allow-mixed-sources``)."""
     lines = []
+    for candidate in result["candidates"]:
+        warning = (candidate.get("data_sources") or {}).get("warning")
+        if warning:
+            lines.append(f"!!! {candidate['candidate_run_id']}: {warning}")
+    if lines:
+        lines.append(
+            "!!! Deltas over different data measure the data as much as the targets: not a "
+            "like-for-like comparison."
+        )
+    return lines
+
+
+def render_comparison(result: Mapping[str, Any]) -> list[str]:
+    """A banner when data sources differ, baseline selection, one line per candidate target,
+    the frontier."""
+    lines = mixed_sources_lines(result)
     for candidate in result["candidates"]:
         tied = ", ".join(candidate["baseline_tied_best_target_ids"])
         lines.append(
@@ -137,6 +154,7 @@ def comparison_csv(result: Mapping[str, Any]) -> str:
             **{key: row.get(key) for key in CSV_COLUMNS},
             "baseline_run_id": candidate["baseline_run_id"],
             "candidate_run_id": candidate["candidate_run_id"],
+            "mixed_data_sources": (candidate.get("data_sources") or {}).get("mixed", False),
             "hoeffding_low": row["quality_delta_ci95"][0],
             "hoeffding_high": row["quality_delta_ci95"][1],
             "bootstrap_low": row["quality_delta_bootstrap_ci95"][0],
@@ -175,6 +193,11 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     ]
     if gate["reason"]:
         lines += [f"**{_md(gate['reason'])}**", ""]
+    mixed = ((gate.get("comparison") or {}).get("data_sources") or {}).get("warning")
+    if mixed:
+        lines += [f"⚠️ **{_md(mixed)}**", ""]
+    if report.get("data_sources"):
+        lines += [f"Data: {_md(report['data_sources']['label'])}.", ""]
     if gate.get("design"):
         lines += [f"Design: {_md(design_summary(gate['design']))}.", ""]
     if gate["targets"] and gate.get("scope") == "benchmark":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -16,9 +16,11 @@ from typing import Any
 
 from jinja2 import Environment
 
+from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.render import charts
-from pytest_srbench.render.outputs import write_output
+from pytest_srbench.render.json_report import shaped_cell
+from pytest_srbench.render.outputs import write_output_chunks
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import (
     NULL,
@@ -45,6 +47,8 @@ def environment() -> Environment:
     env.filters["signed"] = signed
     env.filters["interval"] = interval
     env.filters["coverage"] = coverage
+    env.filters["origin_kind"] = origin_kind
+    env.filters["origin"] = describe_origin
     env.globals["asset"] = template_asset
     env.globals["script_hash"] = report_script_hash()
     return env
@@ -74,38 +78,71 @@ def cell_outcome(cell: Mapping[str, Any]) -> str:
     return str(cell["status"])
 
 
-def case_table_data(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Compact rows for the page's case table and the drill-down texts, as one JSON blob."""
-    targets = [t["id"] for t in report["summary"]["targets"]]
-    benchmarks = sorted({c["benchmark"] for c in report["cells"]})
-    t_index = {t: i for i, t in enumerate(targets)}
-    b_index = {b: i for i, b in enumerate(benchmarks)}
-    rows = [
-        [
-            c["case_id"],
-            t_index[c["target_id"]],
-            b_index[c["benchmark"]],
-            cell_outcome(c),
-            c["answer_status"],
-            c["latency_s"],
-            c["cost_usd"],
-            c["error"],
-        ]
-        for c in report["cells"]
-    ]
+CASE_COLUMNS = ["case", "target", "benchmark", "outcome", "answer status", "latency", "cost",
+                "error"]  # fmt: skip
+PAGE_CELLS = 1000  # case-table rows per embedded page of data
+
+Details = Iterable[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
+
+
+def case_table_meta(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The case table's targets, benchmarks and columns (the rows come in pages)."""
     return {
-        "targets": targets,
-        "benchmarks": benchmarks,
-        "columns": ["case", "target", "benchmark", "outcome", "answer status", "latency", "cost",
-                    "error"],
-        "rows": rows,
-        "cases": (details or {}).get("cases", {}),
-        "cells": (details or {}).get("cells", {}),
-    }  # fmt: skip
+        "targets": [t["id"] for t in report["summary"]["targets"]],
+        "benchmarks": sorted({c["benchmark"] for c in report["cells"]}),
+        "columns": CASE_COLUMNS,
+    }
 
 
-def run_view(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Everything the run template needs, derived only by layout from the report."""
+def details_from_dicts(cells: Iterable[Mapping[str, Any]], details: Mapping[str, Any]) -> Details:
+    """Each cell's (case details, cell details) from ``core.report.drilldown.case_details``."""
+    cases, by_cell = details.get("cases", {}), details.get("cells", {})
+    for cell in cells:
+        yield cases.get(cell["case_id"]), by_cell.get(f"{cell['case_id']}|{cell['target_id']}")
+
+
+def case_table_pages(
+    report: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    details: Details | None,
+    page: int = PAGE_CELLS,
+) -> Iterator[dict[str, Any]]:
+    """The case table's rows (compact lists) and drill-down texts, ``page`` cells at a time,
+    in the report's cell order; each page carries the details of its own cells and cases.
+    ``details`` runs alongside the report's cells, one (case, cell) pair per cell."""
+    t_index = {t: i for i, t in enumerate(meta["targets"])}
+    b_index = {b: i for i, b in enumerate(meta["benchmarks"])}
+    paired = iter(details) if details is not None else None
+    rows: list[list[Any]] = []
+    cases: dict[str, Any] = {}
+    cells: dict[str, Any] = {}
+    for raw in report["cells"]:
+        c = shaped_cell(raw)
+        rows.append(
+            [c["case_id"], t_index[c["target_id"]], b_index[c["benchmark"]], cell_outcome(c),
+             c["answer_status"], c["latency_s"], c["cost_usd"], c["error"]]
+        )  # fmt: skip
+        if paired is not None:
+            case_info, cell_info = next(paired)
+            if case_info is not None:
+                cases[c["case_id"]] = case_info
+            if cell_info is not None:
+                cells[f"{c['case_id']}|{c['target_id']}"] = cell_info
+        if len(rows) == page:
+            yield {"rows": rows, "cases": cases, "cells": cells}
+            rows, cases, cells = [], {}, {}
+    if rows:
+        yield {"rows": rows, "cases": cases, "cells": cells}
+
+
+def run_view(
+    report: Mapping[str, Any], details: Details | None, *, page: int = PAGE_CELLS
+) -> dict[str, Any]:
+    """Everything the run template needs, derived only by layout from the report; the case
+    table's pages are made while the page is written."""
+    meta = case_table_meta(report)
+    pages = case_table_pages(report, meta, details, page)
+    has_details = details is not None
     summary = report["summary"]
     targets = summary["targets"]
     frontier = report["frontier"]
@@ -137,16 +174,30 @@ def run_view(report: Mapping[str, Any], details: Mapping[str, Any] | None) -> di
             for t in targets
         },
         "recipes": {r["target_id"]: r for r in report["provenance"].get("recipes") or []},
-        "data": case_table_data(report, details),
-        "has_details": details is not None,
+        "origins": {row["benchmark"]: row["data_source"] for row in report["benchmarks"]},
+        "data": meta,
+        "pages": pages,
+        "has_details": has_details,
         "statuses": CASE_STATUSES,
     }  # fmt: skip
 
 
+def run_html_chunks(
+    report: Mapping[str, Any], details: Details | None = None, *, page: int = PAGE_CELLS
+) -> Iterator[str]:
+    """The report page for one run, a piece at a time: the report as validated for the JSON
+    file, its case table embedded as pages of ``page`` cells (``details``: each cell's
+    drill-down texts, alongside the report's cells)."""
+    shaped = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+    shaped["cells"] = report["cells"]
+    view = run_view(shaped, details, page=page)
+    return environment().get_template("run.html.j2").generate(**view)
+
+
 def render_run_html(report: Mapping[str, Any], details: Mapping[str, Any] | None = None) -> str:
-    """The whole report page for one run (from the report as validated for the JSON file)."""
-    shaped = ReportModel.model_validate(report).model_dump(mode="json")
-    return environment().get_template("run.html.j2").render(**run_view(shaped, details))
+    """The whole report page for one run, with ``details`` from ``case_details``."""
+    paired = details_from_dicts(report["cells"], details) if details is not None else None
+    return "".join(run_html_chunks(report, paired))
 
 
 def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,7 +241,7 @@ def render_compare_html(result: Mapping[str, Any]) -> str:
     return environment().get_template("compare.html.j2").render(**compare_view(result))
 
 
-def write_html(text: str, path: Path) -> None:
-    """Write atomically (a reader never sees half a page); an unwritable path raises
-    ``OutputError`` (one line)."""
-    write_output(path, text)
+def write_html(text: str | Iterable[str], path: Path) -> None:
+    """Write atomically (a reader never sees half a page), from one text or its pieces; an
+    unwritable path raises ``OutputError`` (one line)."""
+    write_output_chunks(path, [text] if isinstance(text, str) else text)

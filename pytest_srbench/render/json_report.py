@@ -1,24 +1,188 @@
-"""The JSON report file: validated against ``ReportModel`` and written atomically."""
+"""The JSON report file: validated against ``ReportModel`` and written atomically, a piece at
+a time — the report without its cells, then each cell (``CellOutcome``) as it is read — so
+writing it holds one cell beyond the report's summary. The text is exactly what
+``json.dumps(report, indent=2, ensure_ascii=False)`` of the validated report would be."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.report.model import ReportModel
-from pytest_srbench.render.outputs import write_output
+from pytest_srbench.core.report.model import CellOutcome, ReportModel
+from pytest_srbench.render.outputs import write_output_chunks
+
+CELLS_KEY = '"cells": []\n}'  # the report's last field, as the header's text ends
+CELL_LEVEL = "    "  # a cell's indentation inside the report's "cells" array
 
 
-def report_json(report: dict[str, Any]) -> str:
+def _float(value: float) -> str:
+    if math.isfinite(value):
+        return float.__repr__(value)
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def indented(value: Any, indent: str = "") -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)`` of JSON data nested at ``indent``
+    (the text of the first line is not indented), without the standard library's slow
+    pure-Python indenting encoder."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is float:
+        return _float(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, str):
+        return encode_basestring(value)
+    inner = indent + "  "
+    if isinstance(value, dict) and all(type(key) is str for key in value):
+        if not value:
+            return "{}"
+        items = [f"{inner}{encode_basestring(k)}: {indented(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(inner + indented(v, inner) for v in value) + "\n" + indent + "]"
+    text = json.dumps(value, indent=2, ensure_ascii=False)  # anything unusual: the reference
+    return text.replace("\n", "\n" + indent)
+
+
+CELL_FIELDS = tuple(CellOutcome.model_fields)
+_CELL_TEXT = ("case_id", "target_id", "benchmark", "status")
+_CELL_OPTIONAL_TEXT = ("answer_status", "error")
+_CELL_SECONDS = ("latency_s", "ttft_s", "cost_usd")
+
+
+def _plain(value: Any) -> bool:
+    """JSON data that ``CellOutcome`` validation and dumping leave exactly as they are."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    return False
+
+
+def _shaped(cell: Mapping[str, Any]) -> bool:
+    """The cell is already what ``CellOutcome`` would dump (the builder's own cells are)."""
+    if type(cell) is not dict or tuple(cell) != CELL_FIELDS:
+        return False
+    for key in _CELL_TEXT:
+        if type(cell[key]) is not str:
+            return False
+    for key in _CELL_OPTIONAL_TEXT:
+        if cell[key] is not None and type(cell[key]) is not str:
+            return False
+    for key in _CELL_SECONDS:
+        value = cell[key]
+        if value is not None and (type(value) is not float or not math.isfinite(value)):
+            return False
+    correct = cell["correct"]
+    answer = cell["answer"]
+    embedding = cell["embedding"]
+    return (
+        (correct is None or type(correct) is bool)
+        and (answer is None or type(answer) is str or _plain(answer))
+        and (embedding is None or (type(embedding) is dict and _plain(embedding)))
+    )
+
+
+def _text_or_null(value: str | None) -> str:
+    return "null" if value is None else encode_basestring(value)
+
+
+def _number_or_null(value: float | None) -> str:
+    return "null" if value is None else float.__repr__(value)
+
+
+def _shaped_text(cell: Mapping[str, Any]) -> str:
+    """``indented`` of a shaped cell at the cells' level, written out field by field."""
+    inner = CELL_LEVEL + "  "
+    correct = cell["correct"]
+    embedding = cell["embedding"]
+    return (
+        f'{CELL_LEVEL}{{\n{inner}"case_id": {encode_basestring(cell["case_id"])},\n'
+        f'{inner}"target_id": {encode_basestring(cell["target_id"])},\n'
+        f'{inner}"benchmark": {encode_basestring(cell["benchmark"])},\n'
+        f'{inner}"status": {encode_basestring(cell["status"])},\n'
+        f'{inner}"correct": {"null" if correct is None else "true" if correct else "false"},\n'
+        f'{inner}"answer": {indented(cell["answer"], inner)},\n'
+        f'{inner}"answer_status": {_text_or_null(cell["answer_status"])},\n'
+        f'{inner}"error": {_text_or_null(cell["error"])},\n'
+        f'{inner}"latency_s": {_number_or_null(cell["latency_s"])},\n'
+        f'{inner}"ttft_s": {_number_or_null(cell["ttft_s"])},\n'
+        f'{inner}"cost_usd": {_number_or_null(cell["cost_usd"])},\n'
+        f'{inner}"embedding": {"null" if embedding is None else indented(embedding, inner)}\n'
+        f"{CELL_LEVEL}}}"
+    )
+
+
+def shaped_cell(cell: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A cell as the report file holds it (validated by ``CellOutcome`` unless it already is)."""
+    return cell if _shaped(cell) else CellOutcome.model_validate(cell).model_dump(mode="json")
+
+
+def cell_text(cell: Mapping[str, Any]) -> str:
+    """One cell, validated, as its text inside the report's "cells" array (indented): exactly
+    ``indented`` of ``CellOutcome``'s dump, which a cell already in that shape skips."""
+    if _shaped(cell):
+        return _shaped_text(cell)
+    shaped = CellOutcome.model_validate(cell).model_dump(mode="json")
+    return CELL_LEVEL + indented(shaped, CELL_LEVEL)
+
+
+def cell_texts(cells: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The text of each cell: already rendered by a cells file, or rendered now."""
+    texts = getattr(cells, "texts", None)
+    if texts is not None:
+        yield from texts()
+        return
+    for cell in cells:
+        yield cell_text(cell)
+
+
+def report_chunks(report: Mapping[str, Any]) -> Iterator[str]:
+    """Validate and serialise a report, a piece at a time."""
+    cells = report["cells"]
+    head = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+    text = indented(head)
+    if not text.endswith(CELLS_KEY):  # pragma: no cover - "cells" is the model's last field
+        raise AssertionError("ReportModel must end with its cells")
+    yield text[: -len("[]\n}")]
+    first = True
+    for chunk in cell_texts(cells):
+        yield ("[\n" if first else ",\n") + chunk
+        first = False
+    yield "[]\n}\n" if first else "\n  ]\n}\n"
+
+
+def report_json(report: Mapping[str, Any]) -> str:
     """Validate and serialise a report."""
-    model = ReportModel.model_validate(report)
-    return json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return "".join(report_chunks(report))
 
 
-def write_report(report: dict[str, Any], path: Path) -> None:
+def write_report(report: Mapping[str, Any], path: Path) -> None:
     """Write atomically; an unwritable path raises ``OutputError`` (one line)."""
-    write_output(path, report_json(report))
+    write_output_chunks(path, report_chunks(report))
 
 
 def report_schema() -> dict[str, Any]:

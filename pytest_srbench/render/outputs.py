@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_srbench.core.errors import InputError
@@ -40,15 +41,25 @@ def output_reason(path: Path, error: OSError) -> str:
 def write_output(path: Path | str, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically (a reader never sees half a file), creating its
     folder; any failure is an ``OutputError`` and leaves no temporary file behind."""
+    write_output_chunks(path, [data])
+
+
+def write_output_chunks(path: Path | str, chunks: Iterable[str | bytes]) -> None:
+    """``write_output`` of text produced a piece at a time (never held whole)."""
     check_output_file(path)
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     temporary = path.with_name(path.name + f".tmp-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(raw)
+        with temporary.open("wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
         temporary.replace(path)
     except OSError as error:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise OutputError(path, output_reason(path, error)) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

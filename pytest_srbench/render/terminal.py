@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pytest_srbench.core.origins import describe_origin, origin_kind
 
 NULL = "—"
 
@@ -185,6 +188,99 @@ def repeat_lines(repeats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def data_kind_of(row: Mapping[str, Any]) -> str:
+    """A benchmark row's kind of data; ``—`` in a report from before data origins."""
+    return origin_kind(row["data_source"]) if "data_source" in row else NULL
+
+
+def data_lines(report: Mapping[str, Any]) -> list[str]:
+    """Where the cases came from: the report's label, then each distinct source with its
+    benchmarks (one line per released release, one for all the shipped originals)."""
+    sources = report.get("data_sources")
+    if not sources:
+        return ["data: not recorded (a report from before data origins)"]
+    by_origin: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for row in report["benchmarks"]:
+        if row["benchmark"] not in seen:
+            seen.add(row["benchmark"])
+            by_origin.setdefault(describe_origin(row.get("data_source")), []).append(
+                row["benchmark"]
+            )
+    lines = [f"data: {sources['label']}"]
+    lines += [f"  {text} — {', '.join(sorted(names))}" for text, names in by_origin.items()]
+    return lines
+
+
+def score_text(target: Mapping[str, Any]) -> str:
+    """The full-set score as the report may call it: an sr_bench_score only over sr-bench
+    data; over other data the same number is only a score (the scope after it says over what
+    data, and that it is not comparable with sr-bench 1.0)."""
+    score = target["sr_bench_score"]
+    if score is None:
+        return "sr_bench_score null (not a full, complete run)"
+    if target.get("score_comparable") is False:
+        return f"score {num(score)}"
+    return f"sr_bench_score {num(score)}"
+
+
+def quoted(text: str) -> str:
+    """Model output on one terminal line: JSON string escaping (quotes, backslashes, newlines
+    and every control character, so it can neither break the line nor drive the terminal)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _share(count: int, share: float) -> str:
+    return f"{count} ({100 * share:.0f}%)" if count else "0"
+
+
+def outcome_lines(outcomes: Sequence[dict[str, Any]]) -> list[str]:
+    """Per target and benchmark, how the planned cells ended, with one raw answer where
+    unparsed answers dominate."""
+    classes = ("correct", "wrong", "unparsed", "ambiguous", "failed", "pending")
+    lines = ["answers (share of planned cells): unparsed = no answer could be read from the reply"]
+    lines += table(
+        ["benchmark", "target", *classes],
+        [
+            [o["benchmark"], o["target_id"], *[_share(o["counts"][c], o["shares"][c]) for c in classes]]
+            for o in outcomes
+        ],
+    )  # fmt: skip
+    for o in outcomes:
+        example = o.get("example")
+        if example:
+            cut = (
+                f", first {len(example['text'])} of {example['chars']} characters"
+                if example["truncated"]
+                else ""
+            )
+            lines.append(
+                f"  {o['benchmark']} [{o['target_id']}] mostly unparsed; the model wrote, e.g. "
+                f"{example['case_id']}{cut}: {quoted(example['text'])}"
+            )  # fmt: skip
+    return lines
+
+
+def proxy_lines(proxies: Sequence[dict[str, Any]]) -> list[str]:
+    """What a proxy in front of each target did: backend models, groups, fallbacks, estimates."""
+    lines = []
+    for p in proxies:
+        versions = f" {', '.join(p['versions'])}" if p["versions"] else ""
+        estimated = (
+            f" · usage estimated by the proxy in {p['estimated_usage_calls']} call(s) "
+            f"(cost unknown; estimate {usd(p['estimated_cost_usd'])})"
+            if p["estimated_usage_calls"]
+            else ""
+        )
+        lines.append(
+            f"proxy {', '.join(p['proxy'])}{versions} in front of {p['target_id']}: "
+            f"{p['call_count']} call(s) · backend {_counts(p['backend_models'])} · served by "
+            f"group {_counts(p['model_groups'])} · {p['fallbacks']} fallback(s) in "
+            f"{p['fallback_calls']} call(s) · {p['retries']} retries{estimated}"
+        )
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -238,30 +334,32 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {_label(t)}: {text}  ·  cache-read {num(t['cache_read_ratio'])}")
     lines.append("")
     lines += table(
-        ["benchmark", "target", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
+        ["benchmark", "target", "data", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
         [
-            [row["benchmark"], row["target_id"], num(row["accuracy"]),
+            [row["benchmark"], row["target_id"], data_kind_of(row), num(row["accuracy"]),
              interval_with_coverage(row["accuracy_ci95"], row.get("accuracy_ci95_worst_coverage")),
              f"{row['correct'] if row['correct'] is not None else NULL}/{row['total']}", str(row["failed"]),
              usd(row["cost_usd"])]
             for row in report["benchmarks"]
         ],
     )  # fmt: skip
+    lines += data_lines(report)
     lines.append("")
     for t in targets:
-        score = (
-            num(t["sr_bench_score"])
-            if t["sr_bench_score"] is not None
-            else "null (not a full, complete run)"
-        )
         macro_ci = interval_with_coverage(
             t.get("macro_accuracy_ci95"), t.get("macro_accuracy_ci95_worst_coverage")
         )
         lines.append(
-            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · sr_bench_score {score} · {t['score_scope']}"
+            f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · {score_text(t)} · {t['score_scope']}"
         )
     if _shows_coverage(report):
         lines.append(COVERAGE_FOOTNOTE)
+    if report.get("outcomes") and report.get("mode") != "preview":
+        lines.append("")
+        lines += outcome_lines(report["outcomes"])
+    if report.get("proxies"):
+        lines.append("")
+        lines += proxy_lines(report["proxies"])
     if report.get("repeats"):
         lines.append("")
         lines += repeat_lines(report["repeats"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -97,11 +98,14 @@ async def run_python(
     limits: SandboxLimits = SandboxLimits(),
     workdir: Path | None = None,
     files: Mapping[str, str] | None = None,
+    read_only: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run ``code`` as ``main.py`` with this interpreter in ``workdir`` (default: a fresh
-    temporary directory, removed afterwards) after writing ``files`` there."""
+    temporary directory, removed afterwards) after writing ``files`` there. ``read_only``
+    directories (such as a suite's assets) stay readable, at the same paths, under a private
+    root."""
     entries = _check_files(files or {})
-    plan = await _plan()
+    plan = _with_read_only(await _plan(), read_only)
     own = workdir is None
     where = tempfile.mkdtemp(prefix="srbench-sandbox-") if workdir is None else str(workdir)
     try:
@@ -137,10 +141,13 @@ def run_python_sync(
     limits: SandboxLimits = SandboxLimits(),
     workdir: Path | None = None,
     files: Mapping[str, str] | None = None,
+    read_only: Sequence[Path] = (),
 ) -> SandboxResult:
     """``run_python`` for synchronous callers (also from inside a running event loop)."""
     return _blocking(
-        lambda: run_python(code, stdin=stdin, limits=limits, workdir=workdir, files=files)
+        lambda: run_python(
+            code, stdin=stdin, limits=limits, workdir=workdir, files=files, read_only=read_only
+        )
     )
 
 
@@ -212,6 +219,19 @@ async def _trial(
     finally:
         _remove_tree(where)
         _remove_tree(outside)
+
+
+def _with_read_only(plan: Plan, extra: Sequence[Path]) -> Plan:
+    """The plan with more read-only directories (each must exist and be a directory)."""
+    if not extra:
+        return plan
+    paths = []
+    for path in extra:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            raise NotADirectoryError(f"sandbox read-only path {path} is not a directory")
+        paths.append(real)
+    return dataclasses.replace(plan, read_only=(*plan.read_only, *sorted(set(paths))))
 
 
 def _guard_workdir(workdir: str, read_only: tuple[str, ...], create: bool) -> str:

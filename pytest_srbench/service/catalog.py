@@ -25,6 +25,7 @@ from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message
 from pytest_srbench.core.models import Case
+from pytest_srbench.core.origins import OriginError, data_origin
 from pytest_srbench.datasets.controlled import DatasetDirectory, is_dataset_id
 from pytest_srbench.datasets.suites import (
     SUITE_CASES,
@@ -176,6 +177,7 @@ class Catalog:
         benchmark = str(meta["benchmark"])
         adapter = registry().get(benchmark) if benchmark in registry() else None
         rows = _row_count(folder, meta)
+        location = "shipped" if is_shipped(folder) else "project"
         return {
             "id": name,
             "kind": "suite",
@@ -184,13 +186,15 @@ class Catalog:
             "source": str(meta.get("source", "")),
             "cases": rows,
             "profiles": profiles(coverage(adapter, meta, rows)),
-            "location": "shipped" if is_shipped(folder) else "project",
+            "location": location,
+            "data": data_origin(meta, location)["kind"],
             "description": meta.get("description") if isinstance(meta.get("description"), str) else None,
         }  # fmt: skip
 
     def _dataset_view(self, item: dict[str, Any]) -> dict[str, Any]:
         count = int(item["cases"])
         kind: Literal["rag", "agent"] = "rag" if item["kind"] == "rag" else "agent"
+        location = "shipped" if is_shipped(Path(item["location"])) else "project"
         return {
             "id": item["dataset_id"],
             "kind": kind,
@@ -199,7 +203,8 @@ class Catalog:
             "source": f"dataset {item['dataset_id']}",
             "cases": count,
             "profiles": one_list_profiles(count),
-            "location": "shipped" if is_shipped(Path(item["location"])) else "project",
+            "location": location,
+            "data": data_origin({"kind": kind}, location)["kind"],
             "description": item.get("description"),
         }
 
@@ -209,8 +214,12 @@ class Catalog:
         listed = []
         for name, folder in sorted(self._suite_folders(search).items()):
             meta = _read_meta(folder)
-            if meta is not None:
+            if meta is None:
+                continue
+            try:
                 listed.append(self._suite_view(name, folder, meta))
+            except OriginError:  # a malformed origin: as corrupt as a broken suite.json
+                continue
         taken = {view["id"] for view in listed}
         listed += [
             self._dataset_view(item)

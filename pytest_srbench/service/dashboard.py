@@ -10,21 +10,22 @@ The full run report and the comparison page are the very pages ``srbench report 
 from __future__ import annotations
 
 import hmac
+import tempfile
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Annotated, Any, get_args
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from jinja2 import Environment
 
-from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.reports import report_from_store, stored_details
 from pytest_srbench.core.compare.runs import ComparisonError, compare_many
 from pytest_srbench.core.models import RunStatus
-from pytest_srbench.core.report.drilldown import case_details
 from pytest_srbench.render.html import (
     render_compare_html,
-    render_run_html,
     report_script_hash,
+    run_html_chunks,
     script_hash,
 )
 from pytest_srbench.render.html import template_asset as report_asset
@@ -107,6 +108,26 @@ def _report_response(html: str, status: int = 200) -> HTMLResponse:
     )
 
 
+def _spooled_report(chunks: Iterable[str]) -> StreamingResponse:
+    """A report page written to a temporary file while the store is open (a page of cells at
+    a time), then sent from that file."""
+    spool = tempfile.TemporaryFile(prefix="srbench-page-")  # noqa: SIM115 - closed when sent
+    for chunk in chunks:
+        spool.write(chunk.encode("utf-8"))
+    spool.seek(0)
+
+    def sent() -> Iterator[bytes]:
+        with spool:
+            while block := spool.read(1 << 20):
+                yield block
+
+    return StreamingResponse(
+        sent(),
+        media_type="text/html; charset=utf-8",
+        headers={**HEADERS, "Content-Security-Policy": REPORT_CSP},
+    )
+
+
 def _error_page(status: int, code: str, message: str) -> HTMLResponse:
     html = (
         environment()
@@ -165,6 +186,7 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
         baseline: Annotated[str, Query(max_length=200)] = "",
         candidate: Annotated[list[str] | None, Query()] = None,
         margin: Annotated[float, Query(gt=0, lt=1)] = 0.05,
+        allow_mixed_sources: bool = False,
     ) -> Response:
         if not _authorized(app, request):
             return _error_page(401, "BENCHMARK_UNAUTHORIZED", "a valid bearer token is required")
@@ -175,7 +197,9 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
         store = service.store()
         try:  # run ids in the store only: a client never names a file
             sides = [store_side(store, run_id) for run_id in (baseline, *candidate)]
-            result = compare_many(sides[0], sides[1:], margin=margin)
+            result = compare_many(
+                sides[0], sides[1:], margin=margin, allow_mixed_sources=allow_mixed_sources
+            )
         except ServiceError as error:
             return _error_page(error.status, error.code, error.message)
         except ComparisonError as error:
@@ -197,10 +221,8 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
             if store.get_run(run_id) is None:
                 return _error_page(404, "BENCHMARK_RUN_NOT_FOUND", f"no run {run_id!r}")
             report = report_from_store(store, run_id)
-            details = case_details(
-                store.get_manifest(run_id), store.results(run_id), store.calls(run_id)
-            )
-            return _report_response(render_run_html(report, details))
+            details = stored_details(store, run_id, store.get_manifest(run_id))
+            return _spooled_report(run_html_chunks(report, details))
         except StoreError:
             return _error_page(409, "BENCHMARK_RUN_FAILED", "the run's report cannot be built")
         finally:

@@ -119,8 +119,11 @@ def ops_router(service: RunService, views: RunViews) -> APIRouter:
         candidate: Annotated[list[str], Query(min_length=1, max_length=20)],
         format: Literal["json", "csv"] = "json",
         margin: Annotated[float, Query(gt=0, lt=1)] = 0.05,
+        allow_mixed_sources: bool = False,
     ) -> Response:
-        """Candidate runs against a baseline run, case by case (as ``srbench compare``)."""
+        """Candidate runs against a baseline run, case by case (as ``srbench compare``). Runs
+        whose same benchmark came from different data are refused (422) unless
+        ``allow_mixed_sources``; the result's ``mixed_sources`` then says so."""
         if any(not 1 <= len(c) <= 128 for c in candidate):
             raise ServiceError("BENCHMARK_INVALID_REQUEST", 422, "a candidate is not a run id")
         with opened(service) as store:
@@ -129,6 +132,7 @@ def ops_router(service: RunService, views: RunViews) -> APIRouter:
                     store_side(store, baseline),
                     [store_side(store, c) for c in candidate],
                     margin=margin,
+                    allow_mixed_sources=allow_mixed_sources,
                 )
             except ComparisonError as error:
                 raise ServiceError("BENCHMARK_COMPARISON_INVALID", 422, str(error)) from None

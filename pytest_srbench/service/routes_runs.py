@@ -6,6 +6,7 @@ kept out of the OpenAPI document (``alias``); its create routes take one kind of
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.models import RunStatus
 from pytest_srbench.core.report.metrics import answer_latency
-from pytest_srbench.render.json_report import report_json
+from pytest_srbench.render.json_report import report_chunks
 from pytest_srbench.service.events import run_events
 from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
 from pytest_srbench.service.schemas import (
@@ -180,10 +181,18 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
         responses={200: {"description": "the full report (as --srbench-json writes it)"}},
     )
     @alias(router, "GET", "/benchmarks/runs/{run_id}/report", response_class=JsonText)
-    def get_report(run_id: str) -> JsonText:
+    def get_report(run_id: str) -> Response:
         with opened(service) as store:
             require_run(store, run_id)
-            return JsonText(report_json(report_from_store(store, run_id)).encode("utf-8"))
+            report = report_from_store(store, run_id)
+        # written a cell at a time from the report's cells file; the summary is validated
+        # (and may fail) before the response starts
+        chunks = report_chunks(report)
+        head = next(chunks)
+        return StreamingResponse(
+            (chunk.encode("utf-8") for chunk in itertools.chain([head], chunks)),
+            media_type=JsonText.media_type,
+        )
 
     @router.get("/runs/{run_id}/results", response_model=ResultsPage)
     def get_results(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.models import Case
-from pytest_srbench.simulator.play import script_key
+from pytest_srbench.simulator.play import registration_key
 from pytest_srbench.simulator.profiles import SimModel
 from pytest_srbench.simulator.router import SimRouter
 
@@ -43,8 +43,8 @@ def scripts_for(cases: Iterable[Case], registry: AdapterRegistry) -> dict[str, d
     """The simulator scripts of ``cases``, keyed as the simulator recognises them."""
     scripts: dict[str, dict[str, Any]] = {}
     for case in cases:
-        for first_user, script in registry.get(case.benchmark).simulator_scripts(case):
-            key = script_key([{"role": "user", "content": first_user}])
+        for opening, script in registry.get(case.benchmark).simulator_scripts(case):
+            key = registration_key(opening)
             if key is not None:
                 scripts[key] = script
     return scripts

@@ -53,6 +53,33 @@ def script_key(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def opening_key(messages: list[dict[str, Any]]) -> str | None:
+    """Identity of a conversation that opens with a system message and a user message (a
+    conversation whose first user message many cases share, such as tau2's greeting)."""
+    if len(messages) < 2 or not all(isinstance(m, dict) for m in messages[:2]):
+        return None
+    if [m.get("role") for m in messages[:2]] != ["system", "user"]:
+        return None
+    return digest([{"role": m.get("role"), "content": m.get("content")} for m in messages[:2]])
+
+
+def registration_key(opening: Any) -> str | None:
+    """The key a script is registered under: ``opening`` is the first user message's content,
+    or the opening messages (system and first user message) as a list."""
+    if isinstance(opening, list):
+        return opening_key(opening)
+    return script_key([{"role": "user", "content": opening}])
+
+
+def lookup_key(messages: list[dict[str, Any]], registered: Any) -> str | None:
+    """The key of a request's script: its opening when registered, else its first user
+    message (``registered`` supports ``in``)."""
+    opened = opening_key(messages)
+    if opened is not None and opened in registered:
+        return opened
+    return script_key(messages)
+
+
 def words(text: str) -> list[str]:
     """Split text into word tokens that keep their leading spaces."""
     parts = text.split(" ")

@@ -134,9 +134,11 @@ def scripted_reply(
             tool_steps = [i for i, step in enumerate(plan) if step.get("tool_calls")]
             if tool_steps:
                 plan.pop(tool_steps[-1])
-        index = _assistant_turns(
-            messages[1:] if messages and messages[0].get("role") == "system" else messages
+        first_user = next(
+            (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
+            len(messages),
         )
+        index = _assistant_turns(messages[first_user:])  # the agent's own greeting is no step
         if index >= len(plan):
             return Reply("Is there anything else I can help you with?")
         step = plan[index]

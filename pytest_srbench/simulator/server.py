@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from pytest_srbench.simulator import retrieval_http, router_http
-from pytest_srbench.simulator.play import SimPlan, bursts, plan_response, script_key
+from pytest_srbench.simulator.play import SimPlan, bursts, lookup_key, plan_response
 from pytest_srbench.simulator.profiles import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, RouteDecision, SimRouter
 
@@ -226,7 +226,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         if model is None:
             return _error(404, f"model {name!r} is not simulated here")
         state.by_model[name] += 1
-        key = script_key(body["messages"])
+        key = lookup_key(body["messages"], state.scripts)
         script = state.scripts.get(key) if key else None
         state.attempts[(model.name, key or "")] += 1
         plan = plan_response(model, body, script, state.attempts[(model.name, key or "")])

@@ -7,7 +7,7 @@ store imports sqlite3.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.models import Manifest, PlanOutline, Run
+from pytest_srbench.core.report.rows import CellRows
 
 if TYPE_CHECKING:
     from pytest_srbench.store.writes import Write
@@ -84,6 +85,8 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
+    def snapshot(self) -> AbstractContextManager[None]: ...
+
     def create_run(
         self,
         run_id: str,
@@ -135,6 +138,10 @@ class Store(Protocol):
     def calls(
         self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
     ) -> list[Row]: ...
+
+    def cell_rows(
+        self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = ...
+    ) -> Iterator[CellRows]: ...
 
     def get_call(self, call_id: str) -> Row | None: ...
 

@@ -19,7 +19,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,8 @@ import orjson
 
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
+from pytest_srbench.core.report.rows import CellRows
+from pytest_srbench.store import cell_reader
 from pytest_srbench.store.base import (
     ProgressCounts,
     Row,
@@ -37,6 +39,7 @@ from pytest_srbench.store.base import (
     StoreError,
     now_iso,
 )
+from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.writes import (
     AppendEvent,
@@ -390,6 +393,25 @@ class SqliteStore:
         finally:
             self._local.depth = 0
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that agree with each other: one read transaction, which sees the journal as
+        it was at its first read while other processes go on writing (joined when this
+        thread is already in a transaction)."""
+        db = self.db
+        if db.in_transaction:
+            yield
+            return
+        try:
+            db.execute("BEGIN")
+        except sqlite3.OperationalError as error:
+            raise self.store_error(error) from None
+        try:
+            yield
+        finally:
+            if db.in_transaction:
+                db.execute("COMMIT")
+
     def _migrate(self) -> None:
         """Create or upgrade the schema. An up-to-date store is only read, so opening it
         never waits for another process's write lock; a read-only store is only checked."""
@@ -685,6 +707,14 @@ class SqliteStore:
                     data["phase"] = row["live_phase"]
             rows.append(data)
         return rows
+
+    def cell_rows(
+        self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = CELL_PAGE
+    ) -> Iterator[CellRows]:
+        """Every planned (case, target) of a run in planned order with its result row and its
+        calls (journal order), then the rows outside the plan; read ``page`` cells at a time
+        inside one snapshot (``store/cell_reader.py``)."""
+        return cell_reader.cell_rows(self, run_id, planned, page=page)
 
     def get_call(self, call_id: str) -> Row | None:
         row = self.db.execute("SELECT seq, data FROM calls WHERE id = ?", (call_id,)).fetchone()

@@ -148,3 +148,31 @@ def test_validation_errors_never_repeat_a_secret_url():
         SrbenchConfig.model_validate({"targets": [{"id": "t", "model": "m", "base_url": url}]})
     for error in (target_error.value, config_error.value):
         assert "must not contain credentials" in str(error) and "hunter2" not in str(error)
+
+
+def test_a_managed_targets_server_settings_shape_execution_not_the_plan(tmp_path):
+    (tmp_path / "srbench.toml").write_text(
+        """
+[[targets]]
+id = "local"
+model = "smollm2-135m"
+managed = "llama-server"
+[targets.server]
+context = 20000
+slots = 1
+threads = 1
+"""
+    )
+    (target,) = load_config(tmp_path).targets
+    assert target.server is not None and target.server.context == 20000
+    assert "server" not in target.to_target().model_dump()  # never frozen into the plan
+    (tmp_path / "srbench.toml").write_text(
+        '[[targets]]\nid = "remote"\nmodel = "m"\nbase_url = "http://h/v1"\n[targets.server]\nslots = 2\n'
+    )
+    with pytest.raises(ConfigError, match="server settings are only for managed"):
+        load_config(tmp_path)
+    (tmp_path / "srbench.toml").write_text(
+        '[[targets]]\nid = "local"\nmodel = "m"\nmanaged = "llama-server"\n[targets.server]\nslots = 0\n'
+    )
+    with pytest.raises(ConfigError, match="slots"):
+        load_config(tmp_path)

@@ -103,7 +103,8 @@ def scicode_row(pid: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def tb_task(root: Path, name: str, category: str | None = "files") -> Path:
+def tb_task(root: Path, name: str, category: str | None = "files", dockerfile: bool = True) -> Path:
+    """A Terminal-Bench 2 task folder; with ``dockerfile`` its environment is a container."""
     folder = root / name
     (folder / "tests").mkdir(parents=True)
     (folder / "environment" / "data").mkdir(parents=True)
@@ -116,7 +117,8 @@ def tb_task(root: Path, name: str, category: str | None = "files") -> Path:
     (folder / "task.toml").write_text(f'version = "1.0"\n{meta}[verifier]\ntimeout_sec = 60.0\n')
     (folder / "tests" / "test.sh").write_text(f"#!/bin/bash\ngrep -q hello /app/{name}.txt\n")
     (folder / "tests" / "test_outputs.py").write_text("def test_ok():\n    assert True\n")
-    (folder / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\n")
+    if dockerfile:
+        (folder / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\nWORKDIR /app\n")
     (folder / "environment" / "data" / "seed.txt").write_text("seed file\n")
     (folder / "environment" / "blob.bin").write_bytes(b"\x00\x01\x02")
     return folder

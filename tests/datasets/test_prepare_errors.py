@@ -292,7 +292,7 @@ def test_tau_errors(tmp_path):
         read_tau(folder)
     (folder / "db.json").unlink()
     (folder / "db.toml").write_text("[x]\n")
-    with raises(r"library: holds db.toml; only JSON databases"):
+    with raises(r"library domain cannot be converted for tau3: it needs a TOML database"):
         read_tau(folder)
 
 

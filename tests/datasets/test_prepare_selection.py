@@ -18,13 +18,16 @@ def test_suite_json_fields_and_canonical_lines(tmp_path):
     body = (folder / "cases.jsonl").read_bytes()
     assert body == b"".join(canonical_json(r).encode() + b"\n" for r in rows)
     meta = json.loads((folder / "suite.json").read_text())
+    source_sha = hashlib.sha256((tmp_path / "g.csv").read_bytes()).hexdigest()
     assert meta == {
         "benchmark": "gpqa-diamond", "version": "1", "source": "GPQA CSV: g.csv", "revision": "r1",
         "sha256": hashlib.sha256(body).hexdigest(), "count": 4, "license": "CC-BY-4.0",
         "profiles": {"smoke": 4},
         "prepared": {"profile": "smoke", "seed": SEED, "selection": "stratified-hash-v1", "limit": None,
                      "custom_subset": False, "split": "dev", "source_rows": 10, "dropped": {},
-                     "source_files": [{"name": "g.csv", "sha256": hashlib.sha256((tmp_path / "g.csv").read_bytes()).hexdigest()}]},
+                     "source_files": [{"name": "g.csv", "sha256": source_sha}]},
+        # files a user supplied: named (never by an absolute path) and hashed, not verifiable
+        "origin": {"kind": "user", "source": "g.csv", "files": {"g.csv": source_sha}},
     }  # fmt: skip
     assert not (tmp_path / "suites" / ".staging").exists()
 

@@ -42,21 +42,46 @@ def test_arc_task_folder_and_mapping(tmp_path):
 
 
 def test_terminal_bench_task_folders(tmp_path):
+    """A task with environment/Dockerfile becomes a container task (Dockerfile and the whole
+    environment/ as build context, binary files base64); one without keeps its text files
+    seeded into the sandbox task directory."""
     tb_task(tmp_path / "tasks", "alpha")
-    tb_task(tmp_path / "tasks", "beta", category=None)
+    tb_task(tmp_path / "tasks", "beta", category=None, dockerfile=False)
     summary, out = run("terminal-bench-2.1", tmp_path / "tasks", tmp_path, profile="quick", limit=2)
     rows = {r["task_id"]: r for r in out}
     assert rows["alpha"] == {
         "task_id": "alpha", "instruction": "Create /app/alpha.txt containing hello.\n",
-        "files": {"data/seed.txt": "seed file\n"},
-        "verifier": "#!/bin/bash\ngrep -q hello /app/alpha.txt\n", "category": "files",
+        "files": {}, "verifier": "#!/bin/bash\ngrep -q hello /app/alpha.txt\n",
+        "container": {"image": None, "dockerfile": "FROM ubuntu:24.04\nWORKDIR /app\n",
+                      "context": {"data/seed.txt": "seed file\n"},
+                      "context_base64": {"blob.bin": "AAEC"}},
+        "verifier_timeout_s": 60.0, "category": "files",
         "metadata": {"difficulty": "easy", "tags": ["io"],
-                     "verifier_files": {"test_outputs.py": "def test_ok():\n    assert True\n"},
-                     "skipped_binary_files": ["environment/blob.bin"]},
+                     "verifier_files": {"test_outputs.py": "def test_ok():\n    assert True\n"}},
     }  # fmt: skip
-    assert "category" not in rows["beta"]
+    assert rows["beta"]["files"] == {"data/seed.txt": "seed file\n"}
+    assert "container" not in rows["beta"] and "category" not in rows["beta"]
+    assert rows["beta"]["metadata"]["skipped_binary_files"] == ["environment/blob.bin"]
     names = [f["name"] for f in load_prepared(summary.folder).meta["prepared"]["source_files"]]
-    assert "alpha/environment/Dockerfile" not in names and "alpha/tests/test.sh" in names
+    assert "alpha/environment/Dockerfile" in names and "alpha/tests/test.sh" in names
+
+
+def test_terminal_bench_task_toml_image_and_limits(tmp_path):
+    """The released layout: task.toml [environment] names the image and the limits."""
+    folder = tb_task(tmp_path / "tasks", "gamma", dockerfile=False)
+    (folder / "task.toml").write_text(
+        'version = "1.0"\n[metadata]\ncategory = "files"\n[verifier]\ntimeout_sec = 900.0\n'
+        "[agent]\ntimeout_sec = 900.0\n[environment]\nbuild_timeout_sec = 600.0\n"
+        'docker_image = "alexgshaw/gamma:20251031"\ncpus = 1\nmemory_mb = 2048\n'
+        "storage_mb = 10240\ngpus = 0\nallow_internet = false\nmcp_servers = []\n"
+    )
+    _, out = run("terminal-bench-2.1", tmp_path / "tasks", tmp_path, profile="quick", limit=1)
+    (row,) = out
+    assert row["container"] == {
+        "image": "alexgshaw/gamma:20251031", "cpus": 1, "memory_mb": 2048,
+        "build_timeout_s": 600.0, "allow_internet": False,
+    }  # fmt: skip
+    assert row["verifier_timeout_s"] == 900.0 and row["files"] == {}
 
 
 def test_tau_domain_folder_with_tool_source(tmp_path):
@@ -88,8 +113,11 @@ def test_tau_domain_folder_with_tool_source(tmp_path):
     assert row["db_asset"] == {"path": "assets/library_db.json", "sha256": db_sha}
     assert row["expected_actions"] == [{"name": "get_book", "arguments": {"book_id": "b1"}},
                                        {"name": "lend_book", "arguments": {"book_id": "b1", "member": "m1"}}]  # fmt: skip
-    assert row["user_scenario"] == (f"Domain:\nlibrary\n\nReason for call:\nYou want book {tid}.\n\n"
-                                    "Known info:\nYou are member m1.\n\nTask instructions:\nBe brief.")  # fmt: skip
+    # tau2's own rendering for its user simulator (str(UserScenario)): verbatim parts, tabs
+    assert row["user_scenario"] == (f"Instructions:\n\tDomain: library\n\tReason for call:\n"
+                                    f"\t\tYou want book {tid}.\n\tKnown info:\n\t\tYou are member m1.\n"
+                                    "\tTask instructions:\n\t\tBe brief.")  # fmt: skip
+    assert "user_guidelines" not in row  # no tau2 data folder around this domain
     assert row["required_outputs"] == (["Dune"] if tid == "0" else [])
 
 

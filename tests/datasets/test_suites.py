@@ -116,3 +116,27 @@ def test_project_suite_replaces_shipped(tmp_path):
     write_suite(tmp_path, "mmlu-pro", b"{}\n")
     found = discover_suites([shipped_suites_dir(), tmp_path])
     assert found["mmlu-pro"] == tmp_path / "mmlu-pro"
+
+
+def _suite(folder, revision="r1", origin=None):
+    folder.mkdir(parents=True)
+    body = b'{"question_id": "1"}\n'
+    (folder / "cases.jsonl").write_bytes(body)
+    meta = {"benchmark": folder.name.split(".")[0], "version": "1", "source": "s",
+            "revision": revision, "sha256": hashlib.sha256(body).hexdigest()}  # fmt: skip
+    if origin:
+        meta["origin"] = origin
+    (folder / "suite.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_a_synthetic_suite_never_replaces_released_data(tmp_path):
+    released = _suite(tmp_path / "a" / "mmlu-pro", origin={"kind": "released"})
+    _suite(tmp_path / "b" / "mmlu-pro", revision="synthetic-20260918")
+    _suite(tmp_path / "b" / "hle", revision="synthetic-1")
+    original = _suite(tmp_path / "a" / "hle", origin={"kind": "original"})
+    found = discover_suites([tmp_path / "a", tmp_path / "b"], "quick")
+    assert found["mmlu-pro"] == released  # kept, although a later folder has a synthetic one
+    assert found["hle"] == tmp_path / "b" / "hle" != original  # later folder wins otherwise
+    prepared = _suite(tmp_path / "b" / "mmlu-pro.quick", origin={"kind": "synthetic"})
+    assert discover_suites([tmp_path / "a", tmp_path / "b"], "quick")["mmlu-pro"] == prepared

@@ -41,7 +41,7 @@ from pytest_srbench.datasets.synth import (
     synth_files,
     write_synthetic_suites,
 )
-from pytest_srbench.simulator.play import script_key
+from pytest_srbench.simulator.play import registration_key
 
 SEED = 20260918
 QUICK_TOTAL = sum(counts["quick"] for counts in PROFILE_COUNTS.values())
@@ -129,7 +129,7 @@ def test_every_row_renders_through_its_adapter_with_unique_ids_and_simulator_key
             assert case.id not in ids
             ids.add(case.id)
             for first, script in adapter.simulator_scripts(case):
-                key = script_key([{"role": "user", "content": first}])
+                key = registration_key(first)
                 assert key not in keys, f"{case.id} shares a simulator prompt with {keys.get(key)}"
                 keys[key] = case.id
                 assert script is not None

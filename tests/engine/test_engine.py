@@ -115,7 +115,8 @@ def test_http_500_fails_the_cell_and_keeps_call_and_evidence(tmp_path, sim):
     store, plan, outcomes = run_engine(tmp_path, sim, ["always-right", "err500"], n=2)
     failed = [r for r in store.results("run-e") if r["target_id"] == "err500"]
     assert [r["status"] for r in failed] == ["failed", "failed"]
-    assert all(r["error"] == "Target HTTP 500" for r in failed)
+    # the server's own message rides along (cleaned, capped)
+    assert all(r["error"] == "Target HTTP 500: simulated internal error" for r in failed)
     bad_calls = [c for c in store.calls("run-e") if c["target_id"] == "err500"]
     assert len(bad_calls) == 2 and all(
         c["status"] == "failed" and c["http_status"] == 500 for c in bad_calls
@@ -132,7 +133,7 @@ def test_http_500_fails_the_cell_and_keeps_call_and_evidence(tmp_path, sim):
     assert metrics["always-right"]["cost_usd"] == pytest.approx(
         metrics["always-right"]["known_cost_usd"]
     )
-    assert report["failure"]["reason"] == "Target HTTP 500"
+    assert report["failure"]["reason"] == "Target HTTP 500: simulated internal error"
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from pytest_srbench.managed import llama
 from tests.process_helpers import DEADLINE_S, alive, descendants, identities, wait_all_gone
+from tests.real_parts import require_llama_parts
 
 pytestmark = [
     pytest.mark.realmodel,
@@ -26,8 +26,7 @@ time.sleep(600)
 
 
 def test_sigkill_of_the_starting_process_stops_llama_server(tmp_path):
-    if llama.server_binary() is None or llama.gguf_path() is None:
-        pytest.skip("llama-server or the SmolLM2 GGUF is absent: `srbench real build` once")
+    require_llama_parts()  # skipped with the reason when absent, failed under CI
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True
     )

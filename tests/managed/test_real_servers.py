@@ -12,12 +12,15 @@ from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.core.models import Case, Limits, Message, Prices, Target
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.core.report.build import build_report
+from pytest_srbench.datasets.suites import load_suite, shipped_suites_dir
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.managed.proxies import MASTER_KEY_ENV
+from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest, run
+from tests.real_parts import part_missing
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.xdist_group("real-servers")]
 
@@ -232,6 +235,8 @@ def test_a_managed_target_starts_and_stops_its_own_server(pytester, llama_server
         default_targets = ["smollm2"]
         [tool.srbench.sampling]
         max_tokens = 24
+        [tool.srbench.limits]
+        preset = "slow_server"  # the plan check measures throughput; a loaded machine is slow
         [[tool.srbench.targets]]
         id = "smollm2"
         model = "smollm2-135m"
@@ -259,3 +264,103 @@ def test_a_managed_target_starts_and_stops_its_own_server(pytester, llama_server
     assert metric["completed"] == 4 and metric["selected_models"] == {"smollm2-135m": 4}
     logs = list((pytester.path / ".srbench" / "servers").glob("llama-server-*.log"))
     assert len(logs) == 1 and logs[0].stat().st_size > 0
+
+
+def shipped_cases(benchmark: str, ids: list[str]) -> list[Case]:
+    """Cases of a shipped suite, rendered as a run would render them."""
+    suite = load_suite(shipped_suites_dir() / benchmark)
+    adapter = REGISTRY.get(benchmark)
+    rendered = {c.id: c for c in (adapter.render(row, 20260918) for _, row in suite.rows)}
+    return [rendered[f"{benchmark}/{native}"] for native in ids]
+
+
+def test_the_report_explains_a_real_models_answers_and_the_servers_refusal(tmp_path, llama_server):
+    alias = llama_server.alias
+    target = Target(id="smol", model=alias, base_url=llama_server.base_url, prices={alias: FREE})
+    cases = shipped_cases("mmlu-pro", ["smoke-biology-001", "smoke-business-001",
+                                       "smoke-chemistry-001"])  # fmt: skip
+    # a prompt longer than a slot's 2,048 tokens: llama-server refuses it with HTTP 400
+    cases.append(mcq(99, "Count the words: " + "word " * 2600))
+    store, plan, outcomes = drive(
+        tmp_path, [(target, llama_server.base_url)], cases, sampling={"max_tokens": 64}
+    )
+    report = build_report(plan, run("failed"), store.results("run-r"), store.calls("run-r"))
+    (row,) = report["outcomes"]
+    assert row["cells"] == 4 and row["counts"]["failed"] == 1
+    assert sum(row["counts"].values()) == 4
+    # the 135M model writes an option's text, not its letter: its answers cannot be read
+    assert row["dominant"] == "unparsed" and row["counts"]["unparsed"] >= 2
+    example = row["example"]
+    replies = {c["case_id"]: c["final"] for c in store.calls("run-r") if c["final"]}
+    assert example["text"] == replies[example["case_id"]][:240]
+    (group,) = report["failure_groups"]
+    assert group["reason"].startswith("Target HTTP 400: ") and "context size" in group["reason"]
+    text = "\n".join(render_summary(report))
+    assert "mostly unparsed; the model wrote, e.g." in text and "Target HTTP 400: " in text
+    # a target declared simulated but answered by llama-server: its receipt is not simulated
+    posing = Target(id="posing", model=alias, base_url=llama_server.base_url,
+                    prices={alias: FREE}, simulated=True)  # fmt: skip
+    store2, _, _ = drive(tmp_path / "posing", [(posing, llama_server.base_url)], [mcq(98)])
+    (call,) = store2.calls("run-r")
+    assert call["status"] == "completed" and call["simulated"] is False
+
+
+def test_litellm_provenance_reaches_the_report(tmp_path, litellm_proxy, monkeypatch):
+    monkeypatch.setenv(MASTER_KEY_ENV, litellm_proxy.master_key)
+    priced = {"smol": FREE, "fallback-group": FREE}
+    direct = Target(id="via-proxy", model="smol", base_url=litellm_proxy.base_url,
+                    api_key_env=MASTER_KEY_ENV, prices=priced)  # fmt: skip
+    fallback = Target(id="via-fallback", model="fallback-group", base_url=litellm_proxy.base_url,
+                      api_key_env=MASTER_KEY_ENV, prices=priced)  # fmt: skip
+    urls = [(direct, litellm_proxy.base_url), (fallback, litellm_proxy.base_url)]
+    store, plan, outcomes = drive(tmp_path, urls, [mcq(31)])
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    report = build_report(plan, run(), store.results("run-r"), store.calls("run-r"))
+    rows = {row["target_id"]: row for row in report["proxies"]}
+    backend = f"openai/{litellm_proxy.backend_model}"
+    assert rows["via-fallback"]["proxy"] == ["litellm"] and rows["via-fallback"]["versions"]
+    assert rows["via-fallback"]["fallbacks"] == 1 and rows["via-fallback"]["fallback_calls"] == 1
+    assert rows["via-fallback"]["model_groups"] == {"smol": 1}  # served by the fallback
+    assert rows["via-proxy"]["fallbacks"] == 0
+    for row in rows.values():
+        assert row["backend_models"] == {backend: 1} and row["estimated_usage_calls"] == 0
+        assert [c["backend_model"] for c in row["calls"]] == [backend]
+    assert "proxy litellm" in "\n".join(render_summary(report))
+    # pricing only the requested group: the fallback's model is named in the failure
+    group_only = Target(id="group-only", model="fallback-group", base_url=litellm_proxy.base_url,
+                        api_key_env=MASTER_KEY_ENV, prices={"fallback-group": FREE})  # fmt: skip
+    store2, plan2, unpriced = drive(tmp_path / "unpriced", [(group_only, litellm_proxy.base_url)],
+                                    [mcq(32)])  # fmt: skip
+    (outcome,) = unpriced.values()
+    assert outcome.status == "failed"
+    assert "no frozen price for model 'smol' (requested 'fallback-group'" in outcome.result["error"]
+    report2 = build_report(plan2, run("failed"), store2.results("run-r"), store2.calls("run-r"))
+    assert "no frozen price for model 'smol'" in report2["failure_groups"][0]["reason"]
+
+
+def test_usage_litellm_estimated_is_marked_and_never_a_complete_cost(
+    tmp_path, litellm_proxy, monkeypatch
+):
+    if "nousage" not in litellm_proxy.extra_groups:
+        part_missing("llama-cpp-python's server is not built: `srbench real build --all`")
+    monkeypatch.setenv(MASTER_KEY_ENV, litellm_proxy.master_key)
+    target = Target(id="estimated", model="nousage", base_url=litellm_proxy.base_url,
+                    api_key_env=MASTER_KEY_ENV, prices={"nousage": FREE})  # fmt: skip
+    urls = [(target, litellm_proxy.base_url)]
+    store, plan, outcomes = drive(tmp_path, urls, [mcq(33)], cost_policy="capability_only")
+    assert {o.status for o in outcomes.values()} == {"completed"}
+    (call,) = store.calls("run-r")
+    assert call["usage_via_proxy"] is True and call["usage_estimated"] is True
+    assert call["usage"]["output_tokens"] > 0  # LiteLLM's own count, kept and marked
+    assert call["cost_usd"] is None and call["estimated_cost_usd"] == 0.0
+    report = build_report(plan, run(), store.results("run-r"), store.calls("run-r"))
+    (metric,) = report["summary"]["targets"]
+    assert metric["cost_usd"] is None and metric["cost_complete"] is False
+    (row,) = report["proxies"]
+    assert row["estimated_usage_calls"] == 1 and row["estimated_cost_usd"] == 0.0
+    assert any("the proxy (litellm) estimated" in line for line in report["limitations"])
+    # under require_priced the estimate fails the cell instead of passing for real spend
+    _, _, priced = drive(tmp_path / "priced", urls, [mcq(34)])
+    (outcome,) = priced.values()
+    assert outcome.status == "failed"
+    assert "usage estimated by the proxy 'litellm'" in outcome.result["error"]

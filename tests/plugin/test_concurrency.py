@@ -102,7 +102,7 @@ def test_exit_first_fails_closed(pytester, sim):
     # the failure pytest shows names the cell that stopped the run, not only a bare cancel
     result.stdout.fnmatch_lines(
         [
-            "*could not be graded*the run stopped after 1 failed cell*[[]err500] failed: Target HTTP 500"
+            "*could not be graded*the run stopped after 1 failed cell*[[]err500] failed: Target HTTP 500: simulated internal error"
         ]
     )
     data = report(pytester)

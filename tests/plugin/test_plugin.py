@@ -72,9 +72,23 @@ def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
         "arc-agi-2",
         "tau3",
     }
-    for metric in targets.values():  # all nine, complete, not a recovery: a full score
+    # all nine, complete, not a recovery: a full-set score, but over the shipped original
+    # items, so never labelled sr-bench 1.0
+    for metric in targets.values():
         assert metric["sr_bench_score"] == metric["macro_accuracy"] is not None
-        assert metric["score_scope"] == "full sr-bench 1.0; profile=smoke"
+        assert metric["score_scope"] == (
+            "macro score over original data — not comparable with sr-bench 1.0; profile=smoke"
+        )
+        assert metric["score_comparable"] is False
+    assert report["data_sources"]["kind"] == "original"
+    assert report["data_sources"]["comparable"] is False
+    result.stdout.fnmatch_lines(
+        ["data: original data — scores are not comparable with sr-bench 1.0",
+         "sim-large (sim): macro accuracy 0.* · score 0.* · macro score over original data — "
+         "not comparable with sr-bench 1.0; profile=smoke"]
+    )  # fmt: skip
+    assert "sr_bench_score 0." not in result.stdout.str()
+    for metric in targets.values():
         assert metric["evaluation_cost_usd"] > 0  # judge and user-simulator spend, apart
     assert (pytester.path / ".srbench" / "journal.sqlite3").exists()
     assert (pytester.path / ".srbench" / "runs" / report["run_id"] / "report.json").exists()
@@ -158,7 +172,7 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     assert metrics["broken"]["failed"] == 4 and metrics["broken"]["accuracy"] == 0
     assert metrics["broken"]["cost_usd"] is None and metrics["broken"]["known_cost_usd"] == 0
     assert metrics["sim-large"]["cost_usd"] is not None
-    assert report["failure"]["reason"] == "Target HTTP 500"
+    assert report["failure"]["reason"] == "Target HTTP 500: simulated internal error"
     failed_cells = [c for c in report["cells"] if c["target_id"] == "broken"]
     assert failed_cells and all(c["latency_s"] is None for c in failed_cells)  # unknown, not 0
     answered = [c for c in report["cells"] if c["target_id"] == "sim-large"]
@@ -178,7 +192,12 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
         (["--srbench-profile=smoke", "--srbench-target=nope"], "*unknown target(s) nope*"),
         (
             ["--srbench-profile=quick"],
-            "*profile 'quick' needs * cases*srbench datasets synth --profile quick*",
+            [
+                "*9 benchmarks have too few cases for this profile:",
+                "*mmlu-pro: profile 'quick' needs 500 cases, but the suite has 14 in all",
+                "*`srbench datasets fetch --profile quick`*",
+                "*srbench datasets synth --profile quick*",
+            ],
         ),
         (["--srbench-benchmark=no-such-bench"], "*no adapter for benchmark 'no-such-bench'*"),
     ],
@@ -186,7 +205,7 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
 def test_usage_errors_are_specific(pytester, args, message):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    result.stderr.fnmatch_lines(message if isinstance(message, list) else [message])
 
 
 def test_malformed_config_is_a_usage_error(pytester):

@@ -254,6 +254,11 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
         shown = page.locator(f"#latency tr[data-target='{target['id']}'] td.num")
         percentiles = [secs(target.get(f"latency_{p}_s")) for p in ("p50", "p90", "p95")]
         expect(shown).to_have_text(percentiles, timeout=WAIT_MS)
+    # where each benchmark's cases came from, as the report says (the shipped originals)
+    for benchmark in PLAN["benchmarks"]:
+        shown = page.locator(f"#data-sources tr[data-benchmark='{benchmark}'] td[data-col=data]")
+        expect(shown).to_have_text("original", timeout=WAIT_MS)
+    assert page.text_content("#data-label") == report["data_sources"]["label"]
     with page.expect_download() as download:
         page.click("#report-json")
     assert download.value.suggested_filename == f"srbench-{run_id}.json"
@@ -555,6 +560,8 @@ def test_datasets_search_and_a_case_prompt(server, browser):
     page.wait_for_function(
         "() => [...document.querySelectorAll('#datasets-body tr')].every(r => /mmlu/i.test(r.textContent))"
     )
+    mmlu = page.locator("#datasets-body tr[data-dataset='mmlu-pro'] td[data-col=data]")
+    assert mmlu.text_content() == "original"  # the shipped smoke items
     page.fill("#filters input[name=q]", "")
     page.select_option("#filters select[name=profile]", "smoke")
     page.wait_for_function("() => document.querySelectorAll('#datasets-body tr').length > 5")

@@ -35,7 +35,7 @@ from typing import Any
 Row = Mapping[str, Any]
 
 
-def _changes(values: Iterable[Hashable | None]) -> list[int]:
+def known_changes(values: Iterable[Hashable | None]) -> list[int]:
     """Indices (into ``values``) of the known values that differ from the previous known one."""
     changes: list[int] = []
     previous: Hashable | None = None
@@ -90,11 +90,11 @@ def continuity(results: Sequence[Row], calls: Sequence[Row], session_mode: str) 
             multi_request += 1
         models = [call.get("selected_model") or None for call in requests]
         unknown_requests += sum(1 for model in models if model is None)
-        switches = _changes(models)
+        switches = known_changes(models)
         for index in switches:
             by_phase[str(requests[index].get("phase") or "unknown")] += 1
         switches_per_task.append(len(switches))
-        if _changes(call.get("decision") or None for call in requests):
+        if known_changes(call.get("decision") or None for call in requests):
             decision_changed += 1
         if switches:
             switched += 1

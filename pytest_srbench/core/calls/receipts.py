@@ -20,6 +20,7 @@ from pytest_srbench.core.models import Target
 from pytest_srbench.core.records import CallReceipt
 
 MODEL_USAGE_HEADER = "x-vsr-model-usage"
+SIMULATOR_HEADER = "x-srbench-simulator"  # every answer of the built-in simulator carries it
 MODEL_USAGE_MAX_BYTES = 12288
 PHASES = frozenset({"user_turn", "tool_loop", "provider_state"})
 PROXY_USAGE_HEADERS = (
@@ -93,12 +94,86 @@ def _mom_receipt(raw: str, target: Target) -> CallReceipt:
     }
 
 
+def _count(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def proxy_of(headers: Mapping[str, str]) -> dict[str, Any] | None:
+    """Which proxy answered and what it did, from LiteLLM's ``x-litellm-*`` headers: the model
+    group that served (after a fallback, not the one asked for), the backend model behind it,
+    and how many fallbacks and retries it attempted; None without the headers LiteLLM puts on
+    every answer (``PROXY_USAGE_HEADERS``: another ``x-litellm-*`` header proves nothing)."""
+    if not any(name in headers for name in PROXY_USAGE_HEADERS):  # as usage_via_proxy
+        return None
+    return {
+        "name": "litellm",
+        "version": headers.get("x-litellm-version"),
+        "model_group": headers.get("x-litellm-model-group"),
+        "backend_model": headers.get("x-litellm-model-name"),
+        "attempted_fallbacks": _count(headers.get("x-litellm-attempted-fallbacks")),
+        "attempted_retries": _count(headers.get("x-litellm-attempted-retries")),
+    }
+
+
+def reported_by_backend(raw_usage: Mapping[str, Any] | None) -> bool:
+    """Whether a proxied usage object shows that the backend counted it. LiteLLM passes a
+    backend's usage on unchanged, ``prompt_tokens_details`` included; when the backend sent
+    none it counts tokens itself and that object has no ``prompt_tokens_details``. A backend
+    that reports usage but never those details is therefore treated as estimated too (the
+    cost stays unknown: fail closed)."""
+    return isinstance(raw_usage, Mapping) and isinstance(
+        raw_usage.get("prompt_tokens_details"), Mapping
+    )
+
+
+def pricing_problem(target: Target, fields: Mapping[str, Any]) -> str:
+    """Why a priced call has no known cost, naming what is missing (the failure reason)."""
+    proxy = fields.get("proxy") or {}
+    if fields.get("usage_estimated"):
+        return (
+            f"Priced call's usage estimated by the proxy '{proxy.get('name')}' (its backend "
+            "sent no usage): its cost is unknown; use cost_policy = 'capability_only' to run "
+            "without cost"
+        )
+    if fields.get("usage") is None:
+        return "Priced call returned incomplete usage (the server sent none)"
+    priced = set(target.prices)
+    answered = [
+        str(part.get("selected_model") or part.get("model"))
+        for part in (fields.get("model_usage") or [fields])
+    ]
+    missing = next((model for model in answered if model not in priced), None)
+    if missing is None:
+        return "Priced call returned incomplete usage or unknown model pricing"
+    context = []
+    if missing != target.model:
+        context.append(f"requested '{target.model}'")
+    fallbacks = proxy.get("attempted_fallbacks")
+    if fallbacks:
+        behind = f", backend {proxy['backend_model']}" if proxy.get("backend_model") else ""
+        times = "once" if fallbacks == 1 else f"{fallbacks} times"
+        context.append(f"the proxy {proxy.get('name')} fell back {times} to it{behind}")
+    said = f" ({'; '.join(context)})" if context else ""
+    return (
+        f"Priced call returned unknown model pricing: no frozen price for model '{missing}'"
+        f"{said}; add it to the target's prices"
+    )
+
+
 def receipt_fields(
     target: Target, outcome: StreamOutcome, headers: Mapping[str, str]
 ) -> CallReceipt:
-    """Usage, cost and identity of one finished call, priced by the model that answered."""
+    """Usage, cost and identity of one finished call, priced by the model that answered.
+
+    Usage a proxy estimated (``reported_by_backend`` is false) is kept as the proxy's count,
+    marked ``usage_estimated``; its cost is not a known cost (``cost_usd`` null, the price of
+    the estimate in ``estimated_cost_usd``)."""
     response_model = outcome.model or target.model
     selected = headers.get("x-vsr-selected-model") or response_model
+    proxy = proxy_of(headers)
     fields: CallReceipt = {
         "model": response_model,
         "selected_model": selected,
@@ -108,6 +183,8 @@ def receipt_fields(
         "cache_read_usage": outcome.cache_read_usage,
         "usage_via_proxy": any(name in headers for name in PROXY_USAGE_HEADERS) or None,
         "config_hash": headers.get("x-sr-bench-config-hash") or headers.get("x-vsr-config-hash"),
+        "proxy": proxy,
+        "usage_estimated": None,
     }
     if target.expected_response_model and response_model != target.expected_response_model:
         raise CallFailure(
@@ -115,16 +192,24 @@ def receipt_fields(
             f"got {response_model!r}"
         )
     if target.kind == "single":
+        cost = cost_for(outcome.usage, response_model, _prices(target))
+        estimated = (
+            proxy is not None
+            and outcome.usage is not None
+            and not reported_by_backend(outcome.raw_usage)
+        )
         fields.update(
             {
                 "usage": outcome.usage,
-                "cost_usd": cost_for(outcome.usage, response_model, _prices(target)),
+                "cost_usd": None if estimated else cost,
                 "inference_call_count": 1,
-                "usage_complete": outcome.usage is not None,
+                "usage_complete": outcome.usage is not None and not estimated,
                 "cache_read_reported": outcome.cache_read_reported,
                 "cache_write_reported": outcome.cache_write_reported,
             }
         )
+        if estimated:
+            fields.update({"usage_estimated": True, "estimated_cost_usd": cost})
         return fields
     if target.config_hash is not None and fields["config_hash"] != target.config_hash:
         raise CallFailure("Runtime configuration identity acknowledgement missing or mismatched")
@@ -158,6 +243,13 @@ def receipt_fields(
             f"Router made {count} inference calls; the frozen limit is {target.max_inference_calls}"
         )
     return fields
+
+
+def answered_by_simulator(headers: Mapping[str, str]) -> bool:
+    """Whether the built-in simulator answered (its header is on every response it sends):
+    a receipt is ``simulated`` only then, whatever the target was declared to be, so a call
+    that reached a real server, or no server, is never labelled simulated."""
+    return headers.get(SIMULATOR_HEADER) == "1"
 
 
 def session_id(run_id: str, case_id: str, target_id: str) -> str:

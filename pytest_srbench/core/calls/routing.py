@@ -27,7 +27,8 @@ def routing_of(result: Row) -> Mapping[str, Any]:
     return routing if isinstance(routing, Mapping) else {}
 
 
-def _decision_name(routing: Mapping[str, Any]) -> str | None:
+def decision_name(routing: Mapping[str, Any]) -> str | None:
+    """A preview response's decision (``decision_result.decision_name``), None without one."""
     decision = routing.get("decision_result")
     name = decision.get("decision_name") if isinstance(decision, Mapping) else None
     return str(name) if name else None
@@ -44,7 +45,7 @@ def preview_distributions(results: Sequence[Row]) -> dict[str, dict[str, int]]:
         "selection_statuses": _counter(r.get("selection_status") for r in routings),
         "selection_reasons": _counter(r.get("selection_reason") for r in routings),
         "selected_models": _counter(r.get("selected_model") for r in routings),
-        "decisions": _counter(_decision_name(r) for r in routings),
+        "decisions": _counter(decision_name(r) for r in routings),
     }
 
 
@@ -54,7 +55,7 @@ def _case_decisions(
     decisions: dict[str, str | None] = {}
     if preview:
         for r in results:
-            decisions[str(r["case_id"])] = _decision_name(routing_of(r))
+            decisions[str(r["case_id"])] = decision_name(routing_of(r))
     else:
         for r in results:
             decisions.setdefault(str(r["case_id"]), None)

@@ -136,6 +136,11 @@ def is_known_cost(value: object) -> bool:
     )
 
 
+def known_cost(value: object) -> float | None:
+    """A known cost (``is_known_cost``) as a float; ``None`` for an unknown one."""
+    return float(value) if is_known_cost(value) else None  # type: ignore[arg-type]
+
+
 def _price(
     usage: object, model: str | None, prices: Mapping[str, Mapping[str, float]]
 ) -> Mapping[str, float] | None:

@@ -142,9 +142,11 @@ def evaluate_gate(
     margin: float = DEFAULT_MARGIN,
     interval: str = "wald",
     scope: str = "macro",
+    allow_mixed_sources: bool = False,
 ) -> dict[str, Any]:
     """The gate object of the JSON report (``passed``, one line, per-target intervals, the
-    design's power)."""
+    design's power). Runs whose same benchmark came from different data fail the gate as
+    not comparable unless ``allow_mixed_sources`` (then the line says so, loudly)."""
     if mode not in GATE_MODES:
         raise ValueError(f"gate mode must be one of {GATE_MODES}, got {mode!r}")
     if interval not in GATE_INTERVALS:
@@ -164,7 +166,7 @@ def evaluate_gate(
         "comparison": None,
     }
     try:
-        comparison = Comparison(baseline, candidate)
+        comparison = Comparison(baseline, candidate, allow_mixed_sources)
     except ComparisonError as error:
         head = _head(mode, interval, scope, margin, 0)
         return {
@@ -246,6 +248,7 @@ def evaluate_gate(
         )
     head = _head(mode, interval, scope, margin, len(names))
     design = "" if verdict["design"] is None else f" — {design_summary(verdict['design'])}"
+    mixed = comparison.sources["warning"]
     verdict.update(
         passed=passed,
         reason=reason,
@@ -253,6 +256,6 @@ def evaluate_gate(
         # strongest-single pairing beside the gate's same-target one)
         comparison=comparison.result(margin, rows, GATE_PAIRING),
         line=f"srbench gate {'PASSED' if passed else 'FAILED'} ({head}) against "
-        f"{baseline.run_id}: " + "; ".join(parts) + design,
+        f"{baseline.run_id}: " + "; ".join(parts) + design + (f" — {mixed}" if mixed else ""),
     )
     return verdict

@@ -24,6 +24,7 @@ from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.origins import UNKNOWN, data_kind, describe_origin, source_conflict
 from pytest_srbench.core.report.frontier import frontier, frontier_point
 
 COMPARE_VERSION = "sr-bench-1.0-compare"
@@ -68,6 +69,11 @@ ASSUMPTIONS = {
     "margin, at each benchmark's mean squared difference floored at one pseudo-case of the "
     "pooled one",
 }
+ALLOW_MIXED_HINT = (
+    "allow mixed sources explicitly to compare them anyway (srbench compare "
+    "--allow-mixed-sources, pytest --srbench-allow-mixed-sources, the API's "
+    "allow_mixed_sources=true); the comparison is then flagged"
+)
 
 
 class ComparisonError(InputError):
@@ -104,7 +110,7 @@ class RunSide:
             plan=plan,
             targets=list(report["summary"]["targets"]),
             benchmark_rows=list(report.get("benchmarks") or []),
-            cells=list(report.get("cells") or []),
+            cells=_cells(report.get("cells")),
             source=source,
             kinds={t["id"]: t.get("kind", "single") for t in plan.get("targets") or []},
             flip_rates={
@@ -116,6 +122,11 @@ class RunSide:
     @property
     def mode(self) -> str:
         return str(self.plan.get("mode", "live"))
+
+    @property
+    def data_sources(self) -> dict[str, Mapping[str, Any] | None]:
+        """Benchmark -> the origin of its cases; {} for a report from before data origins."""
+        return dict(self.plan.get("data_sources") or {})
 
     def metric(self, target_id: str) -> Mapping[str, Any]:
         return next(t for t in self.targets if t["id"] == target_id)
@@ -159,6 +170,14 @@ class RunSide:
         for case_id, target_id in pairs:
             planned[target_id].add(base[case_id])
         return planned
+
+
+def _cells(cells: Any) -> Sequence[Mapping[str, Any]]:
+    """A report's cells as they are when already a sequence (a report built from the store
+    keeps them in a file and reads them again on each pass), else as a list."""
+    if isinstance(cells, Sequence) and not isinstance(cells, str):
+        return cells
+    return list(cells or [])
 
 
 def exact_quality(side: RunSide, target_id: str) -> Fraction | None:
@@ -335,18 +354,83 @@ def _saving(
     return (1 - cand / base * scale) * 100
 
 
+def source_differences(baseline: RunSide, candidate: RunSide) -> list[dict[str, Any]]:
+    """The benchmarks of both runs whose cases came from different data (``source_conflict``),
+    each with both origins."""
+    base, cand = baseline.data_sources, candidate.data_sources
+    found = []
+    for name in sorted(set(base) & set(cand)):
+        reason = source_conflict(base[name], cand[name])
+        if reason is not None:
+            found.append(
+                {"benchmark": name, "reason": reason, "baseline": base[name],
+                 "candidate": cand[name]}
+            )  # fmt: skip
+    return found
+
+
+def check_sources(
+    baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
+) -> list[dict[str, Any]]:
+    """Refuse to pair runs whose same benchmark came from different data (a kind, a released
+    revision or file hashes, a synthetic seed) unless ``allow_mixed_sources``; returns the
+    differences (what a flagged comparison lists)."""
+    differences = source_differences(baseline, candidate)
+    if differences and not allow_mixed_sources:
+        first = differences[0]
+        more = [d["benchmark"] for d in differences[1:]]
+        raise ComparisonError(
+            f"Cannot compare runs whose cases come from different data sources: "
+            f"{first['benchmark']} is {describe_origin(first['baseline'])} in the baseline "
+            f"{baseline.run_id} but {describe_origin(first['candidate'])} in the candidate "
+            f"{candidate.run_id} ({first['reason']})"
+            + (f"; {', '.join(more)} differ too" if more else "")
+            + f"; {ALLOW_MIXED_HINT}"
+        )
+    return differences
+
+
+def sources_summary(
+    baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool
+) -> dict[str, Any]:
+    """The comparison's ``data_sources``: each run's kind of data and, when they differ for a
+    benchmark, a loud ``warning`` listing every difference (only with ``allow_mixed_sources``)."""
+    differences = source_differences(baseline, candidate)
+
+    def kind(side: RunSide) -> str:
+        return data_kind(side.data_sources.values()) if side.data_sources else UNKNOWN
+
+    warning = None
+    if differences:
+        warning = "MIXED DATA SOURCES — this comparison pairs different data: " + "; ".join(
+            f"{d['benchmark']}: baseline {describe_origin(d['baseline'])}, candidate "
+            f"{describe_origin(d['candidate'])} ({d['reason']})"
+            for d in differences
+        )
+    return {
+        "baseline_kind": kind(baseline),
+        "candidate_kind": kind(candidate),
+        "mixed": bool(differences),
+        "allowed": allow_mixed_sources,
+        "differences": differences,
+        "warning": warning,
+    }
+
+
 def check_plans(
-    baseline: RunSide, candidate: RunSide
+    baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
 ) -> tuple[list[str], set[str], dict[str, dict[str, list[bool]]]]:
     """Everything comparable before the candidate has outcomes: the baseline's eligibility and
-    outcomes (§8.1, and its cells agreeing with its own summary), identical planned cases and
-    protocol (§8.2). Returns the baseline singles, the cases and the baseline's outcomes."""
+    outcomes (§8.1, and its cells agreeing with its own summary), the same data sources
+    (``check_sources``), identical planned cases and protocol (§8.2). Returns the baseline
+    singles, the cases and the baseline's outcomes."""
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(
                 f"{role} run {side.run_id} is a {side.mode} run (routing decisions without "
                 "answers): only live runs are compared"
             )
+    check_sources(baseline, candidate, allow_mixed_sources)
     if baseline.status not in COMPARABLE:
         raise ComparisonError("Baseline must be a completed or failed live run")
     singles = [t for t in baseline.target_ids() if baseline.kinds.get(t) == "single"]
@@ -376,8 +460,11 @@ def plan_side(run_id: str, plan: Mapping[str, Any]) -> RunSide:
 class Comparison:
     """A validated (baseline, candidate) pair and its per-target paired rows."""
 
-    def __init__(self, baseline: RunSide, candidate: RunSide) -> None:
-        singles, expected, base_outcomes = check_plans(baseline, candidate)
+    def __init__(
+        self, baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
+    ) -> None:
+        singles, expected, base_outcomes = check_plans(baseline, candidate, allow_mixed_sources)
+        self.sources = sources_summary(baseline, candidate, allow_mixed_sources)
         if candidate.status not in COMPARABLE:
             raise ComparisonError("Candidate must be a completed or failed run")
         self.baseline = baseline
@@ -616,22 +703,36 @@ class Comparison:
             "baseline_cost_comparison_eligible": self.cost_eligible,
             "baseline_cost_comparison_reason": self.baseline_reason,
             "pairing": pairing,
+            "data_sources": self.sources,
             "comparisons": list(rows),
         }
 
 
-def compare(baseline: RunSide, candidate: RunSide, margin: float = 0.05) -> dict[str, Any]:
+def compare(
+    baseline: RunSide,
+    candidate: RunSide,
+    margin: float = 0.05,
+    *,
+    allow_mixed_sources: bool = False,
+) -> dict[str, Any]:
     """sr-bench's ``compare``: validate, then every candidate target against the baseline."""
-    return Comparison(baseline, candidate).result(margin)
+    return Comparison(baseline, candidate, allow_mixed_sources).result(margin)
 
 
 def compare_many(
-    baseline: RunSide, candidates: Sequence[RunSide], margin: float = 0.05
+    baseline: RunSide,
+    candidates: Sequence[RunSide],
+    margin: float = 0.05,
+    *,
+    allow_mixed_sources: bool = False,
 ) -> dict[str, Any]:
     """Every candidate run (iterations, by creation time) against one baseline, and the
-    cost–quality frontier over all targets of all the runs."""
+    cost–quality frontier over all targets of all the runs. ``mixed_sources`` says when any
+    pair was compared across different data (only with ``allow_mixed_sources``)."""
     ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
-    comparisons = [compare(baseline, side, margin) for side in ordered]  # validates every pair
+    comparisons = [
+        compare(baseline, side, margin, allow_mixed_sources=allow_mixed_sources) for side in ordered
+    ]  # validates every pair
     points = [
         frontier_point(side.run_id, target, side.benchmark_rows, side.plan["benchmark_weights"])
         for side in (baseline, *ordered)
@@ -641,6 +742,7 @@ def compare_many(
         "version": MANY_VERSION,
         "baseline_run_id": baseline.run_id,
         "margin": margin,
+        "mixed_sources": any(c["data_sources"]["mixed"] for c in comparisons),
         "candidates": comparisons,
         "frontier": frontier(points),
     }

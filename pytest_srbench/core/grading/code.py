@@ -78,6 +78,22 @@ def assertion_program(code: str, tests: list[str]) -> str:
     return code + "\n\n" + "\n\n".join(tests) + "\n"
 
 
+def targets_program(
+    code: str, tests: list[str], targets_file: str, step: str, reader_module: str
+) -> str:
+    """SciCode's test program for one step: the cumulative code, the step's targets read from
+    the HDF5 file, then each test snippet with ``target`` bound to its own target."""
+    lines = [
+        code,
+        "",
+        f"from {reader_module} import read_targets as _srbench_read_targets",
+        f"targets = _srbench_read_targets({targets_file!r}, {step!r}, {len(tests)})",
+    ]
+    for index, test in enumerate(tests):
+        lines += ["", f"target = targets[{index}]", test]
+    return "\n".join(lines) + "\n"
+
+
 def code_prompt(question: str, starter: str | None, *, functional: bool) -> str:
     """A LiveCodeBench-style instruction asking for one python block."""
     how = (

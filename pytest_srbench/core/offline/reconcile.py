@@ -292,17 +292,26 @@ def effective_calls(
     new dicts (the originals are never modified)."""
     if correction is None:
         return list(calls)
-    rows = {row.get("call_id"): row for row in correction.get("calls") or []}
-    out = []
-    for call in calls:
-        row = rows.get(call.get("id")) or {}
-        verified = row.get("verified") is True
-        view = dict(call)
-        view.update(
-            usage=row.get("usage") if verified else None,
-            cost_usd=row.get("cost_usd") if verified else None,
-            cost_complete=verified,
-            accounting_correction_id=correction.get("id"),
-        )
-        out.append(view)
-    return out
+    rows = correction_rows(correction)
+    return [effective_call(call, rows, correction.get("id")) for call in calls]
+
+
+def correction_rows(correction: Mapping[str, Any]) -> dict[Any, Mapping[str, Any]]:
+    """A correction's per-call rows by call id."""
+    return {row.get("call_id"): row for row in correction.get("calls") or []}
+
+
+def effective_call(
+    call: Mapping[str, Any], rows: Mapping[Any, Mapping[str, Any]], correction_id: Any
+) -> dict[str, Any]:
+    """One call read through a correction's rows (``effective_calls``), as a new dict."""
+    row = rows.get(call.get("id")) or {}
+    verified = row.get("verified") is True
+    view = dict(call)
+    view.update(
+        usage=row.get("usage") if verified else None,
+        cost_usd=row.get("cost_usd") if verified else None,
+        cost_complete=verified,
+        accounting_correction_id=correction_id,
+    )
+    return view

@@ -11,3 +11,21 @@ GATE_INTERVALS = ("wald", "newcombe", "hoeffding")
 GATE_SCOPES = ("macro", "benchmark")
 DEFAULT_MARGIN = 0.05
 TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
+# the nine sr-bench benchmarks (core.plan.srbench holds their weights and counts), the
+# extension benchmarks `srbench datasets prepare` converts, the ones a registry package holds
+# and the profiles synthetic suites are written for; tests/core/plan/test_choices.py keeps
+# them equal to the registries they stand for
+SR_BENCH_NAMES = (
+    "mmlu-pro",
+    "gpqa-diamond",
+    "simpleqa-verified",
+    "hle",
+    "arc-agi-2",
+    "livecodebench",
+    "scicode",
+    "terminal-bench-2.1",
+    "tau3",
+)
+EXTENSION_NAMES = ("humaneval", "mmlu")
+PACKAGE_NAMES = ("arc-agi-2", "humaneval", "mmlu", "tau3")
+SYNTH_PROFILES = ("quick", "standard")

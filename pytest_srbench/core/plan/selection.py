@@ -14,12 +14,43 @@ from collections.abc import Mapping, Sequence
 
 from pytest_srbench.core.canonical import pair_digest
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
 
 SELECTION_NAME = "stratified-hash-v1"
 
 
 class SelectionError(InputError):
     """A profile asks for more cases than the suite holds, or an unknown profile."""
+
+
+class Shortfall(SelectionError):
+    """A suite holds fewer cases than the profile selects."""
+
+    def __init__(self, message: str, *, benchmark: str, profile: str) -> None:
+        super().__init__(message)
+        self.benchmark = benchmark
+        self.profile = profile
+
+
+def shortfalls_message(shortfalls: Sequence[Shortfall]) -> str:
+    """One error for several benchmarks short of cases: each named, then one command that
+    fetches every sr-bench one among them."""
+    if len(shortfalls) == 1:
+        return str(shortfalls[0])
+    lines = [f"{len(shortfalls)} benchmarks have too few cases for this profile:"]
+    lines += [f"  {str(item).split('. ', 1)[0]}" for item in shortfalls]
+    fetchable = [item.benchmark for item in shortfalls if item.benchmark in SR_BENCH_BENCHMARKS]
+    if fetchable:
+        names = "" if set(fetchable) == SR_BENCH_BENCHMARKS else " ".join(fetchable) + " "
+        lines.append(
+            f"Fetch the released data: `srbench datasets fetch {names}"
+            f"--profile {shortfalls[0].profile}` (see docs/suites.md)"
+        )
+    lines.append(
+        f"Offline: write synthetic suites with `srbench datasets synth --profile "
+        f"{shortfalls[0].profile}`; or use --srbench-limit / another profile"
+    )
+    return "\n".join(lines)
 
 
 def stratified_order(
@@ -68,11 +99,18 @@ def select_for_profile(
     needed = start + wanted
     if len(ordered) < needed:
         detail = f" after the {start} quick cases" if start else ""
-        raise SelectionError(
+        real = (
+            f"Fetch the released data: `srbench datasets fetch {benchmark} --profile {profile}`"
+            if benchmark in SR_BENCH_BENCHMARKS
+            else "Prepare the released dataset (srbench datasets prepare)"
+        )
+        raise Shortfall(
             f"{benchmark}: profile {profile!r} needs {wanted} cases{detail}, but the suite has "
-            f"{len(ordered)} in all. Prepare the released dataset (srbench datasets prepare; "
-            f"see docs/suites.md), or, offline, write synthetic suites with `srbench datasets "
-            f"synth --profile {profile}`, or use --srbench-limit / another profile"
+            f"{len(ordered)} in all. {real} (see docs/suites.md), or, offline, write synthetic "
+            f"suites with `srbench datasets synth --profile {profile}`, or use --srbench-limit "
+            "/ another profile",
+            benchmark=benchmark,
+            profile=profile,
         )
     chosen = list(ordered[start:needed])
     if limit is not None:

@@ -234,6 +234,44 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
+AGENT_TOTALS = ("expected_calls", "selected_correctly", "argument_checked", "argument_correct",
+                "calls_made", "invalid_calls")  # fmt: skip
+
+
+class AgentTotals:
+    """``aggregate_agent`` one judged case at a time (running integer totals)."""
+
+    def __init__(self) -> None:
+        self.evaluated = 0
+        self.succeeded = 0
+        self.totals = dict.fromkeys(AGENT_TOTALS, 0)
+
+    def add(self, item: Mapping[str, Any]) -> None:
+        self.evaluated += 1
+        self.succeeded += bool(item["succeeded"])
+        for key in AGENT_TOTALS:
+            self.totals[key] += int(item[key])
+
+    def aggregate(self, total_cases: int) -> dict[str, Any]:
+        if total_cases < self.evaluated:
+            raise ValueError(f"{self.evaluated} judged cases exceed total_cases {total_cases}")
+        totals = self.totals
+        return {
+            "total_cases": total_cases,
+            "evaluated_cases": self.evaluated,
+            "succeeded_cases": self.succeeded,
+            "success_rate": _ratio(self.succeeded, total_cases),
+            "tool_selection_accuracy": _ratio(
+                totals["selected_correctly"], totals["expected_calls"]
+            ),
+            "argument_accuracy": _ratio(totals["argument_correct"], totals["argument_checked"]),
+            "invalid_call_rate": _ratio(totals["invalid_calls"], totals["calls_made"]),
+            "expected_calls": totals["expected_calls"],
+            "argument_checked": totals["argument_checked"],
+            "calls_made": totals["calls_made"],
+        }
+
+
 def aggregate_agent(judged: Sequence[Mapping[str, Any]], total_cases: int) -> dict[str, Any]:
     """Totals over judged cases (``judge_agent_case`` results) out of ``total_cases`` planned.
 
@@ -243,20 +281,7 @@ def aggregate_agent(judged: Sequence[Mapping[str, Any]], total_cases: int) -> di
     """
     if total_cases < len(judged):
         raise ValueError(f"{len(judged)} judged cases exceed total_cases {total_cases}")
-
-    def total(key: str) -> int:
-        return sum(int(item[key]) for item in judged)
-
-    succeeded = sum(1 for item in judged if item["succeeded"])
-    return {
-        "total_cases": total_cases,
-        "evaluated_cases": len(judged),
-        "succeeded_cases": succeeded,
-        "success_rate": _ratio(succeeded, total_cases),
-        "tool_selection_accuracy": _ratio(total("selected_correctly"), total("expected_calls")),
-        "argument_accuracy": _ratio(total("argument_correct"), total("argument_checked")),
-        "invalid_call_rate": _ratio(total("invalid_calls"), total("calls_made")),
-        "expected_calls": total("expected_calls"),
-        "argument_checked": total("argument_checked"),
-        "calls_made": total("calls_made"),
-    }
+    totals = AgentTotals()
+    for item in judged:
+        totals.add(item)
+    return totals.aggregate(total_cases)

@@ -1,7 +1,11 @@
-"""The full-denominator run report, built from a frozen manifest and the store's rows.
+"""The full-denominator run report, built from a frozen manifest and the run's rows.
 
 This is the only place metrics are computed: the terminal, JSON and HTML renderers, the CLI
 and the service all read the dict this module returns (validated by ``ReportModel``).
+``assemble_report`` reads the rows once, one cell at a time (``core.report.rows``), through the
+running metrics of ``core.report.running`` and the per-cell runners of ``core.report.cells``:
+what it holds does not grow with the run's calls and results, and each cell's outcome goes to
+a sink as soon as it is known (a list, or a file a store-backed report streams from).
 
 
 Why one long module: it is the only place metrics are computed, on purpose."""
@@ -9,29 +13,52 @@ Why one long module: it is the only place metrics are computed, on purpose."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_srbench.core.calls.failures import summarize_failure
 from pytest_srbench.core.calls.recipes import recipe_summary
-from pytest_srbench.core.calls.routing import decision_breakdown, preview_distributions
-from pytest_srbench.core.calls.usage import cache_neutral_cost, sum_cost
-from pytest_srbench.core.models import FAILED_CELL_STATUSES, Manifest, Run, Target
-from pytest_srbench.core.offline.reconcile import correction_summary, effective_calls
+from pytest_srbench.core.calls.usage import cache_neutral_cost, known_cost
+from pytest_srbench.core.models import Case, Manifest, Run, Target
+from pytest_srbench.core.offline.reconcile import (
+    correction_rows,
+    correction_summary,
+    effective_call,
+)
 from pytest_srbench.core.plan.srbench import SR_BENCH_BENCHMARKS
+from pytest_srbench.core.report.cells import (
+    NOT_GRADED,
+    Distributions,
+    FailureGroups,
+    RepeatAgreement,
+    cell_outcome,
+)
+from pytest_srbench.core.report.explain import (
+    AnswerOutcomes,
+    ProxyProvenance,
+    explanation_limitations,
+)
 from pytest_srbench.core.report.frontier import (
     frontier,
     frontier_point,
     macro_interval,
     macro_worst_coverage,
 )
-from pytest_srbench.core.report.metrics import Row, answer_latency, target_metric
+from pytest_srbench.core.report.metrics import Row
+from pytest_srbench.core.report.rows import CellRows, cells_in_memory
+from pytest_srbench.core.report.running import DecisionRunner, ExactSum, MetricRunner, Ranked
+from pytest_srbench.core.report.sources import (
+    data_sources,
+    plan_sources,
+    score_scope,
+    suite_origins,
+)
 from pytest_srbench.core.report.tasks import (
-    agent_section,
-    cell_embedding,
-    rag_section,
+    AgentSection,
+    RagSection,
+    agent_config,
+    rag_config,
     suite_kinds,
 )
 
@@ -61,7 +88,7 @@ PREVIEW_NULLED = (
     "macro_accuracy_ci95",
     "macro_accuracy_ci95_worst_coverage",
     "sr_bench_score",
-)
+)  # and score_comparable becomes false: a preview has no score
 
 
 def _parse_time(value: str) -> datetime:
@@ -80,6 +107,15 @@ class _Pricing:
         self.inventory = manifest.target_inventory()
         self.options = manifest.benchmark_options
         self.benchmark_of = {case.id: case.benchmark for case in manifest.cases}
+        self._prices: dict[str, dict[str, Any]] = {}
+
+    def prices(self, target: Target) -> dict[str, Any]:
+        """A target's frozen prices as plain dicts (made once per target)."""
+        prices = self._prices.get(target.id)
+        if prices is None:
+            prices = {model: price.model_dump() for model, price in target.prices.items()}
+            self._prices[target.id] = prices
+        return prices
 
     def target_for(self, call: Row) -> Target | None:
         if call.get("role") == "subject":
@@ -95,7 +131,7 @@ class _Pricing:
             target = self.target_for(call)
             if target is None or call.get("usage") is None:
                 return None
-            prices = {model: price.model_dump() for model, price in target.prices.items()}
+            prices = self.prices(target)
             parts = call.get("model_usage") or [call]
             total = 0.0
             for part in parts:
@@ -112,33 +148,38 @@ class _Pricing:
 def macro_and_score(
     manifest: Manifest, target_rows: Sequence[Mapping[str, Any]], complete: bool, present: set[str]
 ) -> dict[str, Any]:
-    """Renormalised macro accuracy, the full sr-bench score (or null) and its scope label."""
+    """Renormalised macro accuracy, the full-set score (or null), its scope label and whether
+    it is an sr-bench 1.0 score (``score_comparable``: over sr-bench data, ``sources``).
+
+    The score keeps its number whenever all nine benchmarks are present, complete and not a
+    recovery child — over any data — but only sr-bench data makes it comparable: otherwise the
+    scope says "macro score over <kind> data — not comparable with sr-bench 1.0"."""
     weights = manifest.benchmark_weights
     num = math.fsum(weights[row["benchmark"]] * (row["accuracy"] or 0.0) for row in target_rows)
     den = math.fsum(weights[row["benchmark"]] for row in target_rows)
     macro = num / den if den else None
-    full = {row["benchmark"] for row in target_rows} == set(SR_BENCH_BENCHMARKS)
-    if full:
-        base = "full sr-bench 1.0"
-    elif not present <= SR_BENCH_BENCHMARKS:
-        base = "extension diagnostic; normalized adapter weights"
-    else:
-        base = "selected benchmark subset; renormalized fixed weights"
-    scope = f"{base}; profile={manifest.profile}"
-    if manifest.execution_cells is not None or manifest.dataset.custom_subset:
-        scope += "; custom task subset"
+    benchmarks = {row["benchmark"] for row in target_rows}
+    full = benchmarks == set(SR_BENCH_BENCHMARKS)
+    scope, comparable = score_scope(manifest, benchmarks, present)
     score = macro if full and complete and manifest.recovery is None else None
-    return {"macro_accuracy": macro, "sr_bench_score": score, "score_scope": scope}
+    return {
+        "macro_accuracy": macro,
+        "sr_bench_score": score,
+        "score_scope": scope,
+        "score_comparable": comparable and score is not None,
+    }
 
 
-def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> None:
-    """§4.3 preview: routing counters from the result rows replace the call-based ones, and
-    every accuracy-like key the item has becomes null (no answers were generated), the
-    continuity block's switched / unswitched accuracy included."""
-    item.update(preview_distributions(results))
+def apply_preview_overrides(item: dict[str, Any], routing: Mapping[str, Any]) -> None:
+    """§4.3 preview: routing counters from the result rows (``preview_distributions``) replace
+    the call-based ones, and every accuracy-like key the item has becomes null (no answers were
+    generated), the continuity block's switched / unswitched accuracy included."""
+    item.update(routing)
     for key in PREVIEW_NULLED:
         if key in item:
             item[key] = None
+    if "score_comparable" in item:
+        item["score_comparable"] = False
     item["continuity"] = {
         **item["continuity"],
         "switched_accuracy": None,
@@ -149,22 +190,36 @@ def apply_preview_overrides(item: dict[str, Any], results: Sequence[Row]) -> Non
 FAILURE_OBSERVED = "failure_observed"  # the one event kind a report reads
 
 
-def _failure(events: Sequence[Row], results: Sequence[Row]) -> dict[str, Any] | None:
-    for event in events:
-        if event.get("kind") == FAILURE_OBSERVED:
-            return dict(event.get("data") or {})
-    failed = [
-        r for r in results if r.get("status") not in ("running", "completed") and r.get("error")
-    ]
-    if not failed:
-        return None
-    first = min(failed, key=lambda r: r.get("finished_at") or "")
-    return {
-        "case_id": first["case_id"],
-        "target_id": first["target_id"],
-        "reason": summarize_failure(str(first["error"])),
-        "inferred_from_saved_results": True,
-    }
+class FirstFailure:
+    """The failure a report names: the ``failure_observed`` event when the run journaled one,
+    else the earliest-finished failed result row with an error (ties: the first row)."""
+
+    def __init__(self, event: Mapping[str, Any] | None) -> None:
+        self.event = event
+        self.best: tuple[str, Any] | None = None
+        self.row: Row | None = None
+
+    def add(self, row: Row, rank: Any) -> None:
+        if self.event is not None or row.get("status") in ("running", "completed"):
+            return
+        if not row.get("error"):
+            return
+        key = (row.get("finished_at") or "", rank)
+        if self.best is None or key < self.best:
+            self.best = key
+            self.row = row
+
+    def failure(self) -> dict[str, Any] | None:
+        if self.event is not None:
+            return dict(self.event.get("data") or {})
+        if self.row is None:
+            return None
+        return {
+            "case_id": self.row["case_id"],
+            "target_id": self.row["target_id"],
+            "reason": summarize_failure(str(self.row["error"])),
+            "inferred_from_saved_results": True,
+        }
 
 
 def _limitations(
@@ -213,86 +268,6 @@ def _limitations(
     return lines
 
 
-def cell_outcomes(manifest: Manifest, results: Sequence[Row]) -> list[dict[str, Any]]:
-    """Every planned cell with its outcome (pending when no row exists), in planned order."""
-    by_cell = {(r["case_id"], r["target_id"]): r for r in results}
-    benchmark_of = {case.id: case.benchmark for case in manifest.cases}
-    rag = {b for b, kind in suite_kinds(manifest).items() if kind == "rag"}
-    target_kind = {t.id: t.kind for t in manifest.target_inventory().values()}
-    cells = []
-    for cell in manifest.planned_cells():
-        row = by_cell.get((cell.case_id, cell.target_id))
-        details = (row or {}).get("details") or {}
-        latency = None if row is None else answer_latency(row)
-        cells.append(
-            {
-                "case_id": cell.case_id,
-                "target_id": cell.target_id,
-                "benchmark": benchmark_of[cell.case_id],
-                "status": row["status"] if row else "pending",
-                "correct": row.get("correct") if row else None,
-                "answer": row.get("answer") if row else None,
-                "answer_status": details.get("answer_status"),
-                "error": summarize_failure(str(row["error"])) if row and row.get("error") else None,
-                "latency_s": latency,
-                "ttft_s": row.get("ttft_s") if row else None,
-                "cost_usd": row.get("cost_usd") if row else None,
-                "embedding": cell_embedding(row, target_kind.get(cell.target_id))
-                if benchmark_of[cell.case_id] in rag
-                else None,
-            }
-        )
-    return cells
-
-
-NOT_GRADED = FAILED_CELL_STATUSES | {"pending", "running"}
-HISTOGRAM_BINS = 20
-
-
-def failure_groups(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Cells without a graded outcome, grouped by reason (most frequent first)."""
-    groups: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        status = cell["status"]
-        if status not in NOT_GRADED:
-            continue
-        reason = cell["error"] or {
-            "pending": "never dispatched (pending)",
-            "running": "still running when the report was built",
-        }.get(status, status)
-        group = groups.setdefault(
-            reason, {"reason": reason, "count": 0, "statuses": {}, "targets": {}, "cells": []}
-        )
-        group["count"] += 1
-        group["statuses"][status] = group["statuses"].get(status, 0) + 1
-        group["targets"][cell["target_id"]] = group["targets"].get(cell["target_id"], 0) + 1
-        if len(group["cells"]) < 20:
-            group["cells"].append({"case_id": cell["case_id"], "target_id": cell["target_id"]})
-    return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
-
-
-def distributions(cells: Sequence[Mapping[str, Any]], target_ids: Sequence[str]) -> dict[str, Any]:
-    """Histograms of per-cell TTFT and latency (completed cells), shared edges per measure."""
-    out: dict[str, Any] = {}
-    for measure in ("ttft_s", "latency_s"):
-        values = {
-            t: [float(c[measure]) for c in cells if c["target_id"] == t and c["status"] == "completed"
-                and c[measure] is not None]
-            for t in target_ids
-        }  # fmt: skip
-        top = max((v for vs in values.values() for v in vs), default=0.0)
-        width = top / HISTOGRAM_BINS if top > 0 else 1.0
-        edges = [round(i * width, 9) for i in range(HISTOGRAM_BINS + 1)]
-        counts = {}
-        for target_id, vs in values.items():
-            bins = [0] * HISTOGRAM_BINS
-            for v in vs:
-                bins[min(int(v / width), HISTOGRAM_BINS - 1)] += 1
-            counts[target_id] = bins
-        out[measure] = {"edges": edges, "counts": counts}
-    return out
-
-
 def plan_identity(manifest: Manifest) -> dict[str, Any]:
     """What a comparison needs of the frozen plan, without case content or endpoints."""
 
@@ -308,6 +283,7 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
         "cost_policy": manifest.cost_policy,
         "output_policy": manifest.output_policy,
         "repeats": manifest.repeats,
+        "data_sources": plan_sources(manifest),
         "sampling": manifest.sampling,
         "benchmark_weights": manifest.benchmark_weights,
         "benchmark_options": manifest.benchmark_options,
@@ -329,62 +305,160 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def repeat_agreement(
-    manifest: Manifest, cells: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """Per-case agreement across repeats and per-target flip rates; ``None`` without repeats.
+class CellSink(Protocol):
+    """Where each cell's outcome goes as soon as it is known (a list will do); the report's
+    ``cells`` is the sink itself."""
 
-    A repeat's outcome is known once its cell is completed (its ``correct``) or failed
-    (incorrect); other repeats are left out of the case's agreement.
-    """
-    if manifest.repeats == 1:
-        return None
-    original = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
-    outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    for cell in cells:
-        key = (cell["target_id"], original[cell["case_id"]])
-        if cell["status"] == "completed" and isinstance(cell["correct"], bool):
-            outcomes[key].append(cell["correct"])
-        elif cell["status"] == "failed":
-            outcomes[key].append(False)
-        else:
-            outcomes.setdefault(key, [])
-    cases: list[dict[str, Any]] = []
-    for (target_id, case_id), values in outcomes.items():
-        m = len(values)
-        right = sum(values)
-        cases.append(
-            {
-                "case_id": case_id,
-                "target_id": target_id,
-                "observed": m,
-                "correct": right,
-                "agreement": max(right, m - right) / m if m else None,
-                "pairwise_disagreement": 2 * right * (m - right) / (m * (m - 1)) if m > 1 else None,
-            }
+    def append(self, cell: dict[str, Any], /) -> None: ...
+
+
+class _CellPass:
+    """The one pass over a run's rows: every metric runner and per-cell section, fed cell by
+    cell in planned order (then the rows outside the plan)."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        pricing: _Pricing,
+        correction: Mapping[str, Any] | None,
+        failure_event: Mapping[str, Any] | None,
+        sink: CellSink,
+    ) -> None:
+        self.manifest = manifest
+        self.pricing = pricing
+        self.preview = manifest.mode == "preview"
+        # the unit of every accuracy interval: a repeat's cell belongs to its original case
+        self.case_of = {
+            case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases
+        }
+        self.grouped = any(original != case_id for case_id, original in self.case_of.items())
+        self.targets = {t.id: t for t in manifest.targets}
+        self.target_kind = {t.id: t.kind for t in manifest.target_inventory().values()}
+        kinds = suite_kinds(manifest)
+        self.rag = {b for b, kind in kinds.items() if kind == "rag"}
+        self.cases: dict[str, Case] = (
+            {case.id: case for case in manifest.cases if case.benchmark in kinds} if kinds else {}
         )
-    targets = []
-    for target in manifest.targets:
-        own = [c for c in cases if c["target_id"] == target.id]
-        full = [c for c in own if c["observed"] == manifest.repeats]
-        flips = [c for c in full if c["agreement"] != 1]
-        targets.append(
-            {
-                "target_id": target.id,
-                "cases": len(own),
-                "fully_observed_cases": len(full),
-                "flipped_cases": len(flips),
-                "flip_rate": len(flips) / len(full) if full else None,
-                "mean_agreement": math.fsum(c["agreement"] for c in full) / len(full)
-                if full
-                else None,
-                "pairwise_disagreement": math.fsum(c["pairwise_disagreement"] for c in full)
-                / len(full)
-                if full
-                else None,
-            }
+        self.rag_section = RagSection(manifest)
+        self.agent_section = AgentSection(manifest)
+        self.correction = correction
+        self.correction_rows = correction_rows(correction) if correction is not None else {}
+        self.benchmark_runners: dict[tuple[str, str], MetricRunner] = {}
+        self.unplanned: dict[str, MetricRunner] = {}
+        self.decisions = {
+            t.id: DecisionRunner(preview=self.preview, grouped=self.grouped)
+            for t in manifest.targets
+            if t.kind == "mom"
+        }
+        self.foreign_spend = ExactSum()
+        self.foreign_known = True
+        self.foreign_calls = 0
+        self.failure = FirstFailure(failure_event)
+        self.failure_groups = FailureGroups()
+        self.outcomes = AnswerOutcomes(manifest)
+        self.proxies = ProxyProvenance(manifest)
+        self.distributions = Distributions([t.id for t in manifest.targets])
+        self.repeats = RepeatAgreement(manifest) if manifest.repeats != 1 else None
+        self.planned = 0
+        self.present: set[str] = set()
+        self.sink = sink
+
+    def runner(self) -> MetricRunner:
+        return MetricRunner(self.pricing.neutral_cost, grouped=self.grouped)
+
+    def feed(self, cells: Iterable[CellRows]) -> None:
+        for cell in cells:
+            calls = cell.calls
+            if self.correction is not None:
+                calls = [(rank, self._effective(call)) for rank, call in calls]
+            if cell.result is not None:
+                self.failure.add(cell.result, cell.result_rank)
+            if cell.target_id in self.targets:
+                for _, call in calls:
+                    self.proxies.add(call)
+            if cell.planned:
+                self._planned(cell, calls)
+            elif cell.target_id in self.targets:
+                if calls:
+                    runner = self.unplanned.get(cell.target_id)
+                    if runner is None:
+                        runner = self.unplanned[cell.target_id] = self.runner()
+                    runner.add_unplanned(calls)
+            else:  # calls of a target the plan does not have count in the run's spend only
+                for _, call in calls:
+                    self.foreign_calls += 1
+                    cost = known_cost(call.get("cost_usd"))
+                    if cost is None:
+                        self.foreign_known = False
+                    else:
+                        self.foreign_spend.add(cost)
+
+    def _effective(self, call: Row) -> Row:
+        assert self.correction is not None
+        return effective_call(call, self.correction_rows, self.correction.get("id"))
+
+    def _planned(self, cell: CellRows, calls: list[Ranked]) -> None:
+        case_id, target_id, row = cell.case_id, cell.target_id, cell.result
+        benchmark = self.pricing.benchmark_of[case_id]
+        self.planned += 1
+        runner = self.benchmark_runners.get((target_id, benchmark))
+        if runner is None:
+            runner = self.benchmark_runners[(target_id, benchmark)] = self.runner()
+            self.present.add(benchmark)
+        original = self.case_of[case_id]
+        runner.add_cell(original, row, cell.result_rank, calls)
+        decisions = self.decisions.get(target_id)
+        if decisions is not None:
+            decisions.add_cell(original, row, cell.result_rank, calls)
+        outcome = cell_outcome(
+            case_id,
+            target_id,
+            benchmark,
+            row,
+            rag=benchmark in self.rag,
+            target_kind=self.target_kind.get(target_id),
         )
-    return {"repeats": manifest.repeats, "targets": targets, "cases": cases}
+        self.outcomes.add(outcome, (call for _, call in calls))
+        status = outcome["status"]
+        if status == "completed":
+            self.distributions.add(outcome)
+        elif status in NOT_GRADED:
+            self.failure_groups.add(outcome)
+        if self.repeats is not None:
+            self.repeats.add(outcome)
+        if self.cases:
+            case = self.cases.get(case_id)
+            if case is not None:
+                self.rag_section.add(case, target_id, row)
+                self.agent_section.add(case, target_id, row)
+        self.sink.append(outcome)
+
+    def target_runners(self, target: Target) -> tuple[MetricRunner, list[tuple[str, MetricRunner]]]:
+        """A target's runner (its benchmarks' merged with its calls outside the plan) and its
+        benchmarks' runners, in benchmark order."""
+        total = self.runner()
+        own = []
+        for benchmark in sorted(set(self.pricing.benchmark_of.values())):
+            runner = self.benchmark_runners.get((target.id, benchmark))
+            if runner is not None:
+                own.append((benchmark, runner))
+                total.merge(runner)
+        if target.id in self.unplanned:
+            total.merge(self.unplanned[target.id])
+        return total, own
+
+    def total_spend(self) -> float | None:
+        """The exact sum of every call's cost; None without calls or when one is unknown."""
+        spend = ExactSum()
+        spend.merge(self.foreign_spend)
+        calls, known = self.foreign_calls, self.foreign_known
+        for runner in [*self.benchmark_runners.values(), *self.unplanned.values()]:
+            subject, auxiliary, all_known = runner.spend_parts()
+            spend.merge(subject)
+            spend.merge(auxiliary)
+            calls += runner.calls
+            known = known and all_known
+        return spend.total() if calls and known else None
 
 
 def build_report(
@@ -401,99 +475,93 @@ def build_report(
     indexes: Mapping[str, dict[str, Any]] | None = None,
     local_embedding: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Compute the whole report dict (validated later by ``ReportModel``).
+    """The report of rows already in memory (``assemble_report`` over ``cells_in_memory``);
+    the first ``failure_observed`` event in ``events`` names the run's failure."""
+    failure_event = next((e for e in events if e.get("kind") == FAILURE_OBSERVED), None)
+    return assemble_report(
+        manifest,
+        run,
+        cells_in_memory(manifest.planned_keys(), results, calls),
+        failure_event=failure_event,
+        runner=runner,
+        child_attempts=child_attempts,
+        correction=correction,
+        recipes=recipes,
+        indexes=indexes,
+        local_embedding=local_embedding,
+    )
+
+
+def assemble_report(
+    manifest: Manifest,
+    run: Run,
+    cells: Iterable[CellRows],
+    *,
+    failure_event: Mapping[str, Any] | None = None,
+    runner: Mapping[str, Any] | None = None,
+    child_attempts: Sequence[Mapping[str, Any]] = (),
+    correction: Mapping[str, Any] | None = None,
+    recipes: Mapping[str, dict[str, Any]] | None = None,
+    indexes: Mapping[str, dict[str, Any]] | None = None,
+    local_embedding: Mapping[str, Any] | None = None,
+    cell_sink: CellSink | None = None,
+) -> dict[str, Any]:
+    """Compute the whole report dict (validated later by ``ReportModel``) in one pass over
+    ``cells``: every planned cell in planned order, then the rows outside the plan
+    (``core.report.rows``). Each cell's outcome is appended to ``cell_sink`` (a new list by
+    default), which becomes the report's ``cells``.
 
     ``recipes`` are the run's router recipe snapshots by target id; a router target without
     one is reported "unavailable" (never borrowed from another run). ``local_embedding`` is
     the local embedding baseline a RAG snapshot records (``rag_config``).
 
-    With an accounting ``correction`` every call is read through it (``effective_calls``)
+    With an accounting ``correction`` every call is read through it (``effective_call``)
     before any metric; the original receipts are not touched.
     """
-    calls = effective_calls(calls, correction)
-    pricing = _Pricing(manifest)
-    planned: dict[str, list[str]] = defaultdict(list)
-    for cell in manifest.planned_cells():
-        planned[cell.target_id].append(cell.case_id)
-    rows_by_target: dict[str, list[Row]] = defaultdict(list)
-    for row in results:
-        rows_by_target[row["target_id"]].append(row)
-    calls_by_target: dict[str, list[Row]] = defaultdict(list)
-    for call in calls:
-        calls_by_target[call["target_id"]].append(call)
-    benchmark_of = {case.id: case.benchmark for case in manifest.cases}
-    # the unit of every accuracy interval: a repeat's cell belongs to its original case
-    case_of = {case.id: case.metadata.get("repeat_of") or case.id for case in manifest.cases}
-    all_benchmarks = sorted(set(benchmark_of.values()))
-    present = {benchmark_of[cell.case_id] for cell in manifest.planned_cells()}
-    preview = manifest.mode == "preview"
+    sink: CellSink = cell_sink if cell_sink is not None else []
+    cell_pass = _CellPass(manifest, _Pricing(manifest), correction, failure_event, sink)
+    cell_pass.feed(cells)
+    preview = cell_pass.preview
+    origins = suite_origins(manifest)
 
     summary_targets: list[dict[str, Any]] = []
     benchmark_rows: list[dict[str, Any]] = []
     for target in manifest.targets:
-        ids = planned[target.id]
-        id_set = set(ids)
-        rows = [r for r in rows_by_target[target.id] if r["case_id"] in id_set]
-        target_calls = calls_by_target[target.id]
         session_mode = "stateless" if preview else target.session_mode
-        metric = target_metric(
-            target.id,
-            rows,
-            target_calls,
-            len(id_set),
-            id_set,
-            pricing.neutral_cost,
-            session_mode=session_mode,
-            case_of=case_of,
-        )
-        own_rows = []
-        own_results = []
-        for benchmark in all_benchmarks:
-            bench_ids = {case_id for case_id in ids if benchmark_of[case_id] == benchmark}
-            if not bench_ids:
-                continue
-            row = {"benchmark": benchmark, "target_id": target.id}
-            bench_results = [r for r in rows if r["case_id"] in bench_ids]
-            row.update(
-                target_metric(
-                    target.id,
-                    bench_results,
-                    [c for c in target_calls if c.get("case_id") in bench_ids],
-                    len(bench_ids),
-                    bench_ids,
-                    pricing.neutral_cost,
-                    session_mode=session_mode,
-                    case_of=case_of,
-                )
-            )
-            own_rows.append(row)
-            own_results.append(bench_results)
-        metric.update(macro_and_score(manifest, own_rows, metric["complete"], present))
+        total, own = cell_pass.target_runners(target)
+        metric = total.metric(target.id, session_mode)
+        own_rows = [
+            {
+                "benchmark": benchmark,
+                "target_id": target.id,
+                "data_source": origins.get(benchmark),
+                **bench.metric(target.id, session_mode),
+            }
+            for benchmark, bench in own
+        ]
+        metric.update(macro_and_score(manifest, own_rows, metric["complete"], cell_pass.present))
         metric["macro_accuracy_ci95"] = macro_interval(own_rows, manifest.benchmark_weights)
         metric["macro_accuracy_ci95_worst_coverage"] = macro_worst_coverage(own_rows)
         metric.update({"kind": target.kind, "model": target.model, "simulated": target.simulated})
-        metric["decision_breakdown"] = (
-            decision_breakdown(
-                rows,
-                [c for c in target_calls if c.get("case_id") in id_set],
-                len(id_set),
-                preview=preview,
-                planned_ids=ids,
-                case_of=case_of,
-            )
-            if target.kind == "mom"
-            else []
-        )
+        decisions = cell_pass.decisions.get(target.id)
+        metric["decision_breakdown"] = decisions.rows() if decisions is not None else []
         if preview:
-            apply_preview_overrides(metric, rows)
-            for row, bench_results in zip(own_rows, own_results, strict=True):
-                apply_preview_overrides(row, bench_results)
+            apply_preview_overrides(metric, total.preview_distributions())
+            for row, (_, bench_runner) in zip(own_rows, own, strict=True):
+                apply_preview_overrides(row, bench_runner.preview_distributions())
         summary_targets.append(metric)
         benchmark_rows.extend(own_rows)
 
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
-    cells = cell_outcomes(manifest, results)
     limitations = _limitations(manifest, run, summary_targets, runner)
+    sources = data_sources(manifest, cell_pass.present)
+    if not sources["comparable"]:
+        limitations.append(
+            f"Where the cases came from: {sources['label']} (each benchmark's data_source says "
+            "which data it is)."
+        )
+    proxies = cell_pass.proxies.rows()
+    limitations += explanation_limitations(manifest, proxies)
     if correction is not None:
         limitations.append(
             f"Usage and cost are read through accounting correction {correction.get('id')} "
@@ -514,19 +582,22 @@ def build_report(
         "case_sha256": manifest.case_sha256,
         "created_at": run.created_at,
         "updated_at": run.updated_at,
-        "failure": _failure(events, results),
+        "failure": cell_pass.failure.failure(),
         "recovery": manifest.recovery,
         "child_attempts": [dict(child) for child in child_attempts],
         "summary": {
             "targets": summary_targets,
-            "planned_cells": len(manifest.planned_cells()),
+            "planned_cells": cell_pass.planned,
             "wall_time_s": wall_time_s(run),
-            "total_spend_usd": sum_cost(c.get("cost_usd") for c in calls) if totals_known else None,
+            "total_spend_usd": cell_pass.total_spend() if totals_known else None,
         },
         "benchmarks": benchmark_rows,
+        "data_sources": sources,
         "limitations": limitations,
-        "rag": rag_section(manifest, results, runner, indexes or {}, local_embedding),
-        "agent": agent_section(manifest, results, runner),
+        "rag": cell_pass.rag_section.section(
+            rag_config(manifest, local_embedding), runner, indexes or {}
+        ),
+        "agent": cell_pass.agent_section.section(agent_config(manifest), runner),
         "provenance": {
             "plan_sha256": manifest.plan_sha256,
             "case_sha256": manifest.case_sha256,
@@ -558,14 +629,16 @@ def build_report(
             if correction is not None
             else None,
         },
-        "failure_groups": failure_groups(cells),
-        "distributions": distributions(cells, [t.id for t in manifest.targets]),
+        "failure_groups": cell_pass.failure_groups.rows(),
+        "outcomes": cell_pass.outcomes.rows(),
+        "proxies": proxies,
+        "distributions": cell_pass.distributions.histograms(),
         "plan": plan_identity(manifest),
-        "repeats": repeat_agreement(manifest, cells),
+        "repeats": cell_pass.repeats.section() if cell_pass.repeats is not None else None,
         "frontier": frontier(
             # a preview has no quality: its targets are listed apart (unplaced)
             frontier_point(run.id, t, [] if preview else benchmark_rows, manifest.benchmark_weights)
             for t in summary_targets
         ),
-        "cells": cells,
+        "cells": sink,
     }

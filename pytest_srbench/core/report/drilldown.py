@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_srbench.core.calls.failures import summarize_failure
 from pytest_srbench.core.canonical import canonical_json
-from pytest_srbench.core.models import Manifest
+from pytest_srbench.core.models import Case, Manifest
 
 HIDDEN_BY_DEFAULT = frozenset({"gpqa-diamond", "hle"})
 TEXT_LIMIT = 1200
@@ -60,6 +60,41 @@ def _receipt(call: Mapping[str, Any]) -> dict[str, Any]:
     return receipt
 
 
+def case_detail(case: Case, reveal: Mapping[str, bool], limit: int = TEXT_LIMIT) -> dict[str, Any]:
+    """What the drill-down shows of one case: its prompt, and its reference when allowed."""
+    allowed = reveal.get(case.benchmark, case.benchmark not in HIDDEN_BY_DEFAULT)
+    prompt = "\n\n".join(_message_text(m) for m in case.messages)
+    reference = case.answer if allowed else None
+    return {
+        "benchmark": case.benchmark,
+        "prompt": clip(prompt, limit),
+        "reference": None
+        if reference is None
+        else clip(reference if isinstance(reference, str) else canonical_json(reference), limit),
+        "reference_hidden": not allowed,
+    }
+
+
+def cell_detail(
+    row: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], limit: int = TEXT_LIMIT
+) -> dict[str, Any]:
+    """What the drill-down shows of one cell with a result row: its final answer text, parsed
+    answer, grade and its calls' receipts (``calls`` in stored order)."""
+    subject = [c for c in calls if c.get("role") == "subject"]
+    final = next((c.get("final") for c in reversed(subject) if c.get("final")), None)
+    details = row.get("details") or {}
+    answer = row.get("answer")
+    return {
+        "final": None if final is None else clip(str(final), limit),
+        "answer": None
+        if answer is None
+        else clip(answer if isinstance(answer, str) else canonical_json(answer), 400),
+        "answer_status": details.get("answer_status"),
+        "quality_failure": details.get("quality_failure"),
+        "receipts": [_receipt(call) for call in calls],
+    }
+
+
 def case_details(
     manifest: Manifest,
     results: Sequence[Mapping[str, Any]],
@@ -70,39 +105,12 @@ def case_details(
     """``cases``: prompt (and reference when allowed) once per case; ``cells``: per
     ``case|target`` the final answer text, parsed answer, grade, error and receipts."""
     reveal = reveals_answers(manifest)
-    cases: dict[str, Any] = {}
-    for case in manifest.cases:
-        allowed = reveal.get(case.benchmark, case.benchmark not in HIDDEN_BY_DEFAULT)
-        prompt = "\n\n".join(_message_text(m) for m in case.messages)
-        reference = case.answer if allowed else None
-        cases[case.id] = {
-            "benchmark": case.benchmark,
-            "prompt": clip(prompt, limit),
-            "reference": None
-            if reference is None
-            else clip(
-                reference if isinstance(reference, str) else canonical_json(reference), limit
-            ),
-            "reference_hidden": not allowed,
-        }
+    cases = {case.id: case_detail(case, reveal, limit) for case in manifest.cases}
     by_cell: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for call in calls:
         by_cell[(call.get("case_id", ""), call.get("target_id", ""))].append(call)
     cells: dict[str, Any] = {}
     for row in results:
         key = (row["case_id"], row["target_id"])
-        own = by_cell.get(key, [])
-        subject = [c for c in own if c.get("role") == "subject"]
-        final = next((c.get("final") for c in reversed(subject) if c.get("final")), None)
-        details = row.get("details") or {}
-        answer = row.get("answer")
-        cells[f"{key[0]}|{key[1]}"] = {
-            "final": None if final is None else clip(str(final), limit),
-            "answer": None
-            if answer is None
-            else clip(answer if isinstance(answer, str) else canonical_json(answer), 400),
-            "answer_status": details.get("answer_status"),
-            "quality_failure": details.get("quality_failure"),
-            "receipts": [_receipt(call) for call in own],
-        }
+        cells[f"{key[0]}|{key[1]}"] = cell_detail(row, by_cell.get(key, []), limit)
     return {"cases": cases, "cells": cells}

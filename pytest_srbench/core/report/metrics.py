@@ -3,6 +3,9 @@
 Input rows are plain dicts as the store returns them (results: one per cell; calls: one
 per HTTP request in stored order). Nothing unknown becomes 0 except ``known_cost_usd``
 (a lower bound) and ``evaluation_cost_usd`` when there are no auxiliary calls.
+
+``target_metric`` is the definition over lists; the report computes the same numbers one cell
+at a time (``core.report.running.MetricRunner``), and tests hold the two equal.
 """
 
 from __future__ import annotations
@@ -105,6 +108,11 @@ def accuracy_interval(
     clusters = case_clusters(
         (original.get(key, key) if isinstance(key, str) else key, correct) for key, correct in cells
     )
+    return interval_fields(clusters)
+
+
+def interval_fields(clusters: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """The accuracy interval's fields from (correct cells, cells) per case."""
     size = effective_cases(clusters)
     return {
         "cases": len(clusters),

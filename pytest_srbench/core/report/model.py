@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
+from pydantic_core.core_schema import SerializerFunctionWrapHandler
 
 
 class _Strict(BaseModel):
@@ -204,6 +205,52 @@ class TargetMetric(_Strict):
     continuity: Continuity
 
 
+class DataSource(BaseModel):
+    """Where one benchmark's cases came from (``docs/suites.md``, "Where a report says its
+    cases came from"); the fields present depend on ``kind``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = Field(description="released, original, synthetic or user.")
+    source: str | None = Field(
+        None, description="released: the release's URL; user: what the suite says it is."
+    )
+    revision: str | None = Field(
+        None, description="released: the pinned revision (a commit id or package==version)."
+    )
+    files: dict[str, str] | None = Field(
+        None, description="released and user: the sha256 of every file the cases were read from."
+    )
+    license: str | None = Field(None, description="released: the data's license.")
+    via: str | None = Field(None, description="released: how it was fetched.")
+    generator: str | None = Field(None, description="synthetic: the generator and its version.")
+    seed: int | None = Field(None, description="synthetic: the generator's seed.")
+    note: str | None = Field(None, description="original: what the items are.")
+
+    @model_serializer(mode="wrap")
+    def _recorded_only(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The fields the origin records (a kind's absent fields are left out, not null)."""
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class DataSources(_Strict):
+    """The data the planned benchmarks' cases came from, and what scores over it may claim."""
+
+    kind: str = Field(
+        description="released, original, synthetic or user when every benchmark has it; mixed "
+        "otherwise; unknown for a plan frozen before data origins were recorded."
+    )
+    kinds: list[str] = Field(description="The distinct kinds present (sorted).")
+    comparable: bool = Field(
+        description="True only for sr-bench data: all nine benchmarks released, at the "
+        "profile's sr-bench case counts, not a custom subset, not a recovery child, live."
+    )
+    label: str = Field(description="What every surface prints beside the scores.")
+    benchmarks: dict[str, str] = Field(description="Benchmark -> the kind of its data.")
+
+
 class SummaryTarget(TargetMetric):
     """A target's overall metrics plus its identity and macro score."""
 
@@ -227,9 +274,20 @@ class SummaryTarget(TargetMetric):
         "runs at the smoke, quick and standard designs (docs/interval-coverage.md).",
     )
     sr_bench_score: float | None = Field(
-        description="Only with all nine benchmarks, complete, not a recovery child."
+        description="The macro over all nine benchmarks: only with all nine, complete, not a "
+        "recovery child. An sr-bench 1.0 score only when score_comparable is true; over other "
+        "data the same number is labelled by score_scope as not comparable."
     )
-    score_scope: str
+    score_scope: str = Field(
+        description="What the macro covers: 'sr-bench 1.0' (sr-bench data), 'macro score "
+        "over <kind> data — not comparable with sr-bench 1.0', a subset or an extension "
+        "diagnostic with its data; then the profile and 'custom task subset'."
+    )
+    score_comparable: bool | None = Field(
+        None,
+        description="True only when sr_bench_score is an sr-bench 1.0 score: non-null and over "
+        "sr-bench data (data_sources.comparable). Null in reports from before data origins.",
+    )
 
 
 class BenchmarkRow(TargetMetric):
@@ -237,6 +295,11 @@ class BenchmarkRow(TargetMetric):
 
     benchmark: str
     target_id: str
+    data_source: DataSource | None = Field(
+        None,
+        description="Where this benchmark's cases came from; null when the plan recorded no "
+        "origin (a run from before data origins).",
+    )
 
 
 class Summary(_Strict):
@@ -278,6 +341,66 @@ class FailureGroup(_Strict):
     cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
 
 
+class RawAnswer(_Strict):
+    """One reply of the model, cut to 240 characters (renderers escape it)."""
+
+    case_id: str
+    text: str
+    chars: int = Field(description="The reply's full length in characters.")
+    truncated: bool
+
+
+class OutcomeRow(_Strict):
+    """How one target's cells of one benchmark ended (core/report/explain.py)."""
+
+    target_id: str
+    benchmark: str
+    cells: int = Field(description="Planned cells (the shares' denominator).")
+    counts: dict[str, int] = Field(
+        description="correct, wrong (graded, not correct), unparsed (no answer could be read), "
+        "ambiguous (several answers), failed (no graded outcome), pending (never finished)."
+    )
+    shares: dict[str, float] = Field(description="Each count / cells.")
+    dominant: str = Field(description="The largest class (the first in that order on a tie).")
+    example: RawAnswer | None = Field(
+        description="When unparsed is the largest class: the first such cell's last subject "
+        "reply, so the report shows what the model wrote instead of an answer."
+    )
+
+
+class ProxiedCall(_Strict):
+    case_id: str | None
+    backend_model: str | None
+    model_group: str | None
+    attempted_fallbacks: int | None
+    usage_estimated: bool
+    status: str | None
+
+
+class ProxyRow(_Strict):
+    """What a proxy (LiteLLM) in front of one target did, from its response headers."""
+
+    target_id: str
+    proxy: list[str]
+    versions: list[str]
+    call_count: int = Field(description="Subject calls that came through the proxy.")
+    backend_models: dict[str, int] = Field(description="x-litellm-model-name per call.")
+    model_groups: dict[str, int] = Field(
+        description="The model group that served (after a fallback, not the one requested)."
+    )
+    fallback_calls: int = Field(description="Calls with x-litellm-attempted-fallbacks > 0.")
+    fallbacks: int = Field(description="Attempted fallbacks summed over the calls.")
+    retries: int
+    estimated_usage_calls: int = Field(
+        description="Calls whose usage the proxy counted itself (the backend sent none): "
+        "their tokens are an estimate and their cost is unknown."
+    )
+    estimated_cost_usd: float | None = Field(
+        description="The price of the estimated usage (never part of a known cost)."
+    )
+    calls: list[ProxiedCall]
+
+
 class Histogram(_Strict):
     edges: list[float] = Field(description="Bin edges in seconds, shared by all targets.")
     counts: dict[str, list[int]] = Field(description="Per target, completed cells per bin.")
@@ -307,6 +430,12 @@ class PlanIdentity(_Strict):
     cost_policy: str
     output_policy: str
     repeats: int
+    data_sources: dict[str, DataSource | None] | None = Field(
+        None,
+        description="Planned benchmark -> the origin of its cases (null: not recorded); a "
+        "comparison refuses runs whose same benchmark came from different data. Null in "
+        "reports from before data origins.",
+    )
     sampling: dict[str, Any]
     benchmark_weights: dict[str, float]
     benchmark_options: dict[str, dict[str, Any]]
@@ -500,9 +629,20 @@ class ReportModel(_Strict):
     child_attempts: list[dict[str, Any]]
     summary: Summary
     benchmarks: list[BenchmarkRow]
+    data_sources: DataSources | None = Field(
+        None, description="Where the cases came from; null in reports from before data origins."
+    )
     limitations: list[str]
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
+    outcomes: list[OutcomeRow] = Field(
+        default_factory=list,
+        description="Answer outcomes per target and benchmark; [] in reports from before them.",
+    )
+    proxies: list[ProxyRow] = Field(
+        default_factory=list,
+        description="Proxy provenance per target with proxied calls; [] without a proxy.",
+    )
     distributions: Distributions
     plan: PlanIdentity
     repeats: Repeats | None

@@ -34,6 +34,7 @@ Per mode (``aggregate_rag``), over that mode's samples (n = ``total_cases``):
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,31 +96,63 @@ def sample_metrics(sample: RagSample) -> dict[str, float | None]:
     }
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+class ModeRunner:
+    """One mode's row of ``aggregate_rag``, one sample at a time: running sums (added in
+    sample order, as ``sum`` over the list would), and the latencies a percentile needs."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.total = 0
+        self.successes = 0
+        self.sums: dict[str, float] = dict.fromkeys(QUALITY_METRICS, 0)
+        self.citation_sum: float = 0
+        self.citation_cases = 0
+        self.latencies = array("d")
+
+    def add(self, sample: RagSample) -> None:
+        metrics = sample_metrics(sample)
+        self.total += 1
+        self.successes += sample.ok
+        for name in QUALITY_METRICS:
+            self.sums[name] += metrics[name] or 0.0
+        if metrics["citation_hit"] is not None:
+            self.citation_sum += metrics["citation_hit"]
+            self.citation_cases += 1
+        if sample.ok and sample.latency_ms is not None:
+            self.latencies.append(sample.latency_ms)
+
+    def row(self) -> dict[str, Any]:
+        total = self.total
+        row: dict[str, Any] = {
+            "mode": self.mode,
+            "total_cases": total,
+            "successful_cases": self.successes,
+            "failed_cases": total - self.successes,
+            "failure_rate": (total - self.successes) / total if total else None,
+        }
+        for name in QUALITY_METRICS:
+            row[name] = self.sums[name] / total if total else None
+        row["citation_hit_rate"] = (
+            self.citation_sum / self.citation_cases if self.citation_cases else None
+        )
+        row["citation_cases"] = self.citation_cases
+        row["p50_latency_ms"] = percentile(self.latencies, 0.5)
+        row["p90_latency_ms"] = percentile(self.latencies, 0.9)
+        row["p95_latency_ms"] = percentile(self.latencies, 0.95)
+        return row
 
 
-def _mode_row(mode: str, samples: Sequence[RagSample]) -> dict[str, Any]:
-    scored = [sample_metrics(sample) for sample in samples]
-    total = len(samples)
-    successes = sum(1 for sample in samples if sample.ok)
-    citations = [m["citation_hit"] for m in scored if m["citation_hit"] is not None]
-    latencies = [s.latency_ms for s in samples if s.ok and s.latency_ms is not None]
-    row: dict[str, Any] = {
-        "mode": mode,
-        "total_cases": total,
-        "successful_cases": successes,
-        "failed_cases": total - successes,
-        "failure_rate": (total - successes) / total if total else None,
-    }
-    for name in QUALITY_METRICS:
-        row[name] = _mean([m[name] or 0.0 for m in scored])
-    row["citation_hit_rate"] = _mean(citations)
-    row["citation_cases"] = len(citations)
-    row["p50_latency_ms"] = percentile(latencies, 0.5)
-    row["p90_latency_ms"] = percentile(latencies, 0.9)
-    row["p95_latency_ms"] = percentile(latencies, 0.95)
-    return row
+class SampleKeys:
+    """The (mode, case_id, repeat) keys seen so far: a duplicate sample is an error."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str, int]] = set()
+
+    def check(self, sample: RagSample) -> None:
+        key = (sample.mode, sample.case_id, sample.repeat)
+        if key in self.seen:
+            raise ValueError(f"duplicate sample {key[0]}/{key[1]}/{key[2]}")
+        self.seen.add(key)
 
 
 def aggregate_rag(samples: Sequence[RagSample], modes: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -129,12 +162,12 @@ def aggregate_rag(samples: Sequence[RagSample], modes: Sequence[str] = ()) -> li
     Raises ``ValueError`` when two samples share (mode, case_id, repeat): a duplicate would
     silently weigh one search twice.
     """
-    by_mode: dict[str, list[RagSample]] = {mode: [] for mode in modes}
-    seen: set[tuple[str, str, int]] = set()
+    by_mode: dict[str, ModeRunner] = {mode: ModeRunner(mode) for mode in modes}
+    keys = SampleKeys()
     for sample in samples:
-        key = (sample.mode, sample.case_id, sample.repeat)
-        if key in seen:
-            raise ValueError(f"duplicate sample {key[0]}/{key[1]}/{key[2]}")
-        seen.add(key)
-        by_mode.setdefault(sample.mode, []).append(sample)
-    return [_mode_row(mode, group) for mode, group in by_mode.items()]
+        keys.check(sample)
+        runner = by_mode.get(sample.mode)
+        if runner is None:
+            runner = by_mode[sample.mode] = ModeRunner(sample.mode)
+        runner.add(sample)
+    return [runner.row() for runner in by_mode.values()]

@@ -11,14 +11,14 @@ what only the run knows (index descriptions, embedding sources, runtime)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from pytest_srbench.core.calls.failures import summarize_failure
 from pytest_srbench.core.calls.retrieval import search_params
 from pytest_srbench.core.models import FAILED_CELL_STATUSES, Case, Manifest, Target
-from pytest_srbench.core.report.agent_metrics import aggregate_agent
-from pytest_srbench.core.report.rag_metrics import RagSample, aggregate_rag
+from pytest_srbench.core.report.agent_metrics import AgentTotals
+from pytest_srbench.core.report.rag_metrics import ModeRunner, RagSample, SampleKeys
 
 Row = Mapping[str, Any]
 DEFAULT_TOP_K = 5
@@ -199,6 +199,99 @@ def config_snapshot(
     return {kind: part for kind, part in found.items() if part is not None} or None
 
 
+class RagSection:
+    """``rag_section`` one planned cell at a time: per (RAG benchmark, target) its mode's
+    running row, and the embedding sources seen."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.kinds = suite_kinds(manifest)
+        self.targets = manifest.target_inventory()
+        self.groups: dict[tuple[str, str], ModeRunner] = {}
+        self.keys: dict[tuple[str, str], SampleKeys] = {}
+        self.sources: Counter[str] = Counter()
+
+    def add(self, case: Case, target_id: str, row: Row | None) -> None:
+        if self.kinds.get(case.benchmark) != "rag":
+            return
+        target = self.targets[target_id]
+        key = (case.benchmark, target_id)
+        runner = self.groups.get(key)
+        if runner is None:
+            runner = self.groups[key] = ModeRunner(rag_mode(target)[0])
+            self.keys[key] = SampleKeys()
+        sample = rag_sample(case, target, row)
+        self.keys[key].check(sample)
+        runner.add(sample)
+        embedding = cell_embedding(row, target.kind)
+        if embedding and embedding.get("source"):
+            self.sources[str(embedding["source"])] += 1
+
+    def section(
+        self,
+        static: Mapping[str, Any] | None,
+        runner: Mapping[str, Any] | None,
+        indexes: Mapping[str, Mapping[str, Any]],
+    ) -> dict[str, Any] | None:
+        """The section, with ``static`` the plan's ``rag_config`` (None: no RAG cells)."""
+        if static is None:
+            return None
+        rows = []
+        for (benchmark, target_id), mode_runner in self.groups.items():
+            top_k = rag_mode(self.targets[target_id])[1]
+            rows.append({"benchmark": benchmark, "target_id": target_id, "top_k": top_k,
+                         **mode_runner.row()})  # fmt: skip
+        snapshot = {
+            **static,
+            "index": {t: dict(indexes[t]) for _, t in self.groups if t in indexes},
+            "embedding": {**static["embedding"], "sources": dict(sorted(self.sources.items()))},
+            **_runtime(runner),
+        }
+        return {"rows": rows, "config_snapshot": snapshot}
+
+
+class AgentSection:
+    """``agent_section`` one planned cell at a time: per (agent benchmark, target) the
+    running totals of its judged cases."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.kinds = suite_kinds(manifest)
+        self.groups: dict[tuple[str, str], tuple[AgentTotals, list[int]]] = {}
+
+    def add(self, case: Case, target_id: str, row: Row | None) -> None:
+        if self.kinds.get(case.benchmark) != "agent":
+            return
+        key = (case.benchmark, target_id)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = (AgentTotals(), [0])
+        group[1][0] += 1
+        row = row or {}
+        agent = (row.get("details") or {}).get("agent")
+        if row.get("status") == "completed" and isinstance(agent, Mapping):
+            group[0].add(agent)
+
+    def section(
+        self, static: Mapping[str, Any] | None, runner: Mapping[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The section, with ``static`` the plan's ``agent_config`` (None: no agent cells)."""
+        if static is None:
+            return None
+        rows = [
+            {"benchmark": benchmark, "target_id": target_id, **totals.aggregate(planned[0])}
+            for (benchmark, target_id), (totals, planned) in self.groups.items()
+        ]
+        return {"rows": rows, "config_snapshot": {**static, **_runtime(runner)}}
+
+
+def _each_planned(
+    manifest: Manifest, results: Sequence[Row]
+) -> Iterator[tuple[Case, str, Row | None]]:
+    cases = {case.id: case for case in manifest.cases}
+    by_cell = {(r["case_id"], r["target_id"]): r for r in results}
+    for case_id, target_id in manifest.planned_keys():
+        yield cases[case_id], target_id, by_cell.get((case_id, target_id))
+
+
 def rag_section(
     manifest: Manifest,
     results: Sequence[Row],
@@ -211,28 +304,10 @@ def rag_section(
     static = rag_config(manifest, local_embedding)
     if static is None:
         return None
-    grouped = _planned(manifest, suite_kinds(manifest), "rag")
-    targets = manifest.target_inventory()
-    by_cell = {(r["case_id"], r["target_id"]): r for r in results}
-    rows = []
-    sources: Counter[str] = Counter()
-    for (benchmark, target_id), cases in grouped.items():
-        target = targets[target_id]
-        samples = [rag_sample(case, target, by_cell.get((case.id, target_id))) for case in cases]
-        for case in cases:
-            embedding = cell_embedding(by_cell.get((case.id, target_id)), target.kind)
-            if embedding and embedding.get("source"):
-                sources[str(embedding["source"])] += 1
-        mode, top_k = rag_mode(target)
-        (metrics,) = aggregate_rag(samples, [mode])
-        rows.append({"benchmark": benchmark, "target_id": target_id, "top_k": top_k, **metrics})
-    snapshot = {
-        **static,
-        "index": {t: dict(indexes[t]) for _, t in grouped if t in indexes},
-        "embedding": {**static["embedding"], "sources": dict(sorted(sources.items()))},
-        **_runtime(runner),
-    }
-    return {"rows": rows, "config_snapshot": snapshot}
+    section = RagSection(manifest)
+    for case, target_id, row in _each_planned(manifest, results):
+        section.add(case, target_id, row)
+    return section.section(static, runner, indexes)
 
 
 def agent_section(
@@ -242,16 +317,7 @@ def agent_section(
     static = agent_config(manifest)
     if static is None:
         return None
-    grouped = _planned(manifest, suite_kinds(manifest), "agent")
-    by_cell = {(r["case_id"], r["target_id"]): r for r in results}
-    rows = []
-    for (benchmark, target_id), cases in grouped.items():
-        judged = []
-        for case in cases:
-            row = by_cell.get((case.id, target_id)) or {}
-            agent = (row.get("details") or {}).get("agent")
-            if row.get("status") == "completed" and isinstance(agent, Mapping):
-                judged.append(agent)
-        rows.append({"benchmark": benchmark, "target_id": target_id,
-                     **aggregate_agent(judged, len(cases))})  # fmt: skip
-    return {"rows": rows, "config_snapshot": {**static, **_runtime(runner)}}
+    section = AgentSection(manifest)
+    for case, target_id, row in _each_planned(manifest, results):
+        section.add(case, target_id, row)
+    return section.section(static, runner)

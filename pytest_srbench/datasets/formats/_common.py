@@ -1,4 +1,9 @@
-"""Shared reading and checking helpers for the public-format converters; errors name file and line."""
+"""Shared reading and checking helpers for the public-format converters; errors name file and line.
+
+Parquet files (the Hugging Face Hub's format) are read with pyarrow, imported only when a
+``.parquet`` file is met; each row becomes a record with the real column names and Python
+values (lists stay lists, structs become objects, binary columns bytes).
+"""
 
 from __future__ import annotations
 
@@ -121,8 +126,33 @@ def read_jsonl(path: Path) -> list[Record]:
     return records
 
 
+PARQUET_INSTALL = "pip install 'pytest-srbench[fetch]'"
+RECORD_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".ndjson", ".parquet")
+
+
+def read_parquet(path: Path) -> list[Record]:
+    """The rows of a parquet file as records (``file row N``, counted from 1)."""
+    try:
+        import pyarrow.parquet as pq
+        from pyarrow import ArrowException
+    except ImportError:
+        raise DatasetError(f"{path}: reading parquet needs pyarrow: {PARQUET_INSTALL}") from None
+    if not path.is_file():
+        read_raw(path)  # the usual "no such file" / "is a directory" message
+    try:
+        table = pq.read_table(path)
+    except (ArrowException, OSError) as error:
+        raise DatasetError(f"{path}: not a readable parquet file ({error})") from None
+    return [
+        Record(row, f"{path} row {number}") for number, row in enumerate(table.to_pylist(), start=1)
+    ]
+
+
 def read_records(path: Path) -> list[Record]:
-    """Objects from a JSONL file, a JSON list (or ``{"data"|"rows": [...]}``), or JSON lines."""
+    """Objects from a JSONL file, a JSON list (or ``{"data"|"rows": [...]}``), JSON lines or
+    a parquet file."""
+    if path.name.endswith(".parquet"):
+        return read_parquet(path)
     if path.name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         return read_jsonl(path)
     text = read_text(path)
@@ -296,8 +326,8 @@ def source_files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
 
 
 def records_from(path: Path) -> tuple[list[Path], list[Record]]:
-    """All records of a JSON / JSONL file or of every such file in a directory."""
-    files = source_files(path, (".jsonl", ".json", ".jsonl.gz", ".ndjson"))
+    """All records of a JSON / JSONL / parquet file or of every such file in a directory."""
+    files = source_files(path, RECORD_SUFFIXES)
     records: list[Record] = []
     for file in files:
         records.extend(read_records(file))

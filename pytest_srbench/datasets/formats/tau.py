@@ -6,12 +6,25 @@ when the domain's tool source is known: given as ``tools_source``, or found in a
 checkout (``data/tau2/domains/<d>`` next to ``src/tau2/domains/<d>/tools.py``). The tool
 source is parsed, never imported. Without it only the expected actions' names are known.
 Each domain's ``db.json`` becomes the suite asset ``assets/<domain>_db.json``.
+
+``user_scenario`` is the task's scenario exactly as tau2 gives it to its user simulator (the
+text of ``UserScenario``: an optional ``Persona:`` block, then ``Instructions:`` with the
+structured parts ``Domain``, ``Reason for call``, ``Known info``, ``Unknown info`` and ``Task
+instructions``, each indented by a tab). The released simulator guidelines
+(``data/tau2/user_simulator/simulation_guidelines.md``, found beside ``domains/``) become
+``user_guidelines``.
+
+Domains whose tasks need more than the agent's tools acting on ``db.json`` — telecom's
+user-side tools and device state (``user_db.toml``, actions requested by the user), its TOML
+database and split policy, environment assertions — are refused with what is missing. Tasks
+with an ``initial_state`` are dropped (and counted as dropped).
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +43,8 @@ from pytest_srbench.datasets.formats._common import (
 )
 
 NO_WRITE_KINDS = ("READ", "GENERIC")
-SCENARIO_PARTS = (
-    ("domain", "Domain"),
-    ("reason_for_call", "Reason for call"),
-    ("known_info", "Known info"),
-    ("unknown_info", "Unknown info"),
-    ("task_instructions", "Task instructions"),
-)
+GUIDELINES = ("user_simulator", "simulation_guidelines.md")  # beside domains/ in data/tau2
+TAB = "\t"
 
 
 def declared_tools(source: Path) -> dict[str, str]:
@@ -71,26 +79,80 @@ def _checkout_tools(folder: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def _part(record: Record, parts: dict[str, Any], key: str, required: bool) -> str | None:
+    value = parts.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise fail(record.where, f"user_scenario.instructions.{key} must be text")
+    return value
+
+
 def _scenario(record: Record) -> str:
+    """The scenario as tau2 renders it for its user simulator (``str(UserScenario)``)."""
     scenario = record.data.get("user_scenario")
     if not isinstance(scenario, dict):
         raise fail(record.where, f"user_scenario must be an object, got {type_name(scenario)}")
+    persona = scenario.get("persona")
+    if persona is not None and not isinstance(persona, str):
+        raise fail(record.where, "user_scenario.persona must be text or null")
     instructions = scenario.get("instructions")
-    parts = []
-    if isinstance(scenario.get("persona"), str) and scenario["persona"].strip():
-        parts.append(f"Persona:\n{scenario['persona'].strip()}")
-    if isinstance(instructions, str) and instructions.strip():
-        parts.append(instructions.strip())
+    if isinstance(instructions, str):
+        if not instructions.strip():
+            raise fail(record.where, "user_scenario.instructions is empty")
+        text = instructions
     elif isinstance(instructions, dict):
-        for key, label in SCENARIO_PARTS:
-            value = instructions.get(key)
-            if isinstance(value, str) and value.strip():
-                parts.append(f"{label}:\n{value.strip()}")
+        domain = _part(record, instructions, "domain", True)
+        reason = _part(record, instructions, "reason_for_call", True)
+        known = _part(record, instructions, "known_info", False)
+        unknown = _part(record, instructions, "unknown_info", False)
+        task = _part(record, instructions, "task_instructions", True)
+        lines = [f"Domain: {domain}", f"Reason for call:\n{textwrap.indent(reason or '', TAB)}"]
+        if known is not None:
+            lines.append(f"Known info:\n{textwrap.indent(known, TAB)}")
+        if unknown is not None:
+            lines.append(f"Unknown info:\n{textwrap.indent(unknown, TAB)}")
+        lines.append(f"Task instructions:\n{textwrap.indent(task or '', TAB)}")
+        text = "\n".join(lines)
     else:
         raise fail(record.where, "user_scenario.instructions must be text or an object")
-    if not parts:
-        raise fail(record.where, "user_scenario.instructions is empty")
-    return "\n\n".join(parts)
+    rendered = [] if persona is None else ["Persona:", textwrap.indent(persona, TAB)]
+    rendered += ["Instructions:", textwrap.indent(text, TAB)]
+    return "\n".join(rendered)
+
+
+def _unsupported(folder: Path, tasks: list[Any]) -> list[str]:
+    """What a domain's tasks need that tau3 here does not have (empty: convertible)."""
+    needs: list[str] = []
+    if any((folder / name).is_file() for name in ("user_db.toml", "user_db.json")):
+        needs.append("a user-side device database (user_db)")
+    if (folder / "db.toml").is_file() and not (folder / "db.json").is_file():
+        needs.append("a TOML database (db.toml; only db.json is supported)")
+    if not (folder / "policy.md").is_file() and (folder / "main_policy.md").is_file():
+        needs.append("a policy split over main_policy.md and a manual (not policy.md)")
+    user_actions = assertions = 0
+    for task in (t for t in tasks if isinstance(t, dict)):
+        criteria = task.get("evaluation_criteria") or {}
+        actions = criteria.get("actions") or [] if isinstance(criteria, dict) else []
+        user_actions += sum(
+            1 for a in actions if isinstance(a, dict) and a.get("requestor") == "user"
+        )
+        basis = criteria.get("reward_basis") or [] if isinstance(criteria, dict) else []
+        assertions += bool(isinstance(criteria, dict) and criteria.get("env_assertions"))
+        assertions += "ENV_ASSERTION" in basis and not criteria.get("env_assertions")
+    if user_actions:
+        needs.append(f"user-side tools ({user_actions} expected action(s) requested by the user)")
+    if assertions:
+        needs.append(f"environment assertions ({assertions} task(s) graded by ENV_ASSERTION)")
+    return needs
+
+
+def _guidelines(folder: Path) -> Path | None:
+    """The released user-simulator guidelines of a tau2 data folder, when beside domains/."""
+    if folder.resolve().parent.name != "domains":
+        return None
+    candidate = folder.resolve().parent.parent.joinpath(*GUIDELINES)
+    return candidate if candidate.is_file() else None
 
 
 def _actions(record: Record, criteria: dict[str, Any]) -> list[dict[str, Any]]:
@@ -136,8 +198,15 @@ def _splits(folder: Path) -> dict[str, list[str]]:
 
 def _domain(folder: Path, tools_source: Path | None, out: Conversion) -> None:
     domain = folder.name
-    if (folder / "db.toml").is_file() and not (folder / "db.json").is_file():
-        raise DatasetError(f"{folder}: holds db.toml; only JSON databases (db.json) are supported")
+    tasks_path = folder / "tasks.json"
+    needs = _unsupported(folder, read_json(tasks_path) if tasks_path.is_file() else [])
+    if needs:
+        raise DatasetError(
+            f"{folder}: the {domain} domain cannot be converted for tau3: it needs "
+            + "; ".join(needs)
+            + ". tau3 here supports domains whose tasks act through the agent's tools on "
+            "db.json (airline, retail); nothing was converted"
+        )
     for name in ("db.json", "policy.md", "tasks.json"):
         if not (folder / name).is_file():
             raise DatasetError(f"{folder}: missing {name} (not a tau2-bench domain folder)")
@@ -154,6 +223,9 @@ def _domain(folder: Path, tools_source: Path | None, out: Conversion) -> None:
     out.source_files += [folder / name for name in ("db.json", "policy.md", "tasks.json")]
     if splits:
         out.source_files.append(folder / "split_tasks.json")
+    guidelines = _guidelines(folder)
+    if guidelines is not None:
+        out.source_files.append(guidelines)
     source = tools_source or _checkout_tools(folder)
     declared = declared_tools(source) if source else {}
     if source:
@@ -190,6 +262,7 @@ def _domain(folder: Path, tools_source: Path | None, out: Conversion) -> None:
             "domain": domain,
             "policy": policy,
             "user_scenario": _scenario(record),
+            **({"user_guidelines": read_text(guidelines)} if guidelines else {}),
             "db_asset": db_asset,
             "expected_actions": actions,
             "required_outputs": _outputs(record, criteria),

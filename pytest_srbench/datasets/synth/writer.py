@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_srbench import __version__
 from pytest_srbench.core.canonical import canonical_json
 from pytest_srbench.core.plan.choices import DEFAULT_SEED
 from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
@@ -96,6 +97,12 @@ def _source_text(benchmark: str) -> str:
     )
 
 
+def synth_origin(seed: int) -> dict[str, object]:
+    """``suite.json``'s ``origin``: synthetic, with the generator (this version) and the seed."""
+    return {"kind": "synthetic", "generator": f"pytest-srbench {__version__} datasets synth",
+            "seed": seed}  # fmt: skip
+
+
 def synth_files(benchmark: str, profile: str, seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """The bytes of ``cases.jsonl`` and ``suite.json`` for one synthetic suite."""
     rows = synth_rows(benchmark, synth_count(benchmark, profile), seed)
@@ -104,6 +111,7 @@ def synth_files(benchmark: str, profile: str, seed: int = DEFAULT_SEED) -> dict[
         "benchmark": benchmark,
         "count": len(rows),
         "license": LICENSE,
+        "origin": synth_origin(seed),
         "reveal_answers": True,  # original items: reports may show their answers
         "revision": f"synthetic-{seed}",
         "sha256": hashlib.sha256(body).hexdigest(),

@@ -4,7 +4,18 @@
   "use strict";
   var blob = document.getElementById("srbench-data");
   if (!blob) { return; }
+  // the case table's targets, benchmarks and columns; its rows and drill-down texts come in
+  // pages (one JSON block per page of cells, written while the report was read)
   var data = JSON.parse(blob.textContent);
+  data.rows = [];
+  data.cases = {};
+  data.cells = {};
+  document.querySelectorAll("script.srbench-page").forEach(function (node) {
+    var page = JSON.parse(node.textContent);
+    for (var i = 0; i < page.rows.length; i += 1) { data.rows.push(page.rows[i]); }
+    Object.assign(data.cases, page.cases);
+    Object.assign(data.cells, page.cells);
+  });
   var PAGE = 100;
   var state = { sort: -1, dir: 1, page: 0, rows: data.rows };
   var body = document.getElementById("cases-body");

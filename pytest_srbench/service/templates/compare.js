@@ -2,11 +2,13 @@
 (function () {
   "use strict";
   var select = document.getElementById("baseline");
+  var allowMixed = document.getElementById("allow-mixed");
   var box = document.getElementById("candidates");
   var error = document.getElementById("error");
   var runs = [];
   var params = new URLSearchParams(window.location.search);
   var wanted = { baseline: params.get("baseline") || "", candidates: params.getAll("candidate") };
+  allowMixed.checked = params.get("allow_mixed_sources") === "true";
   var generation = 0;
 
   function label(run) {
@@ -16,8 +18,13 @@
     return Array.prototype.slice.call(box.querySelectorAll("input[name='candidate']:checked"))
       .map(function (input) { return input.value; });
   }
+  function selection() {
+    var params = { baseline: select.value, candidate: chosen() };
+    if (allowMixed.checked) { params.allow_mixed_sources = "true"; }
+    return params;
+  }
   function remember() {
-    var text = SR.query({ baseline: select.value, candidate: chosen() });
+    var text = SR.query(selection());
     window.history.replaceState(null, "", text ? "?" + text : window.location.pathname);
   }
   function drawCandidates() {
@@ -39,7 +46,17 @@
   }
   function pct(value) { return value === null || value === undefined ? "—" : (value >= 0 ? "+" : "") + value.toFixed(1) + "%"; }
   function signed(value) { return value === null || value === undefined ? "—" : (value >= 0 ? "+" : "") + value.toFixed(3); }
+  // A comparison across different data is allowed only on request, and then said loudly.
+  function drawMixed(result) {
+    var node = document.getElementById("mixed");
+    var warnings = (result.candidates || []).map(function (c) {
+      return c.data_sources && c.data_sources.warning ? c.candidate_run_id + ": " + c.data_sources.warning : null;
+    }).filter(function (line) { return line; });
+    node.textContent = warnings.join("\n");
+    node.hidden = !warnings.length;
+  }
   function drawResult(result) {
+    drawMixed(result);
     var tbody = SR.clear(document.querySelector("#comparison tbody"));
     (result.candidates || []).forEach(function (c) {
       (c.comparisons || []).forEach(function (row) {
@@ -73,7 +90,7 @@
       SR.hideError(error);
       return Promise.resolve();
     }
-    var q = SR.query({ baseline: baseline, candidate: candidates });
+    var q = SR.query(selection());
     return SR.api("/api/compare?" + q + "&format=json").then(function (result) {
       if (mine !== generation) { return; }
       SR.hideError(error);
@@ -118,6 +135,7 @@
   }
   select.addEventListener("change", function () { drawCandidates(); compare(); });
   box.addEventListener("change", compare);
+  allowMixed.addEventListener("change", compare);
   SR.download(document.getElementById("export-csv"));
   SR.download(document.getElementById("export-json"));
   load().catch(function (e) { SR.showError(error, e); }).then(SR.ready);

@@ -48,6 +48,7 @@
       pair(dl, "kind", d.kind);
       pair(dl, "benchmark", d.benchmark);
       pair(dl, "version", d.version);
+      pair(dl, "data", d.data);
       pair(dl, "source", d.source);
       pair(dl, "cases", d.cases);
       pair(dl, "location", d.location);

@@ -34,6 +34,7 @@
         SR.cell(tr, d.kind, null, "kind");
         SR.cell(tr, d.benchmark, null, "benchmark");
         SR.cell(tr, d.version, null, "version");
+        SR.cell(tr, null, null, "data").appendChild(SR.el("span", d.data, "badge " + (d.data === "released" ? "ok" : "warn")));
         SR.cell(tr, d.source, "clip", "source");
         SR.cell(tr, d.cases, "num", "cases");
         SR.cell(tr, profiles(d.profiles), null, "profiles");

@@ -70,10 +70,37 @@
     return SR.api(base + "/report").then(function (report) {
       var s = report.summary || {};
       drawLatency(report);
+      drawData(report);
       text("run-spend", SR.usd(s.total_spend_usd));
       // a running run's report ends its wall time at the last status change: the page counts
       if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
     }, function () { /* a report that cannot be built yet: keep the last values */ });
+  }
+  // One line per benchmark: the kind of data its cases came from and where from, as the
+  // report records it (the report's own label says what its scores may claim).
+  function origin(source) {
+    if (!source) { return "not recorded (a run from before data origins)"; }
+    if (source.kind === "released") { return source.source + " @ " + source.revision; }
+    if (source.kind === "synthetic") { return source.generator + ", seed " + (source.seed === undefined ? "unknown" : source.seed); }
+    if (source.kind === "original") { return source.note; }
+    return source.source || "the project";
+  }
+  function drawData(report) {
+    var sources = report.data_sources;
+    text("data-label", sources ? sources.label : "not recorded (a report from before data origins)");
+    var tbody = SR.clear(document.querySelector("#data-sources tbody"));
+    var seen = {};
+    (report.benchmarks || []).forEach(function (row) {
+      if (seen[row.benchmark]) { return; }
+      seen[row.benchmark] = true;
+      var tr = document.createElement("tr");
+      var kind = row.data_source ? row.data_source.kind : "unknown";
+      tr.setAttribute("data-benchmark", row.benchmark);
+      SR.cell(tr, row.benchmark, null, "benchmark");
+      SR.cell(tr, null, null, "data").appendChild(SR.el("span", kind, "badge " + (kind === "released" ? "ok" : "warn")));
+      SR.cell(tr, origin(row.data_source), null, "origin");
+      tbody.appendChild(tr);
+    });
   }
   // p50 / p90 / p95 as the report has them ("—" for a percentile the report does not carry)
   function drawLatency(report) {

@@ -2,7 +2,13 @@
 
 import pytest
 
-from pytest_srbench.core.plan.selection import SelectionError, select_for_profile, stratified_order
+from pytest_srbench.core.plan.selection import (
+    SelectionError,
+    Shortfall,
+    select_for_profile,
+    shortfalls_message,
+    stratified_order,
+)
 
 COUNTS = {"smoke": 3, "quick": 6, "standard": 4}
 
@@ -41,7 +47,34 @@ def test_shortfall_is_an_error_never_padding():
         select_for_profile([f"x/{i}" for i in range(8)], "standard", COUNTS, benchmark="x")
 
 
+def test_a_shortfall_of_an_sr_bench_benchmark_names_the_command_that_fetches_it():
+    with pytest.raises(SelectionError) as raised:
+        select_for_profile(["gpqa-diamond/1"], "quick", COUNTS, benchmark="gpqa-diamond")
+    assert "gpqa-diamond: profile 'quick' needs 6 cases" in str(raised.value)
+    assert "`srbench datasets fetch gpqa-diamond --profile quick`" in str(raised.value)
+    with pytest.raises(SelectionError) as raised:  # an extension benchmark has nothing to fetch
+        select_for_profile(["x/1"], "quick", COUNTS, benchmark="x")
+    assert "fetch" not in str(raised.value) and "srbench datasets prepare" in str(raised.value)
+
+
 def test_limit_keeps_a_prefix():
     order = stratified_order(items(), 3)
     assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=2) == order[:2]
     assert select_for_profile(order, "smoke", COUNTS, benchmark="x", limit=50) == order[:3]
+
+
+def test_several_shortfalls_are_named_together_with_one_fetch_command():
+    errors = []
+    for benchmark, suite in (("hle", ["hle/1"]), ("x", ["x/1"]), ("tau3", ["tau3/1"])):
+        with pytest.raises(Shortfall) as raised:
+            select_for_profile(suite, "quick", COUNTS, benchmark=benchmark)
+        errors.append(raised.value)
+    message = shortfalls_message(errors)
+    assert message.splitlines()[:4] == [
+        "3 benchmarks have too few cases for this profile:",
+        "  hle: profile 'quick' needs 6 cases, but the suite has 1 in all",
+        "  x: profile 'quick' needs 6 cases, but the suite has 1 in all",
+        "  tau3: profile 'quick' needs 6 cases, but the suite has 1 in all",
+    ]
+    assert "`srbench datasets fetch hle tau3 --profile quick`" in message  # x is no sr-bench one
+    assert shortfalls_message(errors[:1]) == str(errors[0])

@@ -38,7 +38,8 @@ def test_example_4_macro_over_a_subset():
     assert summary["sr_bench_score"] is None
     assert (
         summary["score_scope"]
-        == "selected benchmark subset; renormalized fixed weights; profile=quick; custom task subset"
+        == "selected benchmark subset; renormalized fixed weights; data of unknown origin; "
+        "profile=quick; custom task subset"
     )
     ReportModel.model_validate(report)
 
@@ -85,7 +86,11 @@ def test_full_suite_complete_target_gets_a_score_and_a_recovery_child_never_does
     calls = [call(c.id, "t") for c in cases]
     summary = build_report(plan, run(), results, calls)["summary"]["targets"][0]
     assert summary["sr_bench_score"] == pytest.approx(0.85)
-    assert summary["score_scope"] == "full sr-bench 1.0; profile=quick"
+    # a plan that recorded no data origins (and one case per benchmark): never sr-bench 1.0
+    assert summary["score_scope"] == (
+        "macro score over data of unknown origin — not comparable with sr-bench 1.0; profile=quick"
+    )
+    assert summary["score_comparable"] is False
     child = manifest(cases, [target("t")], recovery={"parent_run_id": "run-x"})
     assert (
         build_report(child, run(), results, calls)["summary"]["targets"][0]["sr_bench_score"]

@@ -1,0 +1,164 @@
+"""A run's rows for its report, one cell at a time (SQLite): ``CellRows`` of every planned
+cell in planned order, then the rows outside the plan — read a page at a time, so the
+process holds one page of result rows and their calls, never the run's.
+
+The planned (case, target) pairs go to a temporary table of the connection (indexed by
+cell), so SQLite does the joining and ordering: result rows are looked up by their primary
+key in planned order; calls are ordered by (planned position, journal position) — a sort of
+two integers per call — and their receipts are then read by journal position in batches.
+Nothing is written to the journal itself (a read-only store allows temporary tables)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from pytest_srbench.core.report.rows import CellRows
+
+if TYPE_CHECKING:
+    from pytest_srbench.store.sqlite import SqliteStore
+
+Row = dict[str, Any]
+PAGE = 500  # planned cells per read; also the most receipts read by one statement
+_tables = itertools.count(1)
+
+
+@contextmanager
+def _scratch(store: SqliteStore) -> Iterator[None]:
+    """Writes to the connection's temporary tables, also on a read-only (query_only) store."""
+    if not store.read_only:
+        yield
+        return
+    store.db.execute("PRAGMA query_only=OFF")
+    try:
+        yield
+    finally:
+        store.db.execute("PRAGMA query_only=ON")
+
+
+def cell_rows(
+    store: SqliteStore, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = PAGE
+) -> Iterator[CellRows]:
+    """See ``Store.cell_rows``."""
+    table = f"temp.report_cells_{next(_tables)}"
+    db = store.db
+    with store.snapshot():
+        with _scratch(store):
+            db.execute(
+                f"CREATE TABLE {table}(idx INTEGER PRIMARY KEY, case_id TEXT NOT NULL,"
+                " target_id TEXT NOT NULL)"
+            )
+            db.executemany(f"INSERT INTO {table}(case_id, target_id) VALUES (?, ?)", planned)
+            db.execute(
+                f"CREATE INDEX {table}_cell ON {table.removeprefix('temp.')}(case_id, target_id)"
+            )
+        try:
+            yield from _planned(store, run_id, table, page)
+            yield from _outside(store, run_id, table, page)
+        finally:
+            with _scratch(store):
+                db.execute(f"DROP TABLE {table}")
+
+
+def _receipts(store: SqliteStore, seqs: list[int], page: int) -> dict[int, Row]:
+    """Calls by journal position, read ``page`` at a time."""
+    found: dict[int, Row] = {}
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    loads = orjson.loads
+    for start in range(0, len(seqs), page):
+        batch = seqs[start : start + page]
+        marks = ", ".join("?" * len(batch))
+        for seq, data in cursor.execute(
+            f"SELECT seq, data FROM calls WHERE seq IN ({marks})", batch
+        ):
+            call = loads(data)
+            call["_seq"] = seq
+            found[seq] = call
+    return found
+
+
+def _planned(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator[CellRows]:
+    results = store.db.cursor()
+    results.row_factory = None
+    results.execute(
+        f"SELECT p.idx, p.case_id, p.target_id, r.data FROM {table} p LEFT JOIN results r"
+        " ON r.run_id = ? AND r.case_id = p.case_id AND r.target_id = p.target_id"
+        " ORDER BY p.idx",
+        (run_id,),
+    )
+    order = store.db.cursor()
+    order.row_factory = None
+    order.execute(
+        f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
+        " ON p.case_id = c.case_id AND p.target_id = c.target_id"
+        " WHERE c.run_id = ? ORDER BY p.idx, c.seq",
+        (run_id,),
+    )
+    pairs = _fetched(order, page)  # (planned position, journal position), in that order
+    pending = next(pairs, None)
+    loads = orjson.loads
+    while rows := results.fetchmany(page):
+        last = rows[-1][0]
+        calls_of: dict[int, list[int]] = {}
+        seqs: list[int] = []
+        while pending is not None and pending[0] <= last:
+            calls_of.setdefault(pending[0], []).append(pending[1])
+            seqs.append(pending[1])
+            pending = next(pairs, None)
+        receipts = _receipts(store, seqs, page)
+        for idx, case_id, target_id, data in rows:
+            own = calls_of.get(idx)
+            yield CellRows(
+                case_id,
+                target_id,
+                True,
+                None if data is None else loads(data),
+                (case_id, target_id),
+                [(seq, receipts[seq]) for seq in own] if own else [],
+            )
+
+
+def _outside_plan(alias: str, table: str) -> str:
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {table} p"
+        f" WHERE p.case_id = {alias}.case_id AND p.target_id = {alias}.target_id)"
+    )
+
+
+def _fetched(cursor: Any, page: int) -> Iterator[Any]:
+    while rows := cursor.fetchmany(page):
+        yield from rows
+
+
+def _outside(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator[CellRows]:
+    """Result rows outside the plan (each alone), then calls outside it grouped by (target,
+    case): a cell outside the plan may come twice, once with its row and once with its calls."""
+    results = store.db.cursor()
+    results.row_factory = None
+    results.execute(
+        "SELECT r.case_id, r.target_id, r.data FROM results r WHERE r.run_id = ? AND "
+        + _outside_plan("r", table)
+        + " ORDER BY r.case_id, r.target_id",
+        (run_id,),
+    )
+    for case_id, target_id, data in _fetched(results, page):
+        yield CellRows(case_id, target_id, False, orjson.loads(data), (case_id, target_id), [])
+    calls = store.db.cursor()
+    calls.row_factory = None
+    calls.execute(
+        "SELECT c.target_id, c.case_id, c.seq FROM calls c WHERE c.run_id = ? AND "
+        + _outside_plan("c", table)
+        + " ORDER BY c.target_id, c.case_id, c.seq",
+        (run_id,),
+    )
+    for (target_id, case_id), group in itertools.groupby(
+        _fetched(calls, page), key=lambda row: (row[0], row[1])
+    ):
+        seqs = [seq for *_, seq in group]
+        receipts = _receipts(store, seqs, page)
+        yield CellRows(case_id, target_id, False, None, None, [(s, receipts[s]) for s in seqs])

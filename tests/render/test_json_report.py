@@ -1,0 +1,64 @@
+"""The JSON report is written a piece at a time and reads exactly as
+``json.dumps(validated report, indent=2, ensure_ascii=False)`` did."""
+
+import json
+import random
+
+import pytest
+
+from pytest_srbench.core.report.build import build_report
+from pytest_srbench.core.report.model import CellOutcome, ReportModel
+from pytest_srbench.render.json_report import (
+    CELL_LEVEL,
+    cell_text,
+    indented,
+    report_chunks,
+    report_json,
+)
+from tests.core.helpers import run
+from tests.core.report.random_runs import plan, rows
+
+
+def value(rng: random.Random, depth: int = 0):
+    scalars = [None, True, False, 0, -7, 2**70, 0.1, 1e-05, 1.5e16, -2.5e-300, float("nan"),
+               float("inf"), "", "plain", 'quo"te\\back\nline\u2028é\x00', "日本"]  # fmt: skip
+    if depth > 2 or rng.random() < 0.5:
+        return rng.choice(scalars)
+    if rng.random() < 0.5:
+        return [value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {f"k{i}é": value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_indented_is_json_dumps_with_indent_2(seed):
+    rng = random.Random(seed)
+    for _ in range(50):
+        data = value(rng)
+        assert indented(data) == json.dumps(data, indent=2, ensure_ascii=False)
+        nested = json.dumps({"x": [data]}, indent=2, ensure_ascii=False)
+        assert nested == '{\n  "x": [\n    ' + indented(data, "    ") + "\n  ]\n}"
+
+
+def test_a_cell_is_written_as_validated_whether_or_not_it_was_in_shape():
+    shaped = {"case_id": "b/1", "target_id": "t", "benchmark": "b", "status": "completed",
+              "correct": True, "answer": ["A", {"n": 1.5}], "answer_status": "answered",
+              "error": None, "latency_s": 1e-05, "ttft_s": None, "cost_usd": 0.25,
+              "embedding": {"source": "api", "dimensions": 3}}  # fmt: skip
+    loose = {**shaped, "correct": 1, "latency_s": 2, "answer": ("A", 3)}  # pydantic coerces
+    for cell in (shaped, loose):
+        validated = CellOutcome.model_validate(cell).model_dump(mode="json")
+        dumped = json.dumps(validated, indent=2, ensure_ascii=False)
+        assert cell_text(cell) == CELL_LEVEL + dumped.replace("\n", "\n" + CELL_LEVEL)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_report_is_the_indented_dump_of_the_validated_report(seed):
+    rng = random.Random(seed)
+    frozen = plan(rng, repeats=1 + seed % 2)
+    results, calls = rows(rng, frozen)
+    report = build_report(frozen, run("failed"), results, calls)
+    whole = ReportModel.model_validate(report).model_dump(mode="json")
+    expected = json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    assert report_json(report) == expected
+    assert len(list(report_chunks(report))) == len(report["cells"]) + 2
+    assert report_json({**report, "cells": []}).endswith('"cells": []\n}\n')
