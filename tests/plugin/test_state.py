@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 
 from tests.plugin.test_concurrency import project
 
@@ -53,3 +55,31 @@ def test_a_session_without_srbench_freezes_nothing(pytester):
     result = pytester.runpytest_inprocess(*QUIET)
     assert result.ret == 0
     assert json.loads((pytester.path / "frozen.json").read_text())["call"] == [before]
+
+
+EXIT_PROBE = """
+import atexit, gc, sys
+import pytest
+
+# registered first, so it runs last: after the session's own exit handler
+atexit.register(lambda: print("at exit, frozen:", gc.get_freeze_count() > 0, flush=True))
+code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--srbench-profile=smoke",
+                    "--srbench-benchmark=mmlu-pro", "--srbench-limit=2"])
+print("exit code", int(code), "after the session, frozen:", gc.get_freeze_count(), flush=True)
+"""
+
+
+def test_the_heap_is_frozen_again_for_the_interpreters_exit(pytester, sim):
+    """The interpreter's last collection would walk the thawed heap (seconds at 20,000 cells):
+    the session freezes it again when the interpreter exits."""
+    project(pytester, sim, "always-right")
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] == "exit code 0 after the session, frozen: 0", done.stdout + done.stderr
+    assert lines[-1] == "at exit, frozen: True"
