@@ -125,6 +125,12 @@ def make_project(root: Path, workload: Workload) -> Path:
 
 
 BENCH_DIR = Path(__file__).resolve().parent
+PYTHON = [sys.executable]  # the interpreter timed commands run under (``use_python``)
+
+
+def use_python(python: str) -> None:
+    """Run the timed commands under ``python`` (e.g. the user environment's)."""
+    PYTHON[0] = python
 
 
 def child_env(pythonpath: str | None = None, **extra: str) -> dict[str, str]:
@@ -208,7 +214,7 @@ def run_pytest(
     selection = ["--srbench-profile", "smoke", TEST_MODULES[as_test]] if as_test else [
         "--srbench-benchmark", "bench-mcq"]  # fmt: skip
     command = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
+        PYTHON[0], "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
         "--srbench-concurrency", str(workload.concurrency), "--srbench-json", "report.json",
         "--srbench-store", ".srbench", "--srbench-transport", workload.transport,
     ]  # fmt: skip
@@ -315,7 +321,7 @@ def run_hand_loop_command(workload: Workload, pythonpath: str | None = None) -> 
     """The hand-written loop as a command of its own, timed from spawn to exit like ours."""
     spec = json.dumps([workload.cells, workload.latency_s, workload.chunks, workload.concurrency])
     done = run_command(
-        [sys.executable, str(Path(__file__).resolve()), "hand-loop", spec],
+        [PYTHON[0], str(Path(__file__).resolve()), "hand-loop", spec],
         cwd=BENCH_DIR,
         env=child_env(pythonpath),
     )

@@ -33,7 +33,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _peers import PEERS, run_peer
-from _workload import PHASES, Workload, make_project, run_hand_loop_command, run_pytest
+from _user_venv import user_python
+from _workload import (
+    PHASES,
+    Workload,
+    make_project,
+    run_hand_loop_command,
+    run_pytest,
+    use_python,
+)
 
 SETTINGS = {
     "2000-200ms": Workload(cells=2000, latency_s=0.2, chunks=200, concurrency=64),
@@ -119,7 +127,15 @@ def main() -> int:
     )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
     parser.add_argument("--quick", action="store_true", help="the same as --settings quick")
+    parser.add_argument(
+        "--dev-env",
+        action="store_true",
+        help="time commands under this interpreter (with the dev extra's pytest plugins) "
+        "instead of a user's installation (.cache/bench-user)",
+    )
     args = parser.parse_args()
+    if not args.dev_env:
+        use_python(user_python())
     names = GROUPS.get("quick" if args.quick else args.settings) or args.settings.split(",")
     unknown = [name for name in names if name not in SETTINGS]
     if unknown:

@@ -115,7 +115,11 @@ class XdistBridge:
         plugin = self.plugin
         numnodes = int(node.workerinput.get("workercount", 1))
         node.workerinput["srbench_run_id"] = plugin.run_id
-        node.workerinput["srbench_sim_url"] = plugin.sim_url
+        launched = plugin.sim
+        node.workerinput["srbench_sim_url"] = None if launched else plugin.sim_url
+        node.workerinput["srbench_sim_ready"] = (
+            [str(launched.ready_path), str(launched.log_path)] if launched else None
+        )  # the worker waits for it when its run starts, not the controller now
         node.workerinput["srbench_endpoints"] = dict(plugin.endpoints)
         node.workerinput["srbench_managed_slots"] = dict(plugin.managed_slots)
         node.workerinput["srbench_owner"] = dict(plugin.owner)

@@ -22,7 +22,7 @@ from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.progress import ProgressDisplay
 from pytest_srbench.plugin.runner import RunPhase
 from pytest_srbench.plugin.state import new_run_id
-from pytest_srbench.simulator.process import start_simulator
+from pytest_srbench.simulator.process import launch_simulator
 from pytest_srbench.store.base import Store
 
 
@@ -54,10 +54,9 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
             self.project, self.settings.run.benchmarks or None
         ):  # simulated subjects, or a built-in sim-judge / sim-user bound for real ones
             log_dir = self.settings.store / "simulator"
-            self.sim = start_simulator(
+            self.sim = launch_simulator(  # waited for when its address is first needed
                 list(self.project.simulator.sim_models().values()), log_dir=log_dir
             )
-            self.sim_url = self.sim.base_url
         managed = [t for t in targets if t.managed == "llama-server" and t.base_url is None]
         if managed:
             self._start_managed(managed)

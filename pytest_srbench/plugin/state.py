@@ -33,7 +33,12 @@ from pytest_srbench.plugin.options import Settings
 from pytest_srbench.plugin.progress import ProgressDisplay
 from pytest_srbench.plugin.roles import Role
 from pytest_srbench.plugin.signals import SignalHandlers
-from pytest_srbench.simulator.process import SimulatorProcess
+from pytest_srbench.simulator.process import (
+    SimulatorLaunch,
+    SimulatorStartError,
+    simulator_url,
+    wait_until_ready,
+)
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.sqlite import open_store
 
@@ -93,6 +98,9 @@ def peak_rss_mb() -> float:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
+SIM_WAIT_S = 30.0  # how long a worker waits for the controller's simulator to listen
+
+
 class PluginState:
     """The session's state; the phases (collect, runner, controller) are mixins on it."""
 
@@ -108,8 +116,9 @@ class PluginState:
         config.hook.pytest_srbench_adapters(registry=self.registry, config=config)
         self.store: Store | None = None
         self.run_id: str = ""
-        self.sim: SimulatorProcess | None = None
-        self.sim_url: str | None = None
+        self.sim: SimulatorLaunch | None = None  # started here; waited for on first use
+        self._sim_url: str | None = None
+        self._sim_ready: tuple[Path, Path] | None = None  # a worker: the controller's sim's
         self.managed: list[Any] = []
         self.endpoints: dict[str, str] = {}
         self.managed_slots: dict[str, int] = {}  # managed target -> its server's slots
@@ -158,10 +167,32 @@ class PluginState:
             self.owner = dict(workerinput.get("srbench_owner") or self.owner)
             self.run_id = str(workerinput["srbench_run_id"])
             self.sim_url = workerinput.get("srbench_sim_url")
+            ready = workerinput.get("srbench_sim_ready")
+            self._sim_ready = (Path(ready[0]), Path(ready[1])) if ready else None
             self.endpoints = dict(workerinput.get("srbench_endpoints") or {})
             self.managed_slots = dict(workerinput.get("srbench_managed_slots") or {})
 
     # -- shared helpers ------------------------------------------------------------------
+    @property
+    def sim_url(self) -> str | None:
+        """The simulator's address, waiting for it to listen the first time it is needed (it
+        starts while the session collects and freezes its plan)."""
+        if self._sim_url is None and (self.sim is not None or self._sim_ready is not None):
+            try:
+                if self.sim is not None:
+                    self._sim_url = self.sim.wait().base_url
+                elif self._sim_ready is not None:
+                    ready, log = self._sim_ready
+                    _, port = wait_until_ready(ready, log, time.monotonic() + SIM_WAIT_S)
+                    self._sim_url = simulator_url(port)
+            except SimulatorStartError as error:
+                raise pytest.UsageError(f"pytest-srbench: {error}") from None
+        return self._sim_url
+
+    @sim_url.setter
+    def sim_url(self, url: str | None) -> None:
+        self._sim_url = url
+
     def open(self) -> Store:
         """The store; the controller (or single process) sweeps it for orphaned runs first."""
         if self.store is None:

@@ -33,7 +33,7 @@ class SimulatorProcess:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return simulator_url(self.port)
 
     @property
     def admin_url(self) -> str:
@@ -44,10 +44,51 @@ class SimulatorProcess:
         terminate(self.popen, grace_s=5)
 
 
+def simulator_url(port: int) -> str:
+    """The OpenAI-compatible base URL of a simulator listening on ``port``."""
+    return f"http://127.0.0.1:{port}/v1"
+
+
 def start_simulator(
     models: list[SimModel] | None = None, *, log_dir: Path | None = None, timeout_s: float = 30.0
 ) -> SimulatorProcess:
     """Launch ``python -m pytest_srbench.simulator.server`` on port 0 and wait until it listens."""
+    return launch_simulator(models, log_dir=log_dir, timeout_s=timeout_s).wait()
+
+
+@dataclass
+class SimulatorLaunch:
+    """A simulator that is starting: the caller goes on with its own work (a session collects
+    and freezes its plan meanwhile) and ``wait``s only when it needs the address."""
+
+    popen: subprocess.Popen[bytes]
+    ready_path: Path
+    log_path: Path
+    deadline: float
+    _process: SimulatorProcess | None = None
+
+    def wait(self) -> SimulatorProcess:
+        """The running simulator, once it listens (raises ``SimulatorStartError`` if it exited
+        or did not come up in time)."""
+        if self._process is None:
+            pid, port = wait_until_ready(
+                self.ready_path, self.log_path, self.deadline, popen=self.popen
+            )
+            self._process = SimulatorProcess(
+                pid=pid or self.popen.pid, port=port, popen=self.popen, log_path=self.log_path
+            )
+        return self._process
+
+    def stop(self) -> None:
+        """Terminate the process, started or not (SIGTERM, then SIGKILL after 5 s)."""
+        terminate(self.popen, grace_s=5)
+
+
+def launch_simulator(
+    models: list[SimModel] | None = None, *, log_dir: Path | None = None, timeout_s: float = 30.0
+) -> SimulatorLaunch:
+    """Spawn the simulator on port 0 without waiting for it: it writes its address to
+    ``ready_path`` when it listens."""
     work = Path(tempfile.mkdtemp(prefix="srbench-sim-"))
     ready = work / "ready.json"
     command = [
@@ -67,22 +108,32 @@ def start_simulator(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         popen = spawn_watched(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
-    deadline = time.monotonic() + timeout_s
+    return SimulatorLaunch(popen, ready, log_path, time.monotonic() + timeout_s)
+
+
+def wait_until_ready(
+    ready_path: Path,
+    log_path: Path,
+    deadline: float,
+    *,
+    popen: subprocess.Popen[bytes] | None = None,
+) -> tuple[int | None, int]:
+    """Wait for a launched simulator's ready file: its (pid, port). ``popen`` (when this
+    process started it) turns an early exit into an error at once; past ``deadline`` it is
+    killed."""
     while time.monotonic() < deadline:
-        if ready.exists():
-            info = json.loads(ready.read_text())
-            return SimulatorProcess(
-                pid=int(info.get("pid") or popen.pid),
-                port=int(info["port"]),
-                popen=popen,
-                log_path=log_path,
-            )
-        if popen.poll() is not None:
+        if ready_path.exists():
+            try:
+                info = json.loads(ready_path.read_text())
+            except ValueError:  # being written: read it again
+                info = None
+            if info is not None:
+                return (int(info["pid"]) if info.get("pid") else None), int(info["port"])
+        if popen is not None and popen.poll() is not None:
             raise SimulatorStartError(
                 f"the simulator exited with status {popen.returncode}; see {log_path}"
             )
-        time.sleep(0.02)
-    popen.kill()
-    raise SimulatorStartError(
-        f"the simulator did not start within {timeout_s:.0f} s; see {log_path}"
-    )
+        time.sleep(0.01)
+    if popen is not None:
+        popen.kill()
+    raise SimulatorStartError(f"the simulator did not start within its time limit; see {log_path}")
