@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pytest_srbench.core.models import Limits
+from pytest_srbench.core.models import LIMIT_PRESETS, Limits
 
 CONTEXT_STEP = 256  # contexts are rounded up to this many tokens
 MIN_CONTEXT = 512
@@ -132,21 +132,31 @@ def time_problem(target_id: str, size: ServerSize, speed: Throughput, limits: Li
     ``max_tokens``, and one that runs past ``total_timeout_s`` fails with that reason.)"""
     first = first_token_s(size, speed)
     needed = first * TIME_MARGIN
-    short = [
-        f"{name} {value:g}"
+    short_limits = [
+        (name, value)
         for name, value in (
             ("idle_timeout_s", limits.idle_timeout_s),
             ("total_timeout_s", limits.total_timeout_s),
         )
         if needed > value
     ]
+    short = [f"{name} {value:g}" for name, value in short_limits]
     if not short or size.longest is None:
         return None
+    slow = LIMIT_PRESETS["slow_server"]
+    fixes = []
+    if needed <= min(slow["idle_timeout_s"], slow["total_timeout_s"]) and (
+        limits.idle_timeout_s < slow["idle_timeout_s"]
+        or limits.total_timeout_s < slow["total_timeout_s"]
+    ):  # the preset is enough and not yet in force
+        fixes.append('set [tool.srbench.limits] preset = "slow_server"')
+    fixes.append(f"raise {' and '.join(name for name, _ in short_limits)} in [tool.srbench.limits]")
+    if size.slots > 1:
+        fixes.append("use fewer slots ([tool.srbench.targets.server] slots = 1)")
     return (
         f"target {target_id!r}: at the measured {speed.prompt_per_s:.0f} prompt tokens/s, its "
         f"longest prompt ({size.longest.case_id}, {size.longest.tokens} tokens) with "
         f"{size.slots} slot(s) busy waits about {first:.0f} s for its first token; the plan's "
-        f"{' and '.join(short)} must be at least {math.ceil(needed)} s (1.5 × that): set "
-        '[tool.srbench.limits] preset = "slow_server" (or raise those limits), or use fewer '
-        "slots ([tool.srbench.targets.server] slots = 1)"
+        f"{' and '.join(short)} must be at least {math.ceil(needed)} s (1.5 × that): "
+        + ", or ".join(fixes)
     )

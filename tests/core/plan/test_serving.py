@@ -71,8 +71,22 @@ def test_time_limits_too_short_for_the_measured_throughput_are_refused():
     assert "idle_timeout_s 30" in problem and "at least 133 s" in problem
     assert "total_timeout_s" not in problem  # 180 s covers 133 s
     assert 'preset = "slow_server"' in problem and "arc-agi-2/0934a4d8" in problem
+    assert "raise idle_timeout_s in [tool.srbench.limits]" in problem and "slots = 1" in problem
     slow = SrbenchConfig.model_validate({"limits": {"preset": "slow_server"}}).frozen_limits()
     assert time_problem("smol", size, speed, slow) is None
+
+
+def test_a_refusal_under_the_slow_server_preset_does_not_suggest_it_again():
+    """A 16,359-token ARC prompt on one slot at 71 prompt tokens/s needs more than the preset
+    gives: the refusal says to raise the limits, not to set the preset already in force."""
+    size = ServerSize(1, 20480, PromptSize("arc-agi-2/981571dc", 16359), 64, "configured")
+    speed = Throughput(prompt_per_s=71.0, generated_per_s=20.0)
+    slow = SrbenchConfig.model_validate({"limits": {"preset": "slow_server"}}).frozen_limits()
+    problem = time_problem("smol", size, speed, slow)
+    assert problem is not None
+    assert "idle_timeout_s 600 and total_timeout_s 1200 must be at least" in problem
+    assert "slow_server" not in problem and "slots = 1" not in problem  # in force; one slot
+    assert problem.endswith("raise idle_timeout_s and total_timeout_s in [tool.srbench.limits]")
     short = ServerSize(1, 2048, PromptSize("mmlu/1", 1000), 64, "plan")
     assert time_problem("smol", short, speed, Limits()) is None  # 9.6 s × 1.5 < 30 s
 
