@@ -167,14 +167,24 @@ def measured(argv: list[str], pythonpath: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: kilobytes
 
 
-def commands(store: Path, out: Path) -> dict[str, list[str]]:
+def commands(store: Path, out: Path) -> dict[str, tuple[list[str], bool]]:
+    """label -> (command, whether the run's saved report is removed first: it is built)."""
     python = sys.executable
+    typed = [python, "-m", "pytest_srbench", "--store", str(store), "report", RUN_ID,
+             "--json", str(out / "typed.json")]  # fmt: skip
     return {
-        "srbench report --json": [python, "-m", "pytest_srbench", "--store", str(store),
-                                  "report", RUN_ID, "--json", str(out / "typed.json")],
-        "end-of-run report": [python, "-c", END_OF_RUN, str(store), RUN_ID,
-                              str(out / "end.json")],
+        "srbench report --json": (typed, True),
+        "  again (saved report)": (typed, False),
+        "end-of-run report": ([python, "-c", END_OF_RUN, str(store), RUN_ID,
+                               str(out / "end.json")], True),
     }  # fmt: skip
+
+
+def forget_saved_report(store: Path) -> None:
+    """Remove the run's saved report (``app/saved_reports.py``), so the next command builds it."""
+    saved = store / "runs" / RUN_ID / "report-saved"
+    for path in saved.glob("*") if saved.is_dir() else ():
+        path.unlink()
 
 
 def main() -> int:
@@ -196,9 +206,11 @@ def main() -> int:
             start = time.perf_counter()
             build_store(store, cells)
             print(f"(built a {cells:,}-cell store in {time.perf_counter() - start:.0f} s: {store})")
-        for label, argv in commands(store, args.cache).items():
+        for label, (argv, build) in commands(store, args.cache).items():
             line = f"{cells:>8,}  {label:<24}"
             for path in checkouts.values():
+                if build:
+                    forget_saved_report(store)
                 line += "{:>16.2f}{:>8.2f}{:>9.0f}".format(*measured(argv, path))
             print(line, flush=True)
         for label, statement in IMPORTS.items():

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.reports import report_from_store, write_html_report
+from pytest_srbench.app.saved_reports import save_report
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
@@ -60,7 +61,7 @@ def finalize_run(
     building the report."""
     run = store.require_run(run_id)
     if held_elsewhere:
-        report = report_from_store(store, run_id, manifest=manifest)
+        report = report_from_store(store, run_id, manifest=manifest, saved=False)
         if json_path is not None:
             write_report(report, json_path)
         return report
@@ -91,11 +92,11 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-        report = report_from_store(store, run_id, manifest=manifest)
+        report = report_from_store(store, run_id, manifest=manifest, saved=False)
         if late_peak is not None:
             process, sample = late_peak
             report["provenance"]["runner"] = record_peak(store, run_id, process, sample())
-    else:
+    else:  # already ended: served as saved when nothing changed since
         report = report_from_store(store, run_id, manifest=manifest)
     write_run_report(store, run_id, report, json_path)
     return report
@@ -122,6 +123,7 @@ def write_run_report(
     write_report(report, store.run_dir(run_id) / "report.json")
     if json_path is not None:
         write_report(report, json_path)
+    save_report(store, run_id, report)  # for the next reader; nothing if the run is not final
 
 
 def write_outputs(

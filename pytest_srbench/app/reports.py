@@ -46,7 +46,12 @@ def collector_paused() -> Iterator[None]:
 
 
 def report_from_store(
-    store: Store, run_id: str, *, page: int | None = None, manifest: Manifest | None = None
+    store: Store,
+    run_id: str,
+    *,
+    page: int | None = None,
+    manifest: Manifest | None = None,
+    saved: bool = True,
 ) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
     reading the calls through the run's latest accounting correction when it has one.
@@ -54,32 +59,51 @@ def report_from_store(
     One snapshot of the store, read ``page`` cells at a time (``Store.cell_rows``; its
     default without one); the report's ``cells`` are kept in a temporary file
     (``CellsFile``), not in memory. ``manifest``: the run's frozen plan when the caller
-    already holds it (the session that ran it), not read again; it must be the run's."""
+    already holds it (the session that ran it), not read again; it must be the run's.
+
+    ``saved``: a finished run's report saved with nothing changed since is served as saved
+    (``app/saved_reports.py``), and one built now is saved for the next reader."""
+    from pytest_srbench.app.saved_reports import load_saved_report, report_key, save_report
+
+    use_saved = saved and page is None
     with store.snapshot(), collector_paused():
-        run = store.require_run(run_id)
-        if manifest is None or manifest.plan_sha256 != run.plan_sha256:
-            manifest = store.get_manifest(run_id)
-        # the one event the report reads (a run journals three or more per cell)
-        observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
-        planned = manifest.planned_keys()
-        cells = (
-            store.cell_rows(run_id, planned)
-            if page is None
-            else store.cell_rows(run_id, planned, page=page)
-        )
-        return assemble_report(
-            manifest,
-            run,
-            cells,
-            failure_event=observed[0] if observed else None,
-            runner=store.get_runner(run_id),
-            correction=latest_correction(store, run_id),
-            child_attempts=child_attempts(store, run_id),
-            recipes=store.recipes(run_id),
-            indexes=store.snapshots(run_id, "index"),
-            local_embedding=local_baseline(manifest),
-            cell_sink=CellsFile(),
-        )
+        key = report_key(store, run_id) if use_saved else None
+        if key is not None and (report := load_saved_report(store, run_id, key)) is not None:
+            return report
+        report = _build_report(store, run_id, page, manifest)
+    if key is not None:  # the key of what the report was built from, in the same snapshot
+        save_report(store, run_id, report, key)
+    return report
+
+
+def _build_report(
+    store: Store, run_id: str, page: int | None, manifest: Manifest | None
+) -> dict[str, Any]:
+    """The report built from the store's rows (inside the caller's snapshot)."""
+    run = store.require_run(run_id)
+    if manifest is None or manifest.plan_sha256 != run.plan_sha256:
+        manifest = store.get_manifest(run_id)
+    # the one event the report reads (a run journals three or more per cell)
+    observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+    planned = manifest.planned_keys()
+    cells = (
+        store.cell_rows(run_id, planned)
+        if page is None
+        else store.cell_rows(run_id, planned, page=page)
+    )
+    return assemble_report(
+        manifest,
+        run,
+        cells,
+        failure_event=observed[0] if observed else None,
+        runner=store.get_runner(run_id),
+        correction=latest_correction(store, run_id),
+        child_attempts=child_attempts(store, run_id),
+        recipes=store.recipes(run_id),
+        indexes=store.snapshots(run_id, "index"),
+        local_embedding=local_baseline(manifest),
+        cell_sink=CellsFile(),
+    )
 
 
 def local_baseline(manifest: Manifest) -> dict[str, Any] | None:

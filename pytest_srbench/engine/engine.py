@@ -133,6 +133,8 @@ class Engine:
                 loop.close()
                 self._done.set()
                 self._settle_unrun()
+                self.runtime.store.close()  # this thread's connection (the WAL is merged
+                # when the last one closes: the interpreter's exit does not close them)
 
         self._thread = threading.Thread(target=main, name="srbench-engine", daemon=True)
         self._thread.start()

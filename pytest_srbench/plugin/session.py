@@ -151,6 +151,8 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.signals.restore()
+        if self.store is not None:
+            self.store.close()  # merges the WAL into the database when it is the last one
         if self.sim is not None:
             self.sim.stop()
             self.sim = None

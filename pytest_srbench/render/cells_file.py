@@ -11,7 +11,7 @@ import tempfile
 import weakref
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import IO, Any, overload
 
 import orjson
 
@@ -24,10 +24,32 @@ class CellsFile(Sequence[dict[str, Any]]):
     """A report's ``cells``: append while the report is built, then read (many times)."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="srbench-cells-")  # noqa: SIM115 - kept open
+        self._file: IO[bytes] = tempfile.TemporaryFile(prefix="srbench-cells-")  # noqa: SIM115
         self._offsets = array("q", [0])
         self._unflushed = False
         self._closer = weakref.finalize(self, self._file.close)  # closed (and gone) with self
+
+    @classmethod
+    def saved(cls, path: os.PathLike[str] | str, offsets: array[int]) -> CellsFile | None:
+        """Cells saved by ``copy_to`` (read-only; appending to them is an error); None when
+        the offsets do not describe the file (a torn or foreign save)."""
+        handle = open(path, "rb")  # noqa: SIM115 - kept open, closed with the object
+        size = os.fstat(handle.fileno()).st_size
+        if not offsets or offsets[0] != 0 or offsets[-1] != size:
+            handle.close()
+            return None
+        cells = cls.__new__(cls)
+        cells._file = handle
+        cells._offsets = offsets
+        cells._unflushed = False
+        cells._closer = weakref.finalize(cells, handle.close)
+        return cells
+
+    def copy_to(self, out: IO[bytes]) -> array[int]:
+        """Write every cell's text to ``out``; the offsets that ``saved`` reads it back with."""
+        for _, data in self._chunks():
+            out.write(data)
+        return array("q", self._offsets)
 
     def append(self, cell: Mapping[str, Any]) -> None:
         data = cell_text(cell).encode("utf-8")

@@ -160,14 +160,43 @@ def cell_texts(cells: Iterable[Mapping[str, Any]]) -> Iterator[str]:
         yield cell_text(cell)
 
 
-def report_chunks(report: Mapping[str, Any]) -> Iterator[str]:
-    """Validate and serialise a report, a piece at a time."""
-    cells = report["cells"]
+class SavedReport(dict[str, Any]):
+    """A report read back as saved, with the text of its head (``report_head``) as it was
+    validated and written then: serialising it again only copies text. Setting a field
+    (``report["gate"] = …``) drops that text; its sections are not to be changed in place."""
+
+    def __init__(self, report: Mapping[str, Any], head: str) -> None:
+        super().__init__(report)
+        self.head: str | None = head
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.head = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.head = None
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.head = None
+        super().update(*args, **kwargs)
+
+
+def report_head(report: Mapping[str, Any]) -> str:
+    """The report validated and serialised up to its cells (``"cells": `` is its end)."""
+    if isinstance(report, SavedReport) and report.head is not None:
+        return report.head
     head = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
     text = indented(head)
     if not text.endswith(CELLS_KEY):  # pragma: no cover - "cells" is the model's last field
         raise AssertionError("ReportModel must end with its cells")
-    yield text[: -len("[]\n}")]
+    return text[: -len("[]\n}")]
+
+
+def report_chunks(report: Mapping[str, Any]) -> Iterator[str]:
+    """Validate and serialise a report, a piece at a time."""
+    cells = report["cells"]
+    yield report_head(report)
     first = True
     for chunk in cell_texts(cells):
         yield ("[\n" if first else ",\n") + chunk
