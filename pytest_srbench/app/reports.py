@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from pytest_srbench.app.shards import shard_provenance
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
@@ -79,6 +80,7 @@ def report_from_store(
             indexes=store.snapshots(run_id, "index"),
             local_embedding=local_baseline(manifest),
             cell_sink=CellsFile(),
+            shards=shard_provenance(store.shards(run_id)),
         )
 
 
