@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.app.lifecycle import OWNER_STOPPED, owner_alive, settle_in_flight
+from pytest_srbench.app.lifecycle import (
+    OWNER_STOPPED,
+    WORKER_STOPPED,
+    owner_alive,
+    settle_in_flight,
+)
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.shards import ShardSpec, shard_share
@@ -214,7 +219,11 @@ def sweep_shards(store: Store, run: Run, rows: Sequence[Row]) -> Run | None:
             return None
         ran_until = store.last_activity_at(run.id)
         lost = [f"shard {_label(row)}" for row in rows if row["state"] == "interrupted"]
-        error = OWNER_STOPPED.format(where=f"every shard ended, {len(lost)} of them stopped")
+        error = (
+            f"{WORKER_STOPPED} (lost: {', '.join(lost)})"
+            if lost
+            else OWNER_STOPPED.format(where="no shard finalized the run")
+        )
         return store.set_run_status(run.id, "interrupted", error, ended_at=ran_until)
 
 
