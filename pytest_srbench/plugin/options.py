@@ -280,6 +280,9 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     store_path = Path(store)
     if not store_path.is_absolute():
         store_path = rootdir / store_path
+    workerinput = getattr(config, "workerinput", None) or {}
+    if workerinput.get("srbench_store"):  # the controller's store, wherever this worker runs
+        store_path = Path(workerinput["srbench_store"])
     run = run_options(config, project)
     return Settings(
         run=run,
@@ -312,7 +315,10 @@ def shard_option(config: pytest.Config) -> ShardSpec | None:
 
     text = config.getoption("srbench_shard")
     source = "--srbench-shard"
-    if text is None:
+    workerinput = getattr(config, "workerinput", None) or {}
+    if "srbench_shard" in workerinput:  # the controller's (a remote worker lacks its env)
+        text = workerinput["srbench_shard"]
+    elif text is None:
         text = os.environ.get(SHARD_ENV, "").strip() or None
         source = SHARD_ENV
     if text is None:

@@ -67,19 +67,19 @@ def comparable(value):
 def test_two_shards_give_the_report_of_one_process(pytester, sim):
     project(pytester, sim, "always-right", "always-wrong")
     root = pytester.path
-    single = subprocess.run(command("--srbench-run-key=whole", "--srbench-json=whole.json"),
-                            cwd=root, capture_output=True, text=True)  # fmt: skip
-    assert single.returncode == 0, single.stdout[-3000:]
-    before = sim_client.stats(sim.admin_url)["requests"]
-    shards = [
-        start(
-            root, "--srbench-run-key=split", f"--srbench-shard={k}/2", f"--srbench-json=s{k}.json"
-        )
-        for k in (1, 2)
-    ]
-    outs = [finish(proc) for proc in shards]
-    for proc, out in zip(shards, outs, strict=True):
+    # one process and two shards of the same plan, all at once (two runs, two keys); shard 1
+    # splits its share between two xdist workers
+    split = ("--srbench-run-key=split", "--srbench-json=s1.json", "--srbench-shard=1/2")
+    procs = [
+        start(root, "--srbench-run-key=whole", "--srbench-json=whole.json"),
+        subprocess.Popen(command(*split, "-n", "2", xdist=True), cwd=root, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT),
+        start(root, "--srbench-run-key=split", "--srbench-json=s2.json", "--srbench-shard=2/2"),
+    ]  # fmt: skip
+    outs = [finish(proc) for proc in procs]
+    for proc, out in zip(procs, outs, strict=True):
         assert proc.returncode == 0, out[-3000:]
+    outs = outs[1:]
     written = [k for k in (1, 2) if (root / f"s{k}.json").exists()]
     assert len(written) == 1  # the last shard writes the report
     sharded = json.loads((root / f"s{written[0]}.json").read_text())
@@ -88,7 +88,9 @@ def test_two_shards_give_the_report_of_one_process(pytester, sim):
         f"shard {other}/2 done (18 cells); the report is written by the last shard"
         in (outs[other - 1])
     )
-    assert "18 cells of other shards deselected" in outs[0] and "18 deselected" in outs[1]
+    # the xdist workers' line is shown once by their controller
+    assert outs[0].count("runs 18 of 36 cells; 18 cells of other shards deselected") == 1
+    assert "18 cells of other shards deselected" in outs[1] and "18 deselected" in outs[1]
     whole = json.loads((root / "whole.json").read_text())
     assert sharded["status"] == whole["status"] == "completed"
     assert comparable(sharded) == comparable(whole)
@@ -98,9 +100,14 @@ def test_two_shards_give_the_report_of_one_process(pytester, sim):
         ("2/2", "finished", 18, 18),
     ]
     assert whole["provenance"]["shards"] is None
-    calls = open_store(root / ".srbench").calls(sharded["run_id"])
-    assert sim_client.stats(sim.admin_url)["requests"] - before == len(calls) == 36
-    assert len({(c["case_id"], c["target_id"]) for c in calls}) == 36  # each cell once
+    store = open_store(root / ".srbench")
+    calls = store.calls(sharded["run_id"])
+    assert sim_client.stats(sim.admin_url)["requests"] == len(calls) + 36  # + the whole run's
+    assert len({(c["case_id"], c["target_id"]) for c in calls}) == len(calls) == 36  # once each
+    assert store.count_calls(whole["run_id"]) == 36
+    details = sharded["provenance"]["runner"]["process_details"]
+    engines = sorted((p["role"], p["cells"]) for p in details if p.get("role") != "controller")
+    assert engines == [("single", 18), ("worker", 9), ("worker", 9)]
 
 
 def wait_until(condition, what: str, timeout: float = 60.0) -> None:
@@ -177,42 +184,14 @@ def test_a_killed_shard_leaves_its_share_interrupted_and_recoverable(pytester, s
 
 def test_a_shard_needs_a_run_key_and_the_k_of_n_form(pytester, sim, monkeypatch):
     project(pytester, sim, "always-right")
-    no_key = pytester.runpytest_subprocess(*command("--srbench-shard=1/2")[3:])
+    no_key = pytester.runpytest("-p", "no:xdist", "--srbench-profile=smoke", "--srbench-shard=1/2")
     assert no_key.ret == pytest.ExitCode.USAGE_ERROR
     no_key.stderr.fnmatch_lines(
         ["*--srbench-shard needs --srbench-run-key KEY: the shards find their one run by it*"]
     )
     monkeypatch.setenv("SRBENCH_SHARD", "4/3")
-    bad = pytester.runpytest_subprocess(*command("--srbench-run-key=k")[3:])
+    bad = pytester.runpytest("-p", "no:xdist", "--srbench-profile=smoke", "--srbench-run-key=k")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*SRBENCH_SHARD '4/3': expected K/N with whole numbers 1 ≤ K ≤ N*"])
     assert sim_client.stats(sim.admin_url)["requests"] == 0
-    assert (
-        not (pytester.path / ".srbench" / "journal.sqlite3").exists()
-        or not open_store(pytester.path / ".srbench").list_runs()
-    )
-
-
-def test_xdist_workers_split_their_shards_share(pytester, sim):
-    project(pytester, sim, "always-right", "slow")
-    root = pytester.path
-    xdist = command("--srbench-run-key=mixed", "-n", "2", "--srbench-shard=1/2",
-                    "--srbench-json=s1.json", xdist=True)  # fmt: skip
-    shards = [
-        subprocess.Popen(xdist, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True),
-        start(root, "--srbench-run-key=mixed", "--srbench-shard=2/2", "--srbench-json=s2.json"),
-    ]  # fmt: skip
-    outs = [finish(proc) for proc in shards]
-    for proc, out in zip(shards, outs, strict=True):
-        assert proc.returncode == 0, out[-3000:]
-    assert "18 cells of other shards deselected" in outs[0]  # the workers' line, shown once
-    (written,) = [k for k in (1, 2) if (root / f"s{k}.json").exists()]
-    report = json.loads((root / f"s{written}.json").read_text())
-    assert report["status"] == "completed" and report["summary"]["planned_cells"] == 36
-    calls = open_store(root / ".srbench").calls(report["run_id"])
-    assert sim_client.stats(sim.admin_url)["requests"] == len(calls) == 36
-    assert len({(c["case_id"], c["target_id"]) for c in calls}) == 36  # each cell once
-    details = report["provenance"]["runner"]["process_details"]
-    engines = sorted((p["role"], p["cells"]) for p in details if p.get("role") != "controller")
-    assert engines == [("single", 18), ("worker", 9), ("worker", 9)]
+    assert not (pytester.path / ".srbench" / "journal.sqlite3").exists()
