@@ -14,7 +14,7 @@ from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import PlanDraft, build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
-from pytest_srbench.app.shards import claim_shard
+from pytest_srbench.app.shards import ShardRefused, claim_shard
 from pytest_srbench.core.compare.design import gate_design, plan_groups
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
@@ -301,20 +301,36 @@ class CollectPhase(PluginState):
         except StoreError as error:
             if self.settings.shard is None:
                 raise
-            raise pytest.UsageError(
+            self._refuse_shard(
+                session,
                 f"pytest-srbench: shard {self.settings.shard.label}: {error}; every shard must "
-                "freeze the same plan (the same options, configuration, suites and selection)"
-            ) from None
+                "freeze the same plan (the same options, configuration, suites and selection)",
+            )
+            return
         if created:
             self._capture_recipes(store, run.id, self.manifest)
             with store.transaction():
                 for target_id, info in indexes.items():
                     store.save_snapshot(run.id, "index", target_id, info)
         if self.settings.shard is not None:
-            selected = self._take_shard(session, run, selected)
+            try:
+                selected = self._take_shard(session, run, selected)
+            except ShardRefused as error:
+                self._refuse_shard(session, f"pytest-srbench: {error}")
+                return
         else:
             self._adopt(run)
         self._assign(session, selected)
+
+    def _refuse_shard(self, session: pytest.Session, line: str) -> None:
+        """A usage error (exit 4); an xdist worker hands the line to its controller and
+        keeps none of the cells' items, so nothing runs and nothing is reported as run."""
+        refuse(self.config, line)  # raises, except in an xdist worker
+        self.view_only = True
+        cells = [item for item in session.items if cell_of(item) is not None]
+        if cells:
+            session.items[:] = [item for item in session.items if cell_of(item) is None]
+            self.config.hook.pytest_deselected(items=cells)
 
     def _take_shard(
         self, session: pytest.Session, run: Run, selected: list[pytest.Item]

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import execnet
 import pytest
 
 from pytest_srbench.simulator import client as sim_client
@@ -20,8 +19,6 @@ from pytest_srbench.store import open_store
 from tests.plugin.test_concurrency import project
 
 pytestmark = pytest.mark.slow
-
-SOCKET_SERVER = Path(execnet.__file__).parent / "script" / "socketserver.py"
 
 
 def free_port() -> int:
@@ -35,7 +32,7 @@ def socket_server(folder: Path) -> tuple[subprocess.Popen[str], int]:
     for _ in range(5):
         port = free_port()
         proc = subprocess.Popen(
-            [sys.executable, str(SOCKET_SERVER), f"127.0.0.1:{port}"], cwd=folder,
+            [sys.executable, "-m", "execnet.script.socketserver", f"127.0.0.1:{port}"], cwd=folder,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy(),
         )  # fmt: skip
         assert proc.stdout is not None

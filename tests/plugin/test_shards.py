@@ -181,6 +181,13 @@ def test_a_killed_shard_leaves_its_share_interrupted_and_recoverable(pytester, s
     plan = json.loads((root / "plan.json").read_text())
     assert {(c["case_id"], c["target_id"]) for c in plan["eligible_cells"]} == missing
 
+    # the ended run takes no shard any more (xdist workers hand the refusal to their controller)
+    late = subprocess.run(command(*key, "--srbench-shard=1/2", "-n", "2", xdist=True), cwd=root,
+                          capture_output=True, text=True, env=env)  # fmt: skip
+    assert late.returncode == pytest.ExitCode.USAGE_ERROR, late.stdout[-3000:]
+    assert f"run {run_id} already ended interrupted; shard 1/2 cannot join it" in late.stdout
+    assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"]
+
 
 def test_a_shard_needs_a_run_key_and_the_k_of_n_form(pytester, sim, monkeypatch):
     project(pytester, sim, "always-right")
