@@ -129,6 +129,11 @@ def claim_shard(
                 f"run {run_id} already ended {run.status}; shard {spec.label} cannot join it "
                 f"(srbench recover-plan {run_id} lists the cells it is missing)"
             )
+        if not rows and run.status != "queued":  # started whole, by an unsharded invocation
+            raise ShardRefused(
+                f"run {run_id} (run key {run.request_key!r}) is running unsharded; shard "
+                f"{spec.label} cannot join it: give the shards a run key of their own"
+            )
         attempt = 1
         done_before: list[tuple[str, str]] = []
         if row is not None:

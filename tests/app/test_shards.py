@@ -127,6 +127,14 @@ def test_finalize_refuses_while_a_shard_lives_and_counts_a_missing_one_lost(tmp_
         claim_shard(store, run_id, TWO, this_process(), plan)
 
 
+def test_a_shard_cannot_join_a_run_that_runs_unsharded(tmp_path):
+    store, plan, run_id = new_run(tmp_path)
+    assert store.start_queued_run(run_id)  # an invocation without --srbench-shard runs it
+    with pytest.raises(ShardRefused, match=r"run-s \(run key 'k'\) is running unsharded"):
+        claim_shard(store, run_id, ONE, this_process(), plan)
+    assert store.shards(run_id) == []
+
+
 def test_finalize_of_a_run_that_is_not_sharded_says_what_to_use(tmp_path):
     store, _, run_id = new_run(tmp_path)
     with pytest.raises(ShardRefused, match=rf"srbench report {run_id}"):
