@@ -299,6 +299,17 @@ def parse_config(data: dict[str, Any], source: str) -> SrbenchConfig:
         ) from None
 
 
+def controller_config(document: dict[str, Any]) -> SrbenchConfig:
+    """The configuration an xdist controller hands its workers (they may run in another
+    folder or on another host, where its configuration file is not)."""
+    try:
+        return SrbenchConfig.model_validate(document)
+    except ValidationError as error:
+        raise ConfigError(
+            f"the controller's configuration does not validate here: {error}"
+        ) from None
+
+
 def load_config(rootdir: Path, explicit: Path | None = None) -> SrbenchConfig:
     """Read ``explicit``, else ``<rootdir>/srbench.toml``, else ``[tool.srbench]`` of
     ``<rootdir>/pyproject.toml``; no file means defaults."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.sqlite import open_store
 
+HOST_ID_ENV = "SRBENCH_HOST_ID"
 WORKER_STOPPED = "Worker stopped; dispatched requests are not retried"
 OWNER_STOPPED = "Runner process stopped ({where}); inspect saved calls before a new run"
 
@@ -32,15 +34,21 @@ def _process_started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def host_id() -> str:
+    """This host's identity in owner records: ``SRBENCH_HOST_ID`` when set (two "hosts" on
+    one machine in tests), else the host name."""
+    return os.environ.get(HOST_ID_ENV, "").strip() or socket.gethostname()
+
+
 def this_process() -> dict[str, Any]:
     """Owner record of the current process."""
     pid = os.getpid()
-    return {"host": socket.gethostname(), "pid": pid, "process_started": _process_started(pid)}
+    return {"host": host_id(), "pid": pid, "process_started": _process_started(pid)}
 
 
 def owner_alive(owner: dict[str, Any]) -> bool | None:
     """True / False for an owner on this host; None when it runs elsewhere (unknowable)."""
-    if owner["host"] != socket.gethostname():
+    if owner["host"] != host_id():
         return None
     pid = int(owner["pid"])
     try:
@@ -53,11 +61,16 @@ def owner_alive(owner: dict[str, Any]) -> bool | None:
     return started is None or _process_started(pid) in (None, started)
 
 
-def settle_in_flight(store: Store, run_id: str) -> int:
-    """Calls still ``sent`` and cells still ``running`` become ``sent_unknown``."""
+def settle_in_flight(
+    store: Store, run_id: str, cells: Collection[tuple[str, str]] | None = None
+) -> int:
+    """Calls still ``sent`` and cells still ``running`` become ``sent_unknown`` (only those of
+    ``cells`` when given: a dead shard's share, while the other shards go on)."""
     changed = 0
     with store.transaction():
         for call in store.calls(run_id, active=True):
+            if cells is not None and (call["case_id"], call["target_id"]) not in cells:
+                continue
             for key in ("_seq", "bytes_received", "last_activity_at"):
                 call.pop(key, None)
             call["status"] = "sent_unknown"
@@ -65,6 +78,8 @@ def settle_in_flight(store: Store, run_id: str) -> int:
             store.update_call(call["id"], call)
             changed += 1
         for row in store.results_with_status(run_id, "running"):
+            if cells is not None and (row["case_id"], row["target_id"]) not in cells:
+                continue
             row.update(status="sent_unknown", error=WORKER_STOPPED)
             store.upsert_result(run_id, row)
             store.append_event(run_id, "case_sent_unknown", case_event_data(row, None))
@@ -80,8 +95,16 @@ def sweep_orphans(store: Store) -> list[Run]:
     A queued run that no process ever took (created by ``srbench recover``) is left waiting;
     a run owned on another host is left alone (its liveness cannot be checked here).
     """
+    from pytest_srbench.app.shards import sweep_shards  # shards settle shard by shard
+
     interrupted = []
     for run in store.active_runs():
+        shards = store.shards(run.id)
+        if shards:
+            swept = sweep_shards(store, run, shards)
+            if swept is not None:
+                interrupted.append(swept)
+            continue
         owner = store.owner(run.id)
         if owner is None:
             if run.status == "queued":

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from pytest_srbench.app.shards import shard_provenance
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
@@ -103,6 +104,7 @@ def _build_report(
         indexes=store.snapshots(run_id, "index"),
         local_embedding=local_baseline(manifest),
         cell_sink=CellsFile(),
+        shards=shard_provenance(store.shards(run_id)),
     )
 
 

@@ -5,7 +5,7 @@ read two files instead of rebuilding the report from 10^5 rows.
 The report is a pure function of what the store holds for the run and of the code that builds
 it. The saved copy carries a key over both — the run row (status, times, error), its runner
 record, its result rows per status, its number of calls, its latest accounting correction, its
-recovery children, its router recipes and index snapshots, and the package's source files
+recovery children, its router recipes and index snapshots, its shards, and the package's source files
 (names, sizes, modification times) — and is used only when the key computed now is the same.
 Only runs in a final status are saved: nothing writes a final run's calls or results (a
 correction, a recovery child or a new owner all change the key). A saved report that cannot
@@ -65,6 +65,7 @@ def report_key(store: Store, run_id: str) -> str | None:
         "children": [child.model_dump(mode="json") for child in store.children(run_id)],
         "recipes": store.recipes(run_id),
         "indexes": store.snapshots(run_id, "index"),
+        "shards": store.shards(run_id),
     }
     return hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS)).hexdigest()
 

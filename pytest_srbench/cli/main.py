@@ -210,6 +210,26 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_finalize(args: argparse.Namespace) -> int:
+    from pytest_srbench import __version__
+    from pytest_srbench.app.reports import write_html_report
+    from pytest_srbench.app.shards import finalize_sharded
+    from pytest_srbench.render.terminal import render_summary
+
+    store = _store(args)
+    report = finalize_sharded(
+        store,
+        args.run,
+        runner={"finalized_by": f"srbench finalize ({__version__})"},
+        json_path=Path(args.json) if args.json else None,
+    )
+    if args.html:
+        write_html_report(store, args.run, report, Path(args.html))
+    for line in render_summary(report):
+        print(line)
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.app.reports import load_side
     from pytest_srbench.core.compare.runs import compare_many
@@ -315,6 +335,15 @@ def parser() -> argparse.ArgumentParser:
         help="required for --mode failed: cells that already spent money are attempted again",
     )
     recover.set_defaults(func=cmd_recover)
+
+    fin = sub.add_parser(
+        "finalize",
+        help="end a sharded run whose shards all ended or died, and write its report",
+    )
+    fin.add_argument("run")
+    fin.add_argument("--json", metavar="PATH", help="also write the JSON report here")
+    fin.add_argument("--html", metavar="PATH", help="also write the HTML report here")
+    fin.set_defaults(func=cmd_finalize)
 
     comp = sub.add_parser(
         "compare",

@@ -14,6 +14,7 @@ from pytest_srbench.app.config import ConfigError, TargetConfig
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import PlanDraft, build_draft
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
+from pytest_srbench.app.shards import ShardRefused, claim_shard
 from pytest_srbench.core.compare.design import gate_design, plan_groups
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
 from pytest_srbench.core.models import Cell, Manifest, Run
@@ -24,7 +25,7 @@ from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, mark
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import SrbenchCell, SrbenchSuite
 from pytest_srbench.plugin.roles import owns
-from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse
+from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.state import PluginState, long_lived
 from pytest_srbench.store.base import Store, StoreError
 
@@ -239,6 +240,7 @@ class CollectPhase(PluginState):
             self.run_id = run.id
             self.view_only = not claim_ownership(self.store, run.id, self.owner)
 
+    @pytest.hookimpl(tryfirst=True)  # before xdist and the terminal see the items (shards)
     @usage_errors
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         with long_lived():  # the frozen manifest
@@ -292,16 +294,76 @@ class CollectPhase(PluginState):
             self._check_gate_design(self.manifest)
         indexes = self._check_indexes(self.manifest)
         store = self.open()
-        run, created = store.create_run(
-            self.run_id, self.manifest, request_key=self.settings.run_key
-        )
+        try:
+            run, created = store.create_run(
+                self.run_id, self.manifest, request_key=self.settings.run_key
+            )
+        except StoreError as error:
+            if self.settings.shard is None:
+                raise
+            self._refuse_shard(
+                session,
+                f"pytest-srbench: shard {self.settings.shard.label}: {error}; every shard must "
+                "freeze the same plan (the same options, configuration, suites and selection)",
+            )
+            return
         if created:
             self._capture_recipes(store, run.id, self.manifest)
             with store.transaction():
                 for target_id, info in indexes.items():
                     store.save_snapshot(run.id, "index", target_id, info)
-        self._adopt(run)
+        if self.settings.shard is not None:
+            try:
+                selected = self._take_shard(session, run, selected)
+            except ShardRefused as error:
+                self._refuse_shard(session, f"pytest-srbench: {error}")
+                return
+        else:
+            self._adopt(run)
         self._assign(session, selected)
+
+    def _refuse_shard(self, session: pytest.Session, line: str) -> None:
+        """A usage error (exit 4); an xdist worker hands the line to its controller and
+        keeps none of the cells' items, so nothing runs and nothing is reported as run."""
+        refuse(self.config, line)  # raises, except in an xdist worker
+        self.view_only = True
+        cells = [item for item in session.items if cell_of(item) is not None]
+        if cells:
+            session.items[:] = [item for item in session.items if cell_of(item) is None]
+            self.config.hook.pytest_deselected(items=cells)
+
+    def _take_shard(
+        self, session: pytest.Session, run: Run, selected: list[pytest.Item]
+    ) -> list[pytest.Item]:
+        """Claim this invocation's shard of the run and deselect the items of every other
+        shard's cells (and of its own cells that already have results, when its shard is
+        claimed again after its owner died); returns the selected items it keeps."""
+        spec = self.settings.shard
+        assert spec is not None and self.store is not None and self.manifest is not None
+        claim = claim_shard(self.store, run.id, spec, self.owner, self.manifest)
+        self.run_id = run.id
+        self.shard_claim = claim
+        keep = set(claim.to_run)
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in session.items:
+            cell = cell_of(item)
+            (kept if cell is None or cell in keep else dropped).append(item)
+        if dropped:
+            session.items[:] = kept
+            self.config.hook.pytest_deselected(items=dropped)
+        others = len(self.manifest.planned_keys()) - len(claim.share)
+        line = (
+            f"srbench: shard {spec.label} of run {run.id} runs {len(claim.to_run)} of "
+            f"{len(claim.share) + others} cells; {others} cells of other shards deselected"
+        )
+        if len(claim.share) > len(claim.to_run):
+            line += (
+                f", {len(claim.share) - len(claim.to_run)} of its own already have results "
+                "(not sent again)"
+            )
+        say(self.config, line)
+        return [item for item in selected if cell_of(item) in keep]
 
     def _check_gate_design(self, manifest: Manifest) -> None:
         """A gate that can never pass (or never fail) at this plan's size is refused before

@@ -12,6 +12,7 @@ import pytest
 
 from pytest_srbench import __version__
 from pytest_srbench.app.lifecycle import owner_alive
+from pytest_srbench.app.shards import finalized, finish_shard
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.plugin.state import PluginState, freeze_heap, peak_rss_mb, process_id
@@ -40,6 +41,11 @@ class FinishPhase(PluginState):
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
         store = self.open()
+        spec = self.settings.shard
+        if spec is not None and self.role.kind == "controller" and self.settings.run_key:
+            found = store.find_run_by_key(self.settings.run_key)  # the workers joined it
+            if found is not None:
+                self.run_id = found.id
         if store.get_run(self.run_id) is None:
             return
         if self.role.kind == "controller":
@@ -53,6 +59,24 @@ class FinishPhase(PluginState):
                         "peak_rss_mb": peak_rss_mb(),
                     },
                 )
+        workers_lost = list(self.workers_lost)
+        if spec is not None:
+            end = finish_shard(
+                store,
+                self.run_id,
+                spec,
+                self.owner,
+                interrupted=self.interrupted or bool(workers_lost),
+            )
+            if not end.mine:
+                return  # this invocation never held its shard (it was refused)
+            if not end.last:
+                self.shard_note = (
+                    f"srbench: shard {spec.label} done ({end.ran} cells); the report is written "
+                    f"by the last shard, or `srbench finalize {self.run_id}`"
+                )
+                return
+            workers_lost += end.lost
         workers = 1 if self.role.kind == "single" else _worker_count(self.config)
         runner = {
             "pytest_srbench": __version__,
@@ -72,7 +96,7 @@ class FinishPhase(PluginState):
                 self.run_id,
                 runner=runner,
                 interrupted=self.interrupted,
-                workers_lost=self.workers_lost,
+                workers_lost=workers_lost,
                 held_elsewhere=self._held_elsewhere(store),
                 manifest=self.manifest,  # the plan this session froze: not read again
                 late_peak=(process_id(), peak_rss_mb),
@@ -80,6 +104,9 @@ class FinishPhase(PluginState):
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"
             return
+        finally:
+            if spec is not None:
+                finalized(store, self.run_id, spec)  # the run has its final status
         if self.baseline is not None and self.report is not None:
             self._apply_gate(session, store)
         if self.report is not None:
@@ -138,6 +165,8 @@ class FinishPhase(PluginState):
                 f"srbench: {self.stop_signal} received; the run was cancelled as on Ctrl-C",
                 yellow=True,
             )
+        if self.shard_note:
+            terminalreporter.write_line(self.shard_note, cyan=True)
         if self.report_error:
             terminalreporter.write_sep("=", "srbench report", red=True)
             terminalreporter.write_line(self.report_error)

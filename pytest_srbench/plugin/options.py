@@ -24,6 +24,9 @@ from pytest_srbench.core.plan.choices import (
 if TYPE_CHECKING:  # the configuration and pydantic load only when srbench is active
     from pytest_srbench.app.config import SrbenchConfig
     from pytest_srbench.app.run_options import RunOptions
+    from pytest_srbench.core.shards import ShardSpec
+
+SHARD_ENV = "SRBENCH_SHARD"
 
 
 def _margin(text: str) -> float:
@@ -186,6 +189,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="KEY",
         help="idempotency key: the same key and plan reuse the run",
     )
+    group.addoption(
+        "--srbench-shard",
+        metavar="K/N",
+        help="run shard K of N of one run (N invocations with the same plan and "
+        "--srbench-run-key); env SRBENCH_SHARD=K/N also works",
+    )
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,7 @@ class Settings:
     allow_mixed_sources: bool = False
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
+    shard: ShardSpec | None = None
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -270,6 +280,9 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     store_path = Path(store)
     if not store_path.is_absolute():
         store_path = rootdir / store_path
+    workerinput = getattr(config, "workerinput", None) or {}
+    if workerinput.get("srbench_store"):  # the controller's store, wherever this worker runs
+        store_path = Path(workerinput["srbench_store"])
     run = run_options(config, project)
     return Settings(
         run=run,
@@ -288,7 +301,40 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         allow_mixed_sources=bool(config.getoption("srbench_allow_mixed_sources")),
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
+        shard=shard_option(config),
     )
+
+
+def shard_option(config: pytest.Config) -> ShardSpec | None:
+    """``--srbench-shard K/N`` (or ``SRBENCH_SHARD``), checked: it needs a run key (the shards
+    find their one run by it) and is not a recovery."""
+    import os
+
+    from pytest_srbench.app.config import ConfigError
+    from pytest_srbench.core.shards import parse_shard
+
+    text = config.getoption("srbench_shard")
+    source = "--srbench-shard"
+    workerinput = getattr(config, "workerinput", None) or {}
+    if "srbench_shard" in workerinput:  # the controller's (a remote worker lacks its env)
+        text = workerinput["srbench_shard"]
+    elif text is None:
+        text = os.environ.get(SHARD_ENV, "").strip() or None
+        source = SHARD_ENV
+    if text is None:
+        return None
+    try:
+        spec = parse_shard(text, source=source)
+    except InputError as error:
+        raise ConfigError(str(error)) from None
+    if not config.getoption("srbench_run_key"):
+        raise ConfigError(
+            f"{source} needs --srbench-run-key KEY: the shards find their one run by it (give "
+            "every shard the same key, e.g. the CI run id)"
+        )
+    if config.getoption("srbench_recover"):
+        raise ConfigError(f"{source} cannot shard a recovery (--srbench-recover); run it whole")
+    return spec
 
 
 def run_options(config: pytest.Config, project: SrbenchConfig) -> RunOptions:

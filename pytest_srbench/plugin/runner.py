@@ -7,7 +7,6 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import signal
-import socket
 import threading
 from collections.abc import Generator
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.app.lifecycle import host_id
 from pytest_srbench.app.planning import suite_search_path
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import Budget
@@ -73,7 +73,7 @@ class RunPhase(PluginState):
         self.process_info = {
             "process_id": process_id(),
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": host_id(),
             "role": self.role.kind,
             "slot": self.role.slot,
             "cells": len(work),
@@ -82,7 +82,8 @@ class RunPhase(PluginState):
         with self.store.transaction():
             self.store.register_process(self.run_id, self.process_info)
         self.store.start_queued_run(self.run_id)
-        budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1)
+        shards = self.settings.shard.count if self.settings.shard is not None else 1
+        budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1) / shards
         runtime = RunRuntime(
             run_id=self.run_id,
             manifest=manifest,

@@ -123,6 +123,12 @@ class XdistBridge:
         node.workerinput["srbench_endpoints"] = dict(plugin.endpoints)
         node.workerinput["srbench_managed_slots"] = dict(plugin.managed_slots)
         node.workerinput["srbench_owner"] = dict(plugin.owner)
+        # a remote worker (--tx socket=… / ssh=…) runs in another folder, maybe on another
+        # host: it gets the store, the configuration and the shard from here, not its cwd
+        node.workerinput["srbench_store"] = str(plugin.settings.store)
+        node.workerinput["srbench_project"] = plugin.project.model_dump(mode="json")
+        shard = plugin.settings.shard
+        node.workerinput["srbench_shard"] = shard.label if shard is not None else None
         node.workerinput["srbench_slot"] = self._next_slot % max(numnodes, 1)
         node.workerinput["srbench_replacement"] = self._next_slot >= numnodes
         self._next_slot += 1

@@ -4,11 +4,10 @@ tear-down, composed with the collect, runner and controller phases.
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from pytest_srbench.app.config import ConfigError
+from pytest_srbench.app.lifecycle import host_id
 from pytest_srbench.app.planning import PlanDraft, build_draft, builtin_auxiliary_needed
 from pytest_srbench.app.recovery import read_plan_file
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
@@ -36,7 +35,7 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         self.signals.install(self._on_terminate)
         if self.role.kind == "worker":
             controller = self.owner  # a worker dies with its controller (even by SIGKILL)
-            if controller.get("host") == socket.gethostname() and controller.get("pid"):
+            if controller.get("host") == host_id() and controller.get("pid"):
                 die_with_parent(int(controller["pid"]))
             return
         terminal = self.config.pluginmanager.getplugin("terminalreporter")

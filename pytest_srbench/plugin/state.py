@@ -23,6 +23,7 @@ from pytest_srbench.app.config import SrbenchConfig
 from pytest_srbench.app.lifecycle import open_swept_store, this_process
 from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.recovery import RecoveryRequest
+from pytest_srbench.app.shards import ShardClaim
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Manifest, Target
@@ -147,6 +148,8 @@ class PluginState:
         self.owner: dict[str, Any] = this_process()
         self.swept: list[Any] = []
         self.recovery: RecoveryRequest | None = None
+        self.shard_claim: ShardClaim | None = None  # this invocation's shard of a sharded run
+        self.shard_note: str | None = None  # a shard that is not the last: why no report
         self._owned: list[tuple[str, str]] = []  # (case, target) cells this process dispatches
         self.driven = False  # the cells are marked test functions: each item runs its own
         self._test_cells: dict[str, list[tuple[str, str]]] = {}  # benchmark -> its cells

@@ -144,6 +144,19 @@ CREATE TABLE IF NOT EXISTS call_progress (
     phase TEXT
 );
 CREATE INDEX IF NOT EXISTS call_progress_run ON call_progress(run_id);
+CREATE TABLE IF NOT EXISTS run_shards (
+    run_id TEXT NOT NULL,
+    shard INTEGER NOT NULL,
+    shards INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_started TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, shard)
+);
 CREATE TABLE IF NOT EXISTS run_snapshots (
     run_id TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -869,6 +882,40 @@ class SqliteStore:
     def owner(self, run_id: str) -> Row | None:
         row = self.db.execute("SELECT * FROM run_owners WHERE run_id = ?", (run_id,)).fetchone()
         return dict(row) if row else None
+
+    # -- shards of a run sharded across invocations ---------------------------------------
+    def save_shard(self, run_id: str, shard: Row) -> None:
+        """Insert or replace the row of shard ``shard["shard"]`` of ``run_id``: its owner
+        (host, pid, process start), ``state`` (running / finalizing / finished / interrupted),
+        times, and the rest of ``shard`` (cells, attempt …) kept as data."""
+        columns = ("shard", "shards", "state", "host", "pid", "process_started", "started_at",
+                   "ended_at")  # fmt: skip
+        data = {key: value for key, value in shard.items() if key not in columns}
+        self.db.execute(
+            "INSERT INTO run_shards(run_id, shard, shards, state, host, pid, process_started,"
+            " started_at, ended_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(run_id, shard) DO UPDATE SET shards = excluded.shards,"
+            " state = excluded.state, host = excluded.host, pid = excluded.pid,"
+            " process_started = excluded.process_started, started_at = excluded.started_at,"
+            " ended_at = excluded.ended_at, data = excluded.data",
+            (run_id, shard["shard"], shard["shards"], shard["state"], shard["host"],
+             shard["pid"], shard.get("process_started"), shard["started_at"],
+             shard.get("ended_at"), _dumps(data)),
+        )  # fmt: skip
+
+    def shards(self, run_id: str) -> list[Row]:
+        """The shard rows of a run, by shard number ([] for a run that is not sharded)."""
+        rows = self.db.execute(
+            "SELECT shard, shards, state, host, pid, process_started, started_at, ended_at, data"
+            " FROM run_shards WHERE run_id = ? ORDER BY shard",
+            (run_id,),
+        )
+        result = []
+        for row in rows:
+            record = dict(row)
+            record.update(orjson.loads(record.pop("data")))
+            result.append(record)
+        return result
 
     def active_runs(self) -> list[Run]:
         """Runs not yet in a terminal status (queued or running)."""

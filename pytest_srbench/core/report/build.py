@@ -505,6 +505,7 @@ def assemble_report(
     indexes: Mapping[str, dict[str, Any]] | None = None,
     local_embedding: Mapping[str, Any] | None = None,
     cell_sink: CellSink | None = None,
+    shards: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compute the whole report dict (validated later by ``ReportModel``) in one pass over
     ``cells``: every planned cell in planned order, then the rows outside the plan
@@ -620,6 +621,7 @@ def assemble_report(
             "profile": manifest.profile,
             "seed": manifest.seed,
             "runner": dict(runner) if runner is not None else None,
+            "shards": [dict(shard) for shard in shards] if shards else None,
             "recipes": [
                 recipe_summary(t, (recipes or {}).get(t.id))
                 for t in manifest.targets

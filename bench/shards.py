@@ -1,0 +1,95 @@
+"""A run sharded across invocations against one run as one process: the same workload (N
+cells, latency L, concurrency C per process) as one pytest process, then as K concurrent
+shards (`--srbench-shard k/K`, one run key, one SQLite store), each with its own simulator.
+
+    python bench/shards.py [--cells 800] [--latency 0.2] [--concurrency 16] [--shards 2]
+
+Prints the run's wall time (created → finished, from its report) against the ideal
+(N × L / (C × processes)), the slowest shard's command time (spawn → exit) and checks that
+every cell was called once and the reports agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _workload import PYTHON, Workload, child_env, make_project
+
+from pytest_srbench.store import open_store
+
+
+def command(workload: Workload, *extra: str) -> list[str]:
+    return [PYTHON[0], "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+            "--srbench-benchmark", "bench-mcq", "--srbench-concurrency",
+            str(workload.concurrency), *extra]  # fmt: skip
+
+
+def timed_run(project: Path, commands: list[list[str]]) -> float:
+    """Start every command at once; seconds until the last one exits."""
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(c, cwd=project, env=child_env(), stdout=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"a command failed:\n{out[-4000:]}")
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=800)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--shards", type=int, default=2)
+    args = parser.parse_args()
+    workload = Workload(cells=args.cells, latency_s=args.latency, chunks=20,
+                        concurrency=args.concurrency)  # fmt: skip
+    print(f"{'how':24} {'run wall s':>10} {'ideal s':>8} {'wall/ideal':>10} {'command s':>9}")
+    with tempfile.TemporaryDirectory(prefix="srbench-shards-") as scratch:
+        project = make_project(Path(scratch) / "p", workload)
+        reports = {}
+        for label, count in (("one process", 1), (f"{args.shards} shards", args.shards)):
+            key = f"bench-{count}"
+            if count == 1:
+                commands = [
+                    command(workload, "--srbench-run-key", key, "--srbench-json", "r1.json")
+                ]
+            else:
+                commands = [
+                    command(workload, "--srbench-run-key", key, "--srbench-shard",
+                            f"{k}/{count}", "--srbench-json", f"r{count}-{k}.json")
+                    for k in range(1, count + 1)
+                ]  # fmt: skip
+            seconds = timed_run(project, commands)
+            (path,) = [p for p in project.glob(f"r{count}*.json")]
+            report = json.loads(path.read_text())
+            reports[count] = report
+            store = open_store(project / ".srbench")
+            calls = store.calls(report["run_id"])
+            cells = {(c["case_id"], c["target_id"]) for c in calls}
+            assert len(calls) == len(cells) == args.cells, (len(calls), len(cells))
+            store.close()
+            ideal = workload.cells * workload.latency_s / (workload.concurrency * count)
+            wall = report["summary"]["wall_time_s"]
+            print(f"{label:24} {wall:>10.2f} {ideal:>8.2f} {wall / ideal:>10.2f} {seconds:>9.2f}")
+        one, many = reports[1], reports[args.shards]
+        same = [t["correct"] for t in one["summary"]["targets"]] == [
+            t["correct"] for t in many["summary"]["targets"]
+        ]
+        print(f"reports agree on correct counts: {same}; status {many['status']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

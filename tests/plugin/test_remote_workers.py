@@ -1,0 +1,83 @@
+"""pytest-xdist remote gateways with the ownership scheduler: two workers behind execnet's
+socket server on 127.0.0.1, started in another folder (like a remote host's checkout), take
+the store, the configuration and the run from the controller and run each cell once."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store import open_store
+from tests.plugin.test_concurrency import project
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def socket_server(folder: Path) -> tuple[subprocess.Popen[str], int]:
+    """execnet's socket server listening on 127.0.0.1, working in ``folder``."""
+    for _ in range(5):
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "execnet.script.socketserver", f"127.0.0.1:{port}"], cwd=folder,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy(),
+        )  # fmt: skip
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # "… Entering Accept loop (host, port)", or a bind error
+        if "Entering Accept loop" in line:
+            return proc, port
+        proc.kill()
+        proc.wait()
+    raise AssertionError(f"execnet's socket server did not start: {line}")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Iterator[tuple[Path, list[int]]]:
+    """Two socket servers in a folder of their own (no project files in it)."""
+    folder = tmp_path / "remote-host"
+    folder.mkdir()
+    servers = [socket_server(folder) for _ in range(2)]
+    try:
+        yield folder, [port for _, port in servers]
+    finally:
+        for proc, _ in servers:
+            proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def test_socket_gateways_take_the_store_and_the_run_from_the_controller(pytester, sim, remote):
+    folder, ports = remote
+    project(pytester, sim, "always-right", "slow")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
+        "--srbench-benchmark=gpqa-diamond", "--dist=load",
+        *(f"--tx=socket=127.0.0.1:{port}" for port in ports), "--srbench-json=report.json",
+    )  # fmt: skip
+    assert result.ret == 0, "\n".join(result.outlines[-40:])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["status"] == "completed" and report["summary"]["planned_cells"] == 36
+    calls = open_store(pytester.path / ".srbench").calls(report["run_id"])
+    assert sim_client.stats(sim.admin_url)["requests"] == len(calls) == 36
+    assert len({(c["case_id"], c["target_id"]) for c in calls}) == 36  # each cell once
+    details = report["provenance"]["runner"]["process_details"]
+    workers = sorted(p["cells"] for p in details if p.get("role") == "worker")
+    assert workers == [18, 18]
+    # the workers ran in the servers' folder (xdist's pyexecnetcache), yet wrote nothing of
+    # the run there: no store, no configuration of their own
+    assert (folder / "pyexecnetcache").is_dir()
+    assert not list(folder.rglob("journal.sqlite3")) and not list(folder.rglob("pyproject.toml"))
