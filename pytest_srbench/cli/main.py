@@ -216,10 +216,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.render.compare import comparison_csv, render_comparison
     from pytest_srbench.render.html import render_compare_html, write_html
     from pytest_srbench.render.outputs import write_output
-    from pytest_srbench.store.sqlite import open_store
+    from pytest_srbench.store.opening import open_store, store_exists
 
-    path = Path(args.store)
-    store = open_store(path) if (path / "journal.sqlite3").exists() else None
+    store = open_store(args.store) if store_exists(args.store) else None
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
     result = compare_many(

@@ -435,7 +435,7 @@ class RunPhase(PluginState):
             self.engine.cancel(f"interrupted ({name})", user=True)
         threading.Thread(
             target=request_cancellation,
-            args=(self.settings.store, self.run_id, self.settings.run_key, name),
+            args=(self.settings.location, self.run_id, self.settings.run_key, name),
             name="srbench-cancel",
             daemon=True,
         ).start()

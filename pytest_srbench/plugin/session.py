@@ -4,8 +4,6 @@ tear-down, composed with the collect, runner and controller phases.
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from pytest_srbench.app.config import ConfigError
@@ -24,6 +22,8 @@ from pytest_srbench.plugin.runner import RunPhase
 from pytest_srbench.plugin.state import new_run_id
 from pytest_srbench.simulator.process import start_simulator
 from pytest_srbench.store.base import Store
+from pytest_srbench.store.liveness import host_id
+from pytest_srbench.store.opening import store_exists
 
 
 class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
@@ -36,7 +36,7 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         self.signals.install(self._on_terminate)
         if self.role.kind == "worker":
             controller = self.owner  # a worker dies with its controller (even by SIGKILL)
-            if controller.get("host") == socket.gethostname() and controller.get("pid"):
+            if controller.get("host") == host_id() and controller.get("pid"):
                 die_with_parent(int(controller["pid"]))
             return
         terminal = self.config.pluginmanager.getplugin("terminalreporter")
@@ -144,7 +144,7 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         """Read the gate's baseline before anything runs, so a typo costs nothing."""
         from pytest_srbench.app.reports import RunNotFound, load_side  # the report model: big
 
-        has_store = (self.settings.store / "journal.sqlite3").exists()
+        has_store = store_exists(self.settings.location)
         try:
             return load_side(reference, self.open() if has_store else None)
         except (RunNotFound, ComparisonError) as error:
