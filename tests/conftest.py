@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 
@@ -10,6 +11,9 @@ from collections.abc import Iterator
 # imported lazily by comparisons, is therefore loaded before any test runs.
 import numpy  # noqa: F401
 import pytest
+
+with contextlib.suppress(ImportError):  # likewise psycopg's C extension (PostgreSQL store)
+    import psycopg  # noqa: F401
 
 from pytest_srbench.core.models import Prices
 from pytest_srbench.simulator import client as sim_client

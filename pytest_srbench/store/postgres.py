@@ -33,6 +33,7 @@ import contextlib
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -300,6 +301,12 @@ def _run(row: Mapping[str, Any]) -> Run:
     )
 
 
+def _close_all(connections: list[Any]) -> None:
+    for connection in connections:
+        with contextlib.suppress(Exception):
+            connection.close()
+
+
 class _Heartbeat:
     """Renews this process's lease on one database every ``interval`` seconds (a daemon
     thread with its own connection): when the process dies, the renewals stop and the lease
@@ -362,6 +369,8 @@ class PostgresStore:
         self.root = Path(root) if root is not None else Path(".srbench")
         self.read_only = read_only
         self._local = threading.local()
+        self._connections: list[Any] = []  # every thread's, closed when the store goes
+        weakref.finalize(self, _close_all, self._connections)
         self._packs: dict[str, tuple[str, int]] = {}  # run -> (pack name, next offset)
         self._packs_lock = threading.Lock()
         self.lease_interval_s, self.lease_expiry_s = lease_timing()
@@ -383,6 +392,8 @@ class PostgresStore:
         except self._psycopg.OperationalError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
             raise StoreError(f"cannot connect to the store {self.location}: {first}") from None
+        self._connections[:] = [c for c in self._connections if not c.closed]
+        self._connections.append(connection)
         return connection  # type: ignore[no-any-return]
 
     def store_error(self, error: Exception) -> Exception:

@@ -1,0 +1,71 @@
+"""The plugin end to end on a PostgreSQL store: a run on the built-in simulator with
+``--srbench-store postgresql://…`` is journaled in the database, and ``srbench report RUN
+--store postgresql://…`` gives the same report as the same run on a SQLite folder, apart from
+ids, times and process facts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pytest_srbench.store import open_store
+
+pytestmark = pytest.mark.slow
+
+RUN = ("-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-limit=2",
+       "--srbench-benchmark=mmlu-pro", "--srbench-json=report.json")  # fmt: skip
+VOLATILE = {"run_id", "created_at", "updated_at", "pid", "process_id", "peak_rss_mb",
+            "distributions"}  # fmt: skip
+
+
+def steady(value: Any) -> Any:
+    """The report without what differs between two runs of one plan: ids, stamps, process
+    facts and measured durations (numbers under keys ending in ``_s``, their histograms)."""
+    if isinstance(value, dict):
+        return {
+            key: steady(item)
+            for key, item in value.items()
+            if key not in VOLATILE
+            and not (key.endswith("_s") and isinstance(item, int | float | None))
+        }
+    if isinstance(value, list):
+        return [steady(item) for item in value]
+    return value
+
+
+def report_from_cli(cwd, store: str, run_id: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_srbench", "--store", store, "report", run_id,
+         "--format", "json"],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_run_on_postgres_reports_like_the_same_run_on_sqlite(pytester, postgres_url):
+    on_sqlite = pytester.runpytest_subprocess(*RUN)
+    assert on_sqlite.ret == 0
+    sqlite_run = json.loads((pytester.path / "report.json").read_text())["run_id"]
+    on_postgres = pytester.runpytest_subprocess(*RUN, f"--srbench-store={postgres_url}")
+    assert on_postgres.ret == 0
+    postgres_report = json.loads((pytester.path / "report.json").read_text())
+    postgres_run = postgres_report["run_id"]
+    assert postgres_run != sqlite_run
+
+    store = open_store(postgres_url)
+    run = store.require_run(postgres_run)
+    assert run.status == "completed" and store.count_calls(postgres_run) == 4
+    assert all(store.read_evidence(c["evidence"]) for c in store.calls(postgres_run))
+    assert [r.id for r in open_store(pytester.path / ".srbench").list_runs()] == [sqlite_run]
+
+    from_sqlite = report_from_cli(pytester.path, ".srbench", sqlite_run)
+    from_postgres = report_from_cli(pytester.path, postgres_url, postgres_run)
+    assert from_postgres["run_id"] == postgres_run
+    assert steady(from_postgres) == steady(from_sqlite)
+    assert steady(postgres_report) == steady(from_postgres)  # the session wrote the same
+    assert sum(c["correct"] is not None for c in from_postgres["cells"]) == 4
