@@ -66,8 +66,10 @@ class PostgresServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_server() -> PostgresServer:
-    """Initialise and start a server in a new temporary folder (skip when not installed)."""
+def start_server(*, durable: bool = False) -> PostgresServer:
+    """Initialise and start a server in a new temporary folder (skip when not installed).
+    Tests run it without fsync (nothing to keep after the session); ``durable`` keeps the
+    server's defaults (fsync on every commit), for timing commits (``bench/store_commit.py``)."""
     tools = {name: find_tool(name) for name in TOOLS}
     missing = [name for name, path in tools.items() if path is None]
     if missing:
@@ -91,9 +93,11 @@ def start_server() -> PostgresServer:
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     options = (
-        f"-c listen_addresses='' -c unix_socket_directories={folder} -c fsync=off"
+        f"-c listen_addresses='' -c unix_socket_directories={folder}"
         " -c max_connections=100 -c shared_buffers=32MB"
     )
+    if not durable:
+        options += " -c fsync=off -c synchronous_commit=off"
     subprocess.run(
         [*as_user, str(tools["pg_ctl"]), "start", "-D", str(data), "-w", "-t", "60",
          "-l", str(folder / "server.log"), "-o", options],

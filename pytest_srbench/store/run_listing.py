@@ -27,7 +27,7 @@ PG_FACTS = (
     " (manifest::jsonb -> 'targets')::text AS targets,"
     " (SELECT json_agg(s ->> 'kind')"
     "  FROM jsonb_array_elements(coalesce(manifest::jsonb -> 'dataset' -> 'suites', '[]')) AS s"
-    "  WHERE coalesce((s ->> 'selected')::boolean, true))::text AS kinds"
+    "  WHERE coalesce(s -> 'selected', 'true') NOT IN ('0'::jsonb, 'false'::jsonb))::text AS kinds"
     " FROM runs"
 )
 
