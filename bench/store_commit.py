@@ -46,7 +46,7 @@ def commit_cost(location: str, calls: int, batch: int) -> float:
     start = time.perf_counter()
     for first in range(0, calls, batch):
         rows = [{"id": f"{run_id}-c{i}", "case_id": f"mmlu-pro/{i}", "target_id": "t",
-                 "role": "subject", "status": "sent"} for i in range(first, first + batch)]  # fmt: skip
+                 "role": "subject", "status": "sent"} for i in range(first, min(first + batch, calls))]  # fmt: skip
         with store.transaction():
             store.write_batch([InsertCall(run_id, dict(row)) for row in rows])
         finish: list = []

@@ -216,6 +216,7 @@ UPSERT_RESULT = (
     " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at"
 )
 INSERT_EVENT = "INSERT INTO events(run_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
+INSERT_EVIDENCE = 'INSERT INTO evidence(pack, "offset", run_id, data) VALUES (%s, %s, %s, %s)'
 ALLOCATE = (
     "INSERT INTO run_counters(run_id, events, calls) VALUES (%s, %s, %s)"
     " ON CONFLICT (run_id) DO UPDATE SET events = run_counters.events + excluded.events,"
@@ -1016,11 +1017,17 @@ class PostgresStore:
                 )  # fmt: skip
 
     def _append_evidence_of(self, finishes: list[FinishCall]) -> None:
-        """Each finished call's evidence into the database, with a locator on its row (an
-        empty one for a call that received nothing)."""
+        """Each finished call's evidence into the database with one ``executemany``, and a
+        locator on its row (an empty one for a call that received nothing)."""
+        blobs = []
         for w in finishes:
             if w.evidence or "evidence" not in w.row:
-                w.row["evidence"] = self.append_evidence(w.run_id, w.evidence)
+                name, offset = self._next_offset(w.run_id, len(w.evidence))
+                w.row["evidence"] = {"pack": name, "offset": offset, "length": len(w.evidence)}
+                if w.evidence:
+                    blobs.append((name, offset, w.run_id, bytes(w.evidence)))
+        if blobs:
+            self.db.cursor().executemany(INSERT_EVIDENCE, blobs)
 
     # -- evidence ----------------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:
@@ -1052,10 +1059,7 @@ class PostgresStore:
         name, offset = self._next_offset(run_id, len(data))
         if data:
             with self.transaction():
-                self.db.execute(
-                    'INSERT INTO evidence(pack, "offset", run_id, data) VALUES (%s, %s, %s, %s)',
-                    (name, offset, run_id, bytes(data)),
-                )
+                self.db.execute(INSERT_EVIDENCE, (name, offset, run_id, bytes(data)))
         return {"pack": name, "offset": offset, "length": len(data)}
 
     def read_evidence(self, locator: Any) -> bytes:
