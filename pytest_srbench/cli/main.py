@@ -81,7 +81,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.call_id:
         call = store.get_call(args.call_id)
         if call is None or call.get("_seq") is None or call.get("case_id") is None:
-            raise StoreError(f"no call {args.call_id!r} in {store.root}")
+            raise StoreError(f"no call {args.call_id!r} in {store.location}")
         print(json.dumps({"call": call}, indent=2))
         return 0
     if args.recipes:

@@ -78,7 +78,8 @@ class Store(Protocol):
     caller outside ``store/`` may use (generated from ``SqliteStore``'s public methods, which
     a test keeps in step). A second backend implements exactly this."""
 
-    root: Path
+    root: Path  # a local folder: the store itself (SQLite), or files next to a run (PostgreSQL)
+    location: str  # where the store is, as it may be shown (a folder, or a URL without secrets)
     read_only: bool
 
     def close(self) -> None: ...

@@ -248,6 +248,7 @@ class SqliteStore:
 
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = Path(root)
+        self.location = str(self.root)
         self.db_path = self.root / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()
