@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
 
 pytestmark = pytest.mark.slow
@@ -69,3 +70,29 @@ def test_a_run_on_postgres_reports_like_the_same_run_on_sqlite(pytester, postgre
     assert steady(from_postgres) == steady(from_sqlite)
     assert steady(postgres_report) == steady(from_postgres)  # the session wrote the same
     assert sum(c["correct"] is not None for c in from_postgres["cells"]) == 4
+
+
+def test_xdist_workers_share_one_run_in_the_database(pytester, sim, postgres_url):
+    """Two xdist workers claim the run for their controller in the database, dispatch every
+    cell once (the simulator's request count equals the journal's) and the run completes."""
+    from tests.plugin.test_concurrency import project
+
+    project(pytester, sim, "always-right", "slow")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
+        "-n", "2", "--srbench-concurrency=3", "--srbench-json=report.json",
+        f"--srbench-store={postgres_url}",
+    )  # fmt: skip
+    assert result.ret == 0
+    data = json.loads((pytester.path / "report.json").read_text())
+    store = open_store(postgres_url)
+    calls = store.calls(data["run_id"])
+    stats = sim_client.stats(sim.admin_url)
+    assert stats["requests"] == len(calls) == data["summary"]["planned_cells"] > 0
+    assert len({(c["case_id"], c["target_id"]) for c in calls}) == len(calls)
+    assert store.require_run(data["run_id"]).status == "completed"
+    assert [e["seq"] for e in store.events(data["run_id"], limit=10_000)] == list(
+        range(1, 1 + len(store.events(data["run_id"], limit=10_000)))
+    )
+    roles = sorted(p["role"] for p in store.processes(data["run_id"]))
+    assert roles == ["controller", "worker", "worker"]
