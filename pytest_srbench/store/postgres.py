@@ -424,7 +424,13 @@ class PostgresStore:
     def _tuples(self) -> psycopg.Cursor[Any]:
         from psycopg.rows import tuple_row
 
-        return self.db.cursor(row_factory=tuple_row)
+        return self.db.cursor(row_factory=tuple_row, binary=True)  # binary: faster to read
+
+    def _all(self, query: str, args: Any = ()) -> list[tuple[Any, ...]]:
+        """Every row of a query as plain tuples, fetched at once (iterating a cursor fetches
+        row by row)."""
+        rows: list[tuple[Any, ...]] = self._tuples().execute(query, args).fetchall()
+        return rows
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -507,28 +513,44 @@ class PostgresStore:
             self._lock([run_id])
 
     def _migrate(self) -> None:
-        """Create or check the schema (one process at a time, by an advisory lock)."""
+        """Create, upgrade or check the schema. An up-to-date store is only read (one query),
+        so opening it never waits; creating takes an advisory lock, so several hosts opening
+        a new database at once create the schema once."""
         try:
-            if not self.read_only:
-                with self.transaction():
-                    self.db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                    self.db.execute(SCHEMA)
-                    self.db.execute(
-                        "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
-                        " ON CONFLICT (key) DO NOTHING",
-                        (str(SCHEMA_VERSION),),
-                    )
-            self._check_schema()
+            version = self._schema_version()
+            if version == SCHEMA_VERSION:
+                return
+            if self.read_only:
+                raise StoreError(
+                    f"no store at {self.location} (it was never written)"
+                    if version is None
+                    else f"the store {self.location} is read-only and was written by an older "
+                    "pytest-srbench; open it once with write access to upgrade it"
+                )
+            with self.transaction():
+                self.db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                self.db.execute(SCHEMA)
+                self.db.execute(
+                    "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                    " WHERE meta.value::int < excluded.value::int",
+                    (str(SCHEMA_VERSION),),
+                )
+            self._schema_version()
         except self._psycopg.Error as error:
             raise self.store_error(error) from None
 
-    def _check_schema(self) -> int:
+    def _schema_version(self) -> int | None:
+        """The database's schema version (None before the store was created); a newer one
+        than this code knows is an error."""
         (exists,) = self.db.execute("SELECT to_regclass('meta') IS NOT NULL AS ok").fetchall()
-        if not exists["ok"]:
-            raise StoreError(f"no store at {self.location} (it was never written)")
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row["value"]) if row else 0
-        if version > SCHEMA_VERSION:
+        row = (
+            self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if exists["ok"]
+            else None
+        )
+        version = int(row["value"]) if row else None
+        if version is not None and version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.location}: store schema version {version} is newer than this "
                 f"pytest-srbench supports ({SCHEMA_VERSION}); upgrade pytest-srbench"
@@ -635,9 +657,7 @@ class PostgresStore:
         return [_run(row) for row in self.db.execute(query, args)]
 
     def iter_run_ids(self) -> Iterator[str]:
-        for (run_id,) in self._tuples().execute(
-            'SELECT id FROM runs ORDER BY created_at COLLATE "C"'
-        ):
+        for (run_id,) in self._all('SELECT id FROM runs ORDER BY created_at COLLATE "C"'):
             yield run_id
 
     def set_run_status(
@@ -706,7 +726,7 @@ class PostgresStore:
             query += " LIMIT %s"
             args.append(limit)
         rows = []
-        for row_id, data in self._tuples().execute(query, args):
+        for row_id, data in self._all(query, args):
             result = orjson.loads(data)
             result["_row"] = row_id
             rows.append(result)
@@ -740,7 +760,7 @@ class PostgresStore:
             query += " LIMIT %s"
             args.append(limit)
         rows = []
-        for seq, data, received, last_activity, phase in self._tuples().execute(query, args):
+        for seq, data, received, last_activity, phase in self._all(query, args):
             call = orjson.loads(data)
             call["_seq"] = seq
             if active:
@@ -776,7 +796,7 @@ class PostgresStore:
 
     def results_with_status(self, run_id: str, status: str) -> list[Row]:
         self._guard(run_id)
-        rows = self._tuples().execute(
+        rows = self._all(
             "SELECT data FROM results WHERE run_id = %s AND status = %s"
             ' ORDER BY case_id COLLATE "C", target_id COLLATE "C"',
             (run_id, status),
@@ -809,14 +829,14 @@ class PostgresStore:
         if kinds is not None:
             query += " AND kind = ANY(%s)"
             args.append(list(kinds))
-        rows = self._tuples().execute(query + " ORDER BY seq LIMIT %s", (*args, limit))
+        rows = self._all(query + " ORDER BY seq LIMIT %s", (*args, limit))
         return [
             {"seq": seq, "at": at, "kind": kind, "data": orjson.loads(data)}
             for seq, at, kind, data in rows
         ]
 
     def result_statuses(self, run_id: str) -> dict[tuple[str, str], str]:
-        rows = self._tuples().execute(
+        rows = self._all(
             "SELECT case_id, target_id, status FROM results WHERE run_id = %s", (run_id,)
         )
         return {(case_id, target_id): status for case_id, target_id, status in rows}
@@ -842,7 +862,7 @@ class PostgresStore:
             )
 
     def snapshots(self, run_id: str, kind: str) -> dict[str, Row]:
-        rows = self._tuples().execute(
+        rows = self._all(
             "SELECT target_id, data FROM run_snapshots WHERE run_id = %s AND kind = %s"
             ' ORDER BY target_id COLLATE "C"',
             (run_id, kind),
@@ -857,7 +877,7 @@ class PostgresStore:
 
     # -- recovery claims ---------------------------------------------------------------
     def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:
-        rows = self._tuples().execute(
+        rows = self._all(
             "SELECT case_id, target_id FROM recovery_claims WHERE parent_run_id = %s",
             (parent_run_id,),
         )
@@ -955,7 +975,7 @@ class PostgresStore:
             )
 
     def processes(self, run_id: str) -> list[Row]:
-        rows = self._tuples().execute("SELECT data FROM processes WHERE run_id = %s", (run_id,))
+        rows = self._all("SELECT data FROM processes WHERE run_id = %s", (run_id,))
         return [orjson.loads(data) for (data,) in rows]
 
     # -- batched writes ----------------------------------------------------------------
