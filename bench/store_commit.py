@@ -9,8 +9,8 @@ defaults (SQLite WAL with synchronous=FULL; PostgreSQL fsync on every commit), o
 disk, PostgreSQL over its Unix socket.
 
 Then ``srbench recover-plan`` (both modes) and paged ``srbench show`` on a 100,000-cell
-interrupted run built in PostgreSQL (the run ``bench/durable_store.py`` builds for SQLite),
-in-process through ``srbench``'s own ``main``.
+interrupted run (the one ``bench/durable_store.py`` builds) in each backend, in-process
+through ``srbench``'s own ``main``.
 
     python bench/store_commit.py [--calls 2000] [--cells 100000] [--repeat 3]
                                  [--postgres postgresql:///DB?host=…]   # else a temporary server
@@ -91,11 +91,13 @@ def main() -> None:
             sqlite = commit_cost(str(folder / f"s{batch}"), args.calls, batch)
             postgres = commit_cost(url, args.calls, batch)
             print(f"{batch:>8}{sqlite * 1000:>11.3f} ms{postgres * 1000:>11.3f} ms")
-        start = time.perf_counter()
-        run_id, mix = build_store(big_url, args.cells)  # type: ignore[arg-type]
-        print(f"PostgreSQL run: {args.cells:,} cells "
-              f"({', '.join(f'{k} {v:,}' for k, v in mix.items())}); "
-              f"built in {time.perf_counter() - start:.1f} s")  # fmt: skip
+        stores = {"SQLite": str(folder / "big"), "PostgreSQL": big_url}
+        for name, location in stores.items():
+            start = time.perf_counter()
+            run_id, mix = build_store(location, args.cells)  # type: ignore[arg-type]
+            print(f"{name} run: {args.cells:,} cells "
+                  f"({', '.join(f'{k} {v:,}' for k, v in mix.items())}); "
+                  f"built in {time.perf_counter() - start:.1f} s")  # fmt: skip
         plan_file = folder / "plan.json"
         commands = {
             "recover-plan --mode undispatched": ["recover-plan", run_id, "--output", str(plan_file)],
@@ -106,10 +108,11 @@ def main() -> None:
             "show --results --limit 100": ["show", run_id, "--results", "--limit", "100"],
             "show (summary)": ["show", run_id],
         }  # fmt: skip
-        print(f"{'PostgreSQL, in-process, median of ' + str(args.repeat):<48}{'time':>10}")
+        print(f"{'in-process, median of ' + str(args.repeat):<48}{'SQLite':>10}{'PostgreSQL':>13}")
         for label, argv in commands.items():
-            seconds, _ = timed(["--store", big_url, *argv], args.repeat)
-            print(f"srbench {label:<40}{seconds * 1000:>8.0f} ms")
+            seconds = [timed(["--store", location, *argv], args.repeat)[0]
+                       for location in stores.values()]  # fmt: skip
+            print(f"srbench {label:<40}" + "".join(f"{s * 1000:>10.0f} ms" for s in seconds))
     finally:
         if server is not None:
             server.stop()

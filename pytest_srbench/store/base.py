@@ -1,7 +1,8 @@
 """The store interface the engine, reports, CLI and service depend on.
 
-A second backend (PostgreSQL behind a URL) implements this protocol; nothing above the
-store imports sqlite3.
+Two backends implement this protocol: SQLite in a folder (``store/sqlite.py``) and PostgreSQL
+behind a ``postgresql://`` URL (``store/postgres.py``); ``store/opening.py`` picks one from
+the location. Nothing above the store imports sqlite3 or psycopg.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def every_event(
 
 class Store(Protocol):
     """Durable journal of runs, results, calls and events, plus raw evidence: what every
-    caller outside ``store/`` may use (generated from ``SqliteStore``'s public methods, which
-    a test keeps in step). A second backend implements exactly this."""
+    caller outside ``store/`` may use. Both backends implement exactly this (a test keeps
+    their public methods and this protocol in step)."""
 
     root: Path  # a local folder: the store itself (SQLite), or files next to a run (PostgreSQL)
     location: str  # where the store is, as it may be shown (a folder, or a URL without secrets)
