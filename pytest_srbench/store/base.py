@@ -74,6 +74,18 @@ def every_event(
         after = rows[-1]["seq"]
 
 
+class EventWaiter(Protocol):
+    """Wakes a reader of a run's events when a writer commits some (PostgreSQL's
+    ``LISTEN``/``NOTIFY``); entered before the reader's first read, so nothing committed
+    after that read is missed."""
+
+    async def __aenter__(self) -> EventWaiter: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def wait(self, run_id: str, timeout_s: float) -> bool: ...
+
+
 class Store(Protocol):
     """Durable journal of runs, results, calls and events, plus raw evidence: what every
     caller outside ``store/`` may use. Both backends implement exactly this (a test keeps
@@ -154,6 +166,8 @@ class Store(Protocol):
     def count_calls(self, run_id: str) -> int: ...
 
     def append_event(self, run_id: str, kind: str, data: Row) -> int: ...
+
+    def event_waiter(self) -> EventWaiter | None: ...
 
     def events(
         self,

@@ -47,6 +47,7 @@ from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store.base import (
+    EventWaiter,
     ProgressCounts,
     Row,
     StoreConflict,
@@ -75,6 +76,8 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 SCHEMES = ("postgresql://", "postgres://")
 EXTRA_HINT = 'pip install "pytest-srbench[postgres]"'
+NOTIFY_CHANNEL = "srbench_events"  # payload: the run id whose events were committed
+NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', %s)"
 MIGRATION_LOCK = 7_320_523  # pg_advisory_xact_lock key: one process creates the schema
 
 SCHEMA = """
@@ -346,6 +349,36 @@ class _Heartbeat:
                     if connection is not None:
                         connection.close()
                 connection = None
+
+
+class _NotifiedEvents:
+    """``LISTEN`` on its own async connection for as long as a reader streams a run's events:
+    ``wait`` returns True as soon as a transaction that appended events of the run commits
+    (they are sent with ``NOTIFY`` at commit), False after ``timeout_s``. Notifications that
+    arrive between two waits are kept by the connection, so none is missed."""
+
+    def __init__(self, conninfo: str) -> None:
+        self.conninfo = conninfo
+        self.connection: Any = None
+
+    async def __aenter__(self) -> _NotifiedEvents:
+        self.connection = await _psycopg().AsyncConnection.connect(
+            self.conninfo, autocommit=True, application_name="pytest-srbench-events"
+        )
+        await self.connection.execute("LISTEN " + NOTIFY_CHANNEL)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+
+    async def wait(self, run_id: str, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            async for note in self.connection.notifies(timeout=left, stop_after=1):
+                if note.payload == run_id:
+                    return True
+        return False
 
 
 def renew_lease(connection: Any, owner: Row, expiry: float) -> None:
@@ -814,7 +847,12 @@ class PostgresStore:
         with self.transaction():
             seq = self._lock([run_id], events=1)[run_id + "/events"]
             self.db.execute(INSERT_EVENT, (run_id, seq, now_iso(), kind, _dumps(data)))
+            self.db.execute(NOTIFY, (run_id,))  # delivered when the transaction commits
         return seq
+
+    def event_waiter(self) -> EventWaiter | None:
+        """A ``LISTEN`` connection that wakes a reader when a run's events commit."""
+        return _NotifiedEvents(self.conninfo)
 
     def events(
         self,
@@ -1025,6 +1063,8 @@ class PostgresStore:
                         (e.run_id, next_seq[e.run_id][0], now, e.kind, _dumps(e.data))
                     )
                 db.cursor().executemany(INSERT_EVENT, event_args)
+                for run_id in sorted({e.run_id for e in events}):
+                    db.execute(NOTIFY, (run_id,))
             if progress:
                 db.cursor().executemany(
                     "INSERT INTO call_progress(call_id, run_id, bytes_received,"

@@ -32,6 +32,7 @@ from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_docum
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader
 from pytest_srbench.store.base import (
+    EventWaiter,
     ProgressCounts,
     Row,
     Store,
@@ -753,6 +754,10 @@ class SqliteStore:
             (run_id, now_iso(), kind, _dumps(data)),
         )
         return int(cursor.lastrowid or 0)
+
+    def event_waiter(self) -> EventWaiter | None:
+        """None: SQLite has no notifications, a reader of events polls."""
+        return None
 
     def events(
         self,
