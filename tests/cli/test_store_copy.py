@@ -4,12 +4,15 @@ three stores, and its rows are identical; copying it again is a no-op."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import pytest
 
+from pytest_srbench.cli.main import main as srbench_main
 from pytest_srbench.store import open_store
 from pytest_srbench.store.copy import export_run
 from tests.cli.test_main import srbench
@@ -36,10 +39,11 @@ def test_a_run_copied_to_postgres_and_back_reports_identically(tmp_path, postgre
     assert again.returncode == 0 and "(identical): left as it is" in again.stdout
 
     reports = []
-    for store in (".srbench", postgres_url, "back"):
-        shown = srbench(tmp_path, "--store", store, "report", run_id, "--format", "json")
-        assert shown.returncode == 0, shown.stderr
-        reports.append(shown.stdout)
+    for store in (".srbench", postgres_url, "back"):  # in this process: srbench's own main
+        out = io.StringIO()
+        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out):
+            assert srbench_main(["--store", store, "report", run_id, "--format", "json"]) == 0
+        reports.append(out.getvalue())
     assert reports[0] == reports[1] == reports[2]
     assert json.loads(reports[0])["run_id"] == run_id
     original = export_run(open_store(tmp_path / ".srbench"), run_id)

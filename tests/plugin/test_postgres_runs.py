@@ -5,13 +5,14 @@ ids, times and process facts."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
+from pytest_srbench.cli.main import main as srbench
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
 
@@ -39,13 +40,12 @@ def steady(value: Any) -> Any:
 
 
 def report_from_cli(cwd, store: str, run_id: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "--store", store, "report", run_id,
-         "--format", "json"],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    """``srbench --store STORE report RUN --format json``, run in this process (its own
+    ``main``: parsing, opening and sweeping the store, the report)."""
+    out = io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out):
+        assert srbench(["--store", store, "report", run_id, "--format", "json"]) == 0
+    return json.loads(out.getvalue())
 
 
 def test_a_run_on_postgres_reports_like_the_same_run_on_sqlite(pytester, postgres_url):
