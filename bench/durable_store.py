@@ -33,7 +33,7 @@ from pytest_srbench.cli.main import main as srbench
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Target
 from pytest_srbench.core.plan.build import freeze_plan
 from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 from pytest_srbench.store.writes import FinishCall, InsertCall, UpsertResult, Write
 
 PRICE = Prices(input=1, cached_input=0.5, cache_write=1, output=2)

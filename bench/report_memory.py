@@ -44,7 +44,7 @@ def build_store(root: Path, cells: int) -> None:
     from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Target
     from pytest_srbench.core.plan.build import freeze_plan
     from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
-    from pytest_srbench.store.sqlite import open_store
+    from pytest_srbench.store.opening import open_store
     from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall, UpsertResult
 
     rng = random.Random(21)
@@ -141,7 +141,7 @@ END_OF_RUN = """
 import sys
 from pathlib import Path
 from pytest_srbench.app.finalize import finalize_run, write_outputs
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 store = open_store(sys.argv[1])
 report = finalize_run(store, sys.argv[2], runner={"pytest_srbench": "bench"})
 problems = write_outputs(store, sys.argv[2], report, Path(sys.argv[3]), None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 
@@ -10,6 +11,9 @@ from collections.abc import Iterator
 # imported lazily by comparisons, is therefore loaded before any test runs.
 import numpy  # noqa: F401
 import pytest
+
+with contextlib.suppress(ImportError):  # likewise psycopg's C extension (PostgreSQL store)
+    import psycopg  # noqa: F401
 
 from pytest_srbench.core.models import Prices
 from pytest_srbench.simulator import client as sim_client
@@ -140,3 +144,33 @@ def sim(simulator: SimulatorProcess) -> SimulatorProcess:
         time.sleep(0.05)
     sim_client.reset(simulator.admin_url)
     return simulator
+
+
+# -- stores: every store test runs against SQLite and against a real PostgreSQL server --------
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """One real PostgreSQL server per test session (per xdist worker), started on first use."""
+    from tests.postgres_server import start_server
+
+    server = start_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """A fresh, empty database on the session's server (its URL has no password)."""
+    return postgres_server.create_database(f"t{next(_databases)}")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_location(request, tmp_path) -> str:
+    """Where a store is opened: a SQLite folder, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "s")
+    return request.getfixturevalue("postgres_url")

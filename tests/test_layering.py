@@ -43,6 +43,7 @@ MAY_USE: dict[str, set[str]] = {
 # a library (or one of its submodules) -> the packages that may import it
 ONLY_IN: dict[str, set[str]] = {
     "sqlite3": {"store", "notes"},  # notes: the reference search engine keeps its own index
+    "psycopg": {"store"},  # the PostgreSQL store
     "httpx": {"transport", "datasets"},  # datasets: `srbench datasets fetch` from GitHub
     "huggingface_hub": {"datasets"},  # datasets: `srbench datasets fetch` from the Hub
     "pyarrow": {"datasets"},  # datasets: parquet releases

@@ -151,7 +151,7 @@ def write_outputs(
         except OutputError as error:
             problems.append(
                 f"pytest-srbench: the {what} was not written: {error}; the run {run_id} is "
-                f"saved in the store (srbench --store {store.root} report {run_id} {flag} PATH "
+                f"saved in the store (srbench --store {store.location} report {run_id} {flag} PATH "
                 "writes it)"
             )
     return problems

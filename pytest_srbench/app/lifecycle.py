@@ -9,56 +9,17 @@ A stopped worker or a lost acknowledgement is never permission to re-send: calls
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Collection
-from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.case_events import case_event_data
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
 from pytest_srbench.store.base import Store
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.liveness import same_process, this_process
+from pytest_srbench.store.opening import open_store
 
-HOST_ID_ENV = "SRBENCH_HOST_ID"
 WORKER_STOPPED = "Worker stopped; dispatched requests are not retried"
 OWNER_STOPPED = "Runner process stopped ({where}); inspect saved calls before a new run"
-
-
-def _process_started(pid: int) -> str | None:
-    """The kernel's start stamp of a process (Linux), so a reused pid is not mistaken."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def host_id() -> str:
-    """This host's identity in owner records: ``SRBENCH_HOST_ID`` when set (two "hosts" on
-    one machine in tests), else the host name."""
-    return os.environ.get(HOST_ID_ENV, "").strip() or socket.gethostname()
-
-
-def this_process() -> dict[str, Any]:
-    """Owner record of the current process."""
-    pid = os.getpid()
-    return {"host": host_id(), "pid": pid, "process_started": _process_started(pid)}
-
-
-def owner_alive(owner: dict[str, Any]) -> bool | None:
-    """True / False for an owner on this host; None when it runs elsewhere (unknowable)."""
-    if owner["host"] != host_id():
-        return None
-    pid = int(owner["pid"])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by another user
-    started = owner.get("process_started")
-    return started is None or _process_started(pid) in (None, started)
 
 
 def settle_in_flight(
@@ -88,7 +49,8 @@ def settle_in_flight(
 
 
 def sweep_orphans(store: Store) -> list[Run]:
-    """Mark every queued or running run whose owning process on this host is gone
+    """Mark every queued or running run whose owning process is gone (on this host by its
+    PID; on another, for a PostgreSQL store, by its expired lease)
     ``interrupted`` (after settling what it left in flight); returns those runs. The run's
     wall time ends at its last recorded activity, not when the sweep found it.
 
@@ -110,7 +72,7 @@ def sweep_orphans(store: Store) -> list[Run]:
             if run.status == "queued":
                 continue
             where = "no owner recorded"
-        elif owner_alive(owner) is not False:
+        elif store.owner_alive(owner) is not False:
             continue
         else:
             where = f"pid {owner['pid']} on {owner['host']}"
@@ -124,10 +86,12 @@ def sweep_orphans(store: Store) -> list[Run]:
     return interrupted
 
 
-def open_swept_store(location: str | os.PathLike[str]) -> tuple[Store, list[Run]]:
+def open_swept_store(
+    location: str | os.PathLike[str], local_dir: str | os.PathLike[str] | None = None
+) -> tuple[Store, list[Run]]:
     """Open a store and sweep it (what every controller, CLI command and service does); a
     store this process cannot write is opened read-only and not swept."""
-    store = open_store(location)
+    store = open_store(location, local_dir=local_dir)
     if store.read_only:
         return store, []
     return store, sweep_orphans(store)
@@ -146,19 +110,11 @@ def request_cancel(store: Store, run_id: str, *, source: str = "cli") -> Run:
         if not store.cancellation_requested(run_id):
             store.append_event(run_id, "cancellation_requested", {"source": source})
     owner = store.owner(run_id)
-    if owner is not None and owner_alive(owner) is False:
+    if owner is not None and store.owner_alive(owner) is False:
         sweep_orphans(store)
     elif owner is None and run.status == "queued":
         return store.set_run_status(run_id, "cancelled", "cancelled before it started")
     return store.require_run(run_id)
-
-
-def _same_process(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return (a["host"], int(a["pid"]), a.get("process_started")) == (
-        b["host"],
-        int(b["pid"]),
-        b.get("process_started"),
-    )
 
 
 def claim_ownership(store: Store, run_id: str, owner: dict[str, Any] | None = None) -> bool:
@@ -168,11 +124,11 @@ def claim_ownership(store: Store, run_id: str, owner: dict[str, Any] | None = No
     with store.transaction():
         run = store.require_run(run_id)
         current = store.owner(run_id)
-        if current is not None and _same_process(current, owner):
+        if current is not None and same_process(current, owner):
             return run.status in ("queued", "running")
         if run.status != "queued":
             return False
-        if current is not None and owner_alive(current) is not False:
+        if current is not None and store.owner_alive(current) is not False:
             return False
         store.set_owner(run_id, owner)
     return True

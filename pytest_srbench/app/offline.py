@@ -57,7 +57,7 @@ def graders_from_registry(registry: AdapterRegistry | None = None) -> dict[str, 
 def _load(store: Store, run_id: str) -> tuple[Manifest, Run, list[Row], list[Row]]:
     run = store.get_run(run_id)
     if run is None:
-        raise OfflineError(f"no run {run_id!r} in {store.root}")
+        raise OfflineError(f"no run {run_id!r} in {store.location}")
     return store.get_manifest(run_id), run, store.results(run_id), store.calls(run_id)
 
 

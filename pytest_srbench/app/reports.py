@@ -195,7 +195,7 @@ def load_side(reference: str, store: Store | None) -> RunSide:
             return RunSide.from_report(report_from_store(store, reference), source="store")
         except StoreError as error:
             raise RunNotFound(f"run {reference}: {error}") from None
-    where = f"in the store at {store.root}" if store is not None else "(no store)"
+    where = f"in the store at {store.location}" if store is not None else "(no store)"
     raise RunNotFound(f"{reference!r} is neither a report file nor a run {where}")
 
 

@@ -22,12 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.app.lifecycle import (
-    OWNER_STOPPED,
-    WORKER_STOPPED,
-    owner_alive,
-    settle_in_flight,
-)
+from pytest_srbench.app.lifecycle import OWNER_STOPPED, WORKER_STOPPED, settle_in_flight
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.shards import ShardSpec, shard_share
@@ -84,9 +79,10 @@ def _same_owner(row: Row, owner: dict[str, Any]) -> bool:
     )
 
 
-def _dead(row: Row) -> bool:
-    """A shard whose owner still holds it (running or finalizing) but is gone."""
-    return row["state"] not in ENDED and owner_alive(row) is False
+def _dead(store: Store, row: Row) -> bool:
+    """A shard whose owner still holds it (running or finalizing) but is gone (by its PID on
+    this host; on another host by its lease, where the store keeps leases)."""
+    return row["state"] not in ENDED and store.owner_alive(row) is False
 
 
 def _interrupt(store: Store, run_id: str, row: Row, manifest: Manifest | None) -> Manifest:
@@ -143,7 +139,7 @@ def claim_shard(
                     f"({row.get('ran', 0)} cells); nothing is left for it to run"
                 )
             if row["state"] not in ENDED:
-                if owner_alive(row) is not False:
+                if store.owner_alive(row) is not False:
                     raise ShardRefused(
                         f"shard {spec.label} of run {run_id} is held by a live process "
                         f"({_where(row)}); wait for it, or stop it first"
@@ -188,7 +184,7 @@ def finish_shard(
         mine.update(state="interrupted" if interrupted else "finished", ended_at=now_iso())
         manifest = None
         for row in rows:
-            if row is not mine and _dead(row):
+            if row is not mine and _dead(store, row):
                 manifest = _interrupt(store, run_id, row, manifest)
         live = [row for row in rows if row is not mine and row["state"] not in ENDED]
         run = store.require_run(run_id)
@@ -217,7 +213,7 @@ def sweep_shards(store: Store, run: Run, rows: Sequence[Row]) -> Run | None:
     manifest = None
     with store.transaction():
         for row in store.shards(run.id):
-            if _dead(row):
+            if _dead(store, row):
                 manifest = _interrupt(store, run.id, row, manifest)
         rows = store.shards(run.id)
         if len(rows) < int(rows[0]["shards"]) or any(row["state"] not in ENDED for row in rows):
@@ -250,7 +246,7 @@ def finalize_sharded(
             )
         manifest = None
         for row in rows:
-            if _dead(row):
+            if _dead(store, row):
                 manifest = _interrupt(store, run_id, row, manifest)
         live = [row for row in rows if row["state"] not in ENDED]
         if live:

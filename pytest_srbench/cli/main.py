@@ -81,7 +81,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.call_id:
         call = store.get_call(args.call_id)
         if call is None or call.get("_seq") is None or call.get("case_id") is None:
-            raise StoreError(f"no call {args.call_id!r} in {store.root}")
+            raise StoreError(f"no call {args.call_id!r} in {store.location}")
         print(json.dumps({"call": call}, indent=2))
         return 0
     if args.recipes:
@@ -230,16 +230,33 @@ def cmd_finalize(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_copy(args: argparse.Namespace) -> int:
+    from pytest_srbench.store.base import StoreError
+    from pytest_srbench.store.copy import copy_runs
+    from pytest_srbench.store.opening import describe_location, open_store, store_exists
+
+    if not store_exists(args.source):
+        raise StoreError(f"no store at {describe_location(args.source)}")
+    source = open_store(args.source, read_only=True)
+    destination = open_store(args.destination)
+    outcome = copy_runs(source, destination, args.runs)
+    target = describe_location(args.destination)
+    for run_id in outcome.copied:
+        print(f"copied {run_id} to {target}")
+    for run_id in outcome.identical:
+        print(f"{run_id} is already in {target} (identical): left as it is")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.app.reports import load_side
     from pytest_srbench.core.compare.runs import compare_many
     from pytest_srbench.render.compare import comparison_csv, render_comparison
     from pytest_srbench.render.html import render_compare_html, write_html
     from pytest_srbench.render.outputs import write_output
-    from pytest_srbench.store.sqlite import open_store
+    from pytest_srbench.store.opening import open_store, store_exists
 
-    path = Path(args.store)
-    store = open_store(path) if (path / "journal.sqlite3").exists() else None
+    store = open_store(args.store) if store_exists(args.store) else None
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
     result = compare_many(
@@ -282,7 +299,12 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="srbench", description="Inspect pytest-srbench runs and reports."
     )
-    root.add_argument("--store", default=DEFAULT_STORE, help="store folder (default .srbench)")
+    root.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        help="store folder (default .srbench) or postgresql:// URL (credentials from "
+        "PGPASSWORD, ~/.pgpass or a libpq service file)",
+    )
     sub = root.add_subparsers(dest="command", required=True)
 
     runs = sub.add_parser("runs", help="list runs, newest first")
@@ -411,6 +433,22 @@ def parser() -> argparse.ArgumentParser:
         "--srbench-target sim-router --srbench-profile smoke",
     )
     preview.set_defaults(func=cmd_preview)
+
+    store = sub.add_parser("store", help="work on whole stores")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    copy = store_sub.add_parser(
+        "copy",
+        help="copy runs between stores (folders and postgresql:// databases), losslessly",
+        description="Copy runs with everything they recorded (results, calls, events with "
+        "their numbers, corrections, claims, snapshots, evidence) from SRC to DST. A run "
+        "already in DST is skipped when identical and refused when different.",
+    )
+    copy.add_argument("source", metavar="SRC", help="store folder or postgresql:// URL")
+    copy.add_argument("destination", metavar="DST", help="store folder or postgresql:// URL")
+    copy.add_argument(
+        "--run", action="append", dest="runs", metavar="RUN", help="copy only this run (repeat)"
+    )
+    copy.set_defaults(func=cmd_store_copy)
 
     sim = sub.add_parser("sim", help="run the built-in simulator (loopback only)")
     sim.add_argument("--host", default="127.0.0.1")

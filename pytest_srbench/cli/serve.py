@@ -20,16 +20,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pytest_srbench.service.api import add_dashboard, create_app
     from pytest_srbench.service.guard import check_bind
     from pytest_srbench.service.worker import RunService
+    from pytest_srbench.store.opening import describe_location
 
     token = os.environ.get(TOKEN_ENV) or None
     check_bind(args.host, token)  # a BindError is one line, from cli.main
-    service = RunService(Path(args.project), Path(args.store), max_runs=args.max_runs)
+    service = RunService(Path(args.project), args.store, max_runs=args.max_runs)
     app = create_app(service, token=token, dashboard=False)
     pages = add_dashboard(app, service)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
     print(
-        f"srbench serve: {url} (API {url}api/, docs {url}docs) over the store {service.store_path}"
+        f"srbench serve: {url} (API {url}api/, docs {url}docs) over the store "
+        f"{describe_location(service.store_location)}"
     )
     if not pages:
         print("srbench serve: the dashboard is not installed; serving the API only")

@@ -6,8 +6,8 @@ locked longer than the busy timeout (the sweep waits for the next command)."""
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,20 +16,26 @@ if TYPE_CHECKING:
 DEFAULT_STORE = ".srbench"
 
 
-def command_store(location: str | Path | None) -> Store:
-    """Open and sweep the store at ``location`` (default ``.srbench``); a missing one is an error."""
+def command_store(location: str | os.PathLike[str] | None) -> Store:
+    """Open and sweep the store at ``location`` (a folder, default ``.srbench``, or a
+    ``postgresql://`` URL); a missing folder store is an error."""
     from pytest_srbench.app.lifecycle import sweep_orphans  # a command's --help loads none of it
     from pytest_srbench.store.base import StoreError
-    from pytest_srbench.store.sqlite import DB_NAME, check_location, open_store
+    from pytest_srbench.store.opening import (
+        check_location,
+        describe_location,
+        open_store,
+        store_exists,
+    )
 
-    check_location(str(location or DEFAULT_STORE))
-    path = Path(location or DEFAULT_STORE)
-    if not (path / DB_NAME).exists():
-        raise StoreError(f"no store at {path} (pass --store DIR)")
-    store = open_store(path)
+    text = str(location or DEFAULT_STORE)
+    check_location(text)
+    if not store_exists(text):
+        raise StoreError(f"no store at {text} (pass --store DIR or --store postgresql://…)")
+    store = open_store(text)
     if store.read_only:
         print(
-            f"srbench: note: the store {path} is read-only; opened for reading (runs left "
+            f"srbench: note: the store {describe_location(text)} is read-only; opened for reading (runs left "
             "running by a stopped process are not marked interrupted)",
             file=sys.stderr,
         )

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from pytest_srbench import __version__
-from pytest_srbench.app.lifecycle import owner_alive
 from pytest_srbench.app.shards import finalized, finish_shard
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
@@ -123,7 +122,7 @@ class FinishPhase(PluginState):
         if not self.view_only:
             return False
         owner = store.owner(self.run_id)
-        return owner is not None and owner_alive(owner) is not False
+        return owner is not None and store.owner_alive(owner) is not False
 
     def _apply_gate(self, session: pytest.Session, store: Store) -> None:
         """Judge the run against the baseline; a failed gate fails the session (exit 1)."""

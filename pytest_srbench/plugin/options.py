@@ -114,7 +114,10 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("srbench", "pytest-srbench: benchmark LLMs and routers")
     _add_run_options(group)
     group.addoption(
-        "--srbench-store", metavar="DIR", help="store folder (default .srbench under the rootdir)"
+        "--srbench-store",
+        metavar="DIR|URL",
+        help="store folder (default .srbench under the rootdir) or a postgresql:// database "
+        "(credentials from PGPASSWORD / ~/.pgpass / a libpq service file)",
     )
     group.addoption(
         "--srbench-json",
@@ -218,6 +221,13 @@ class Settings:
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
     shard: ShardSpec | None = None
+    # what the store is opened from: the folder ``store`` itself, or a postgresql:// URL
+    # (``store`` is then the local folder for files written next to a run on this host)
+    store_location: str = ""
+
+    @property
+    def location(self) -> str:
+        return self.store_location or str(self.store)
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -258,15 +268,17 @@ def is_active(config: pytest.Config) -> bool:
 def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
     rootdir = Path(config.rootpath)
     store = config.getoption("srbench_store") or project.store
+    location = ""
     if "://" in store:  # a path would swallow the "//" and make folders of a URL
         from pytest_srbench.app.config import ConfigError
         from pytest_srbench.store.base import StoreError
-        from pytest_srbench.store.sqlite import check_location
+        from pytest_srbench.store.opening import DEFAULT_LOCAL_DIR, check_location
 
         try:
             check_location(store)
         except StoreError as error:
             raise ConfigError(f"--srbench-store: {error}") from None
+        location, store = store, DEFAULT_LOCAL_DIR
     reports = rootdir / project.reports
     invoked = Path(config.invocation_params.dir)
     json_path = _output_path(
@@ -302,6 +314,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
         shard=shard_option(config),
+        store_location=location,
     )
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_srbench.app.lifecycle import host_id
 from pytest_srbench.app.planning import suite_search_path
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import Budget
@@ -47,6 +46,7 @@ from pytest_srbench.plugin.state import (
     process_id,
 )
 from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.store.liveness import host_id
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
 
@@ -436,7 +436,7 @@ class RunPhase(PluginState):
             self.engine.cancel(f"interrupted ({name})", user=True)
         threading.Thread(
             target=request_cancellation,
-            args=(self.settings.store, self.run_id, self.settings.run_key, name),
+            args=(self.settings.location, self.run_id, self.settings.run_key, name),
             name="srbench-cancel",
             daemon=True,
         ).start()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from pytest_srbench.app.config import ConfigError
-from pytest_srbench.app.lifecycle import host_id
 from pytest_srbench.app.planning import PlanDraft, build_draft, builtin_auxiliary_needed
 from pytest_srbench.app.recovery import read_plan_file
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide
@@ -23,6 +22,8 @@ from pytest_srbench.plugin.runner import RunPhase
 from pytest_srbench.plugin.state import new_run_id
 from pytest_srbench.simulator.process import launch_simulator
 from pytest_srbench.store.base import Store
+from pytest_srbench.store.liveness import host_id
+from pytest_srbench.store.opening import store_exists
 
 
 class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
@@ -142,7 +143,7 @@ class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
         """Read the gate's baseline before anything runs, so a typo costs nothing."""
         from pytest_srbench.app.reports import RunNotFound, load_side  # the report model: big
 
-        has_store = (self.settings.store / "journal.sqlite3").exists()
+        has_store = store_exists(self.settings.location)
         try:
             return load_side(reference, self.open() if has_store else None)
         except (RunNotFound, ComparisonError) as error:

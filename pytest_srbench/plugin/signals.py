@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 
 TERMINATING = (signal.SIGTERM,)
 
@@ -47,7 +47,7 @@ class SignalHandlers:
 
 
 def request_cancellation(
-    store_path: Path, run_id: str, run_key: str | None, signal_name: str
+    store_path: str | Path, run_id: str, run_key: str | None, signal_name: str
 ) -> None:
     """Record a cancellation request for ``run_id`` and the run bound to ``run_key`` (as
     ``srbench cancel`` does), so that every engine of the run stops within its polling

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_srbench.app.config import SrbenchConfig
-from pytest_srbench.app.lifecycle import open_swept_store, this_process
+from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.recovery import RecoveryRequest
 from pytest_srbench.app.shards import ShardClaim
@@ -41,7 +41,8 @@ from pytest_srbench.simulator.process import (
     wait_until_ready,
 )
 from pytest_srbench.store.base import Store
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.liveness import this_process
+from pytest_srbench.store.opening import open_store
 
 TERMINAL = TERMINAL_CELL_STATUSES
 
@@ -199,10 +200,11 @@ class PluginState:
     def open(self) -> Store:
         """The store; the controller (or single process) sweeps it for orphaned runs first."""
         if self.store is None:
+            settings = self.settings
             if self.role.kind == "worker":
-                self.store = open_store(self.settings.store)
+                self.store = open_store(settings.location, local_dir=settings.store)
             else:
-                self.store, self.swept = open_swept_store(self.settings.store)
+                self.store, self.swept = open_swept_store(settings.location, settings.store)
         return self.store
 
     def _needs_simulator(self, targets: list[Target]) -> bool:

@@ -3,7 +3,10 @@ sent as ``id: <sequence>``, ``event: <Name>``, ``data: <json>``; the stream ends
 the terminal event (or at once when a terminal run has nothing left to deliver).
 
 Each poll is a short read on its own connection, closed before the next wait, so a stream
-never holds a SQLite transaction open. A run adopted by its worker turns ``running`` without a
+never holds a SQLite transaction open. Between polls a SQLite stream sleeps ``POLL_S``; a
+PostgreSQL stream waits for the store's notification that the run's events committed
+(``LISTEN``/``NOTIFY``), polling at most every ``POLL_S`` and at least every
+``NOTIFIED_POLL_S``. A run adopted by its worker turns ``running`` without a
 journal event; the stream then sends one ``RunStarted`` without an id (the resume cursor
 stays the store's sequence, so ids are never repeated or skipped).
 """
@@ -19,9 +22,10 @@ import anyio
 
 from pytest_srbench.core.benchmark_errors import run_error
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
-from pytest_srbench.store.base import Row, Store
+from pytest_srbench.store.base import EventWaiter, Row, Store
 
 POLL_S = 0.2
+NOTIFIED_POLL_S = 5.0  # a notified stream reads anyway this often (a lost connection, …)
 KEEP_ALIVE_S = 15.0
 BATCH = 200
 NAMES = {
@@ -106,9 +110,32 @@ async def run_events(
     keep_alive_s: float = KEEP_ALIVE_S,
 ) -> AsyncIterator[str]:
     """The SSE frames of ``run_id`` after sequence ``after``."""
+    waiter = store.event_waiter()
+    if waiter is None:
+        async for frame_text in _frames(store, run_id, after, disconnected, None,
+                                        poll_s=poll_s, keep_alive_s=keep_alive_s):  # fmt: skip
+            yield frame_text
+        return
+    async with waiter:  # listening before the first read: nothing committed later is missed
+        async for frame_text in _frames(store, run_id, after, disconnected, waiter,
+                                        poll_s=poll_s, keep_alive_s=keep_alive_s):  # fmt: skip
+            yield frame_text
+
+
+async def _frames(
+    store: Store,
+    run_id: str,
+    after: int,
+    disconnected: Callable[[], Awaitable[bool]],
+    waiter: EventWaiter | None,
+    *,
+    poll_s: float,
+    keep_alive_s: float,
+) -> AsyncIterator[str]:
     started = after > 0 and await anyio.to_thread.run_sync(_started_before, store, run_id, after)
     last_write = time.monotonic()
     while not await disconnected():
+        polled = time.monotonic()
         run, events = await anyio.to_thread.run_sync(_poll, store, run_id, after)
         if run is None:
             return
@@ -135,7 +162,10 @@ async def run_events(
         if time.monotonic() - last_write >= keep_alive_s:
             yield ": keep-alive\n\n"
             last_write = time.monotonic()
-        await anyio.sleep(poll_s)
+        if waiter is not None:  # until the run's next events commit (or a slow safety poll)
+            quiet = max(0.0, keep_alive_s - (time.monotonic() - last_write))
+            await waiter.wait(run_id, min(NOTIFIED_POLL_S, quiet) or poll_s)
+        await anyio.sleep(max(0.0, poll_s - (time.monotonic() - polled)))
 
 
 def _synthetic(run_id: str) -> dict[str, Any]:

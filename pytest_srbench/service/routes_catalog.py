@@ -31,7 +31,10 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
         return {
             "status": "ok",
             "version": __version__,
-            "store": service.store_path.name,  # its name only: where it lives is not public
+            # its name only (or its kind): where it lives is not public
+            "store": "postgresql"
+            if service.store_location.startswith(("postgresql://", "postgres://"))
+            else service.store_path.name,
             "active_runs": len(service.active_runs()),
             "max_runs": service.max_runs,
         }

@@ -42,6 +42,7 @@ from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.store.base import Store
+from pytest_srbench.store.opening import DEFAULT_LOCAL_DIR, is_database_url
 
 Profile = Literal["smoke", "quick", "standard"]
 REAP_INTERVAL_S = 0.5
@@ -64,7 +65,7 @@ class ServiceError(SrbenchError):
 class RunRequest(RunOptions):
     """What a client asks to run: the run options, as the pytest flags take them."""
 
-    def worker_args(self, store: Path, key: str) -> list[str]:
+    def worker_args(self, store: Path | str, key: str) -> list[str]:
         """The pytest command line that freezes the very same plan and adopts the run."""
         return ["-p", "no:cacheprovider", "-q", f"--srbench-store={store}",
                 f"--srbench-run-key={key}", *self.pytest_args()]  # fmt: skip
@@ -120,14 +121,19 @@ def review(manifest: Manifest) -> dict[str, Any]:
 class RunService:
     """Plans, starts, tracks and cancels the runs created through the service."""
 
-    def __init__(self, project_root: Path, store_path: Path, max_runs: int = 100) -> None:
+    def __init__(self, project_root: Path, store: Path | str, max_runs: int = 100) -> None:
         self.project_root = project_root.resolve()
-        self.store_path = store_path.resolve()
+        if is_database_url(str(store)):  # the runs in a database; logs in a local folder
+            self.store_location = str(store)
+            self.store_path = self.project_root / DEFAULT_LOCAL_DIR
+        else:
+            self.store_path = Path(store).resolve()
+            self.store_location = str(self.store_path)
         self.max_runs = max_runs
         self._lock = threading.Lock()
         self._registry: OrderedDict[str, Handle] = OrderedDict()
-        store, _ = open_swept_store(self.store_path)
-        store.close()
+        opened, _ = open_swept_store(self.store_location, self.store_path)
+        opened.close()
         self._closing = threading.Event()
         reaper = threading.Thread(target=self._reap_loop, name="srbench-reaper", daemon=True)
         reaper.start()
@@ -168,7 +174,7 @@ class RunService:
 
     def store(self) -> Store:
         """This thread's connection to the store (swept of dead owners when first opened)."""
-        store, _ = open_swept_store(self.store_path)
+        store, _ = open_swept_store(self.store_location, self.store_path)
         return store
 
     def freeze(self, request: RunRequest) -> Manifest:
@@ -259,7 +265,7 @@ class RunService:
                                       runner={"source": "service"})  # fmt: skip
             log = worker_log(store, run.id)
             try:
-                process = self._start(request.worker_args(self.store_path, key), log)
+                process = self._start(request.worker_args(self.store_location, key), log)
             except OSError as error:  # never a queued run that nothing will take
                 why = error.strerror or type(error).__name__
                 store.set_run_status(
@@ -294,7 +300,7 @@ class RunService:
     def start_recovery(
         self, plan_path: Path, key: str, acknowledge: bool, log: Path
     ) -> subprocess.Popen[bytes]:
-        args = ["-p", "no:cacheprovider", "-q", f"--srbench-store={self.store_path}",
+        args = ["-p", "no:cacheprovider", "-q", f"--srbench-store={self.store_location}",
                 f"--srbench-recover={plan_path}", f"--srbench-run-key={key}"]  # fmt: skip
         if acknowledge:
             args.append("--srbench-acknowledge-new-attempt")

@@ -7,7 +7,8 @@ store never pay for it.
 from typing import TYPE_CHECKING, Any
 
 from pytest_srbench.store.base import Store, StoreError
-from pytest_srbench.store.sqlite import SqliteStore, open_store
+from pytest_srbench.store.opening import open_store
+from pytest_srbench.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from pytest_srbench.store.writer import GroupCommitWriter

@@ -1,7 +1,8 @@
 """The store interface the engine, reports, CLI and service depend on.
 
-A second backend (PostgreSQL behind a URL) implements this protocol; nothing above the
-store imports sqlite3.
+Two backends implement this protocol: SQLite in a folder (``store/sqlite.py``) and PostgreSQL
+behind a ``postgresql://`` URL (``store/postgres.py``); ``store/opening.py`` picks one from
+the location. Nothing above the store imports sqlite3 or psycopg.
 """
 
 from __future__ import annotations
@@ -73,12 +74,25 @@ def every_event(
         after = rows[-1]["seq"]
 
 
+class EventWaiter(Protocol):
+    """Wakes a reader of a run's events when a writer commits some (PostgreSQL's
+    ``LISTEN``/``NOTIFY``); entered before the reader's first read, so nothing committed
+    after that read is missed."""
+
+    async def __aenter__(self) -> EventWaiter: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def wait(self, run_id: str, timeout_s: float) -> bool: ...
+
+
 class Store(Protocol):
     """Durable journal of runs, results, calls and events, plus raw evidence: what every
-    caller outside ``store/`` may use (generated from ``SqliteStore``'s public methods, which
-    a test keeps in step). A second backend implements exactly this."""
+    caller outside ``store/`` may use. Both backends implement exactly this (a test keeps
+    their public methods and this protocol in step)."""
 
-    root: Path
+    root: Path  # a local folder: the store itself (SQLite), or files next to a run (PostgreSQL)
+    location: str  # where the store is, as it may be shown (a folder, or a URL without secrets)
     read_only: bool
 
     def close(self) -> None: ...
@@ -153,6 +167,8 @@ class Store(Protocol):
 
     def append_event(self, run_id: str, kind: str, data: Row) -> int: ...
 
+    def event_waiter(self) -> EventWaiter | None: ...
+
     def events(
         self,
         run_id: str,
@@ -191,6 +207,8 @@ class Store(Protocol):
     def save_shard(self, run_id: str, shard: Row) -> None: ...
 
     def shards(self, run_id: str) -> list[Row]: ...
+
+    def owner_alive(self, owner: Row) -> bool | None: ...
 
     def active_runs(self) -> list[Run]: ...
 

@@ -1,8 +1,10 @@
-"""Append-only accounting corrections of a run (``accounting_corrections`` table).
+"""Append-only accounting corrections of a run (``accounting_corrections`` table), on
+either backend.
 
-A correction is stored once per (run, evidence digest): recording the same evidence again
-returns the stored artifact unchanged (same ``created_at``) and logs nothing. The effective
-correction of a run is the most recently appended one.
+A correction is stored once per (run, evidence digest), also when two processes record it at
+once (a unique key, ``ON CONFLICT DO NOTHING``): recording the same evidence again returns the
+stored artifact unchanged (same ``created_at``) and logs nothing. The effective correction of
+a run is the most recently appended one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from pytest_srbench.core.offline.reconcile import ACCOUNTING_EVENT
 from pytest_srbench.store.base import Store, now_iso
-from pytest_srbench.store.sqlite import sqlite_of
+from pytest_srbench.store.dialect import execute, rows
 
 
 def _dumps(value: Any) -> str:
@@ -29,25 +31,31 @@ def record_correction(store: Store, artifact: Mapping[str, Any]) -> tuple[dict[s
     run_id = str(artifact["run_id"])
     evidence = str(artifact["evidence_sha256"])
     with store.transaction():
-        row = (
-            sqlite_of(store)
-            .db.execute(
-                "SELECT data FROM accounting_corrections WHERE run_id = ? AND evidence_sha256 = ?",
-                (run_id, evidence),
+        found = rows(
+            store,
+            "SELECT data FROM accounting_corrections WHERE run_id = ? AND evidence_sha256 = ?",
+            (run_id, evidence),
+        )
+        if not found:
+            created_at = now_iso()
+            stored = {**artifact, "created_at": created_at}
+            data = _dumps(stored)
+            inserted = execute(
+                store,
+                "INSERT INTO accounting_corrections(id, run_id, created_at, evidence_sha256,"
+                " data) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, evidence_sha256) DO NOTHING",
+                (str(artifact["id"]), run_id, created_at, evidence, data),
             )
-            .fetchone()
-        )
-        if row is not None:
-            existing: dict[str, Any] = json.loads(row["data"])
+            if not inserted:  # another process recorded it between the read and the write
+                found = rows(
+                    store,
+                    "SELECT data FROM accounting_corrections"
+                    " WHERE run_id = ? AND evidence_sha256 = ?",
+                    (run_id, evidence),
+                )
+        if found:
+            existing: dict[str, Any] = json.loads(found[0]["data"])
             return existing, False
-        created_at = now_iso()
-        stored = {**artifact, "created_at": created_at}
-        data = _dumps(stored)
-        sqlite_of(store).db.execute(
-            "INSERT INTO accounting_corrections(id, run_id, created_at, evidence_sha256, data)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (str(artifact["id"]), run_id, created_at, evidence, data),
-        )
         store.append_event(
             run_id,
             ACCOUNTING_EVENT,
@@ -59,15 +67,12 @@ def record_correction(store: Store, artifact: Mapping[str, Any]) -> tuple[dict[s
 
 def latest_correction(store: Store, run_id: str) -> dict[str, Any] | None:
     """The run's effective correction (the most recently appended), or ``None``."""
-    row = (
-        sqlite_of(store)
-        .db.execute(
-            "SELECT data FROM accounting_corrections WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
-            (run_id,),
-        )
-        .fetchone()
+    found = rows(
+        store,
+        "SELECT data FROM accounting_corrections WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+        (run_id,),
     )
-    if row is None:
+    if not found:
         return None
-    correction: dict[str, Any] = json.loads(row["data"])
+    correction: dict[str, Any] = json.loads(found[0]["data"])
     return correction

@@ -1,6 +1,7 @@
 """Store queries of the service: run rows newest first, the static facts of their frozen
-plans (name, mode, profile, kind, targets with models) read by SQLite's JSON functions, so a
-page of runs never validates a manifest in Python, and the run a call belongs to."""
+plans (name, mode, profile, kind, targets with models) read by the database's JSON functions
+(SQLite's ``json_extract``, PostgreSQL's ``jsonb``), so a page of runs never validates a
+manifest in Python, and the run a call belongs to."""
 
 from __future__ import annotations
 
@@ -13,11 +14,22 @@ import orjson
 from pytest_srbench.core.models import Run
 from pytest_srbench.core.report.tasks import RunKind, run_kind
 from pytest_srbench.store.base import Store
-from pytest_srbench.store.sqlite import sqlite_of
+from pytest_srbench.store.dialect import is_postgres, rows
 
 COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
-NEWEST_FIRST = " ORDER BY created_at DESC, id DESC"
+NEWEST_FIRST = ' ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" DESC'
+NEWEST_FIRST_SQLITE = " ORDER BY created_at DESC, id DESC"
 CHUNK = 500
+PG_FACTS = (
+    "SELECT id, manifest::jsonb ->> 'name' AS name,"
+    " coalesce(outline, manifest)::jsonb ->> 'mode' AS mode,"
+    " coalesce(outline, manifest)::jsonb ->> 'profile' AS profile,"
+    " (manifest::jsonb -> 'targets')::text AS targets,"
+    " (SELECT json_agg(s ->> 'kind')"
+    "  FROM jsonb_array_elements(coalesce(manifest::jsonb -> 'dataset' -> 'suites', '[]')) AS s"
+    "  WHERE coalesce(s -> 'selected', 'true') NOT IN ('0'::jsonb, 'false'::jsonb))::text AS kinds"
+    " FROM runs"
+)
 
 
 @dataclass(frozen=True)
@@ -42,17 +54,14 @@ def _where(status: str | None) -> tuple[str, list[Any]]:
 
 def count_runs(store: Store, status: str | None = None) -> int:
     where, args = _where(status)
-    row = sqlite_of(store).db.execute("SELECT COUNT(*) AS n FROM runs" + where, args).fetchone()
-    return int(row["n"])
+    return int(rows(store, "SELECT COUNT(*) AS n FROM runs" + where, args)[0]["n"])
 
 
 def run_ids(store: Store, status: str | None = None) -> list[str]:
     """Every run id (of ``status`` when given), newest first."""
     where, args = _where(status)
-    rows = (
-        sqlite_of(store).db.execute("SELECT id FROM runs" + where + NEWEST_FIRST, args).fetchall()
-    )
-    return [row["id"] for row in rows]
+    order = NEWEST_FIRST if is_postgres(store) else NEWEST_FIRST_SQLITE
+    return [row["id"] for row in rows(store, "SELECT id FROM runs" + where + order, args)]
 
 
 def runs_by_id(store: Store, ids: Sequence[str]) -> dict[str, Run]:
@@ -60,8 +69,8 @@ def runs_by_id(store: Store, ids: Sequence[str]) -> dict[str, Run]:
     for chunk in _chunks(ids):
         marks = ", ".join("?" for _ in chunk)
         query = f"SELECT {COLUMNS} FROM runs WHERE id IN ({marks})"
-        for row in sqlite_of(store).db.execute(query, list(chunk)):
-            found[row["id"]] = Run.model_validate(dict(row))
+        for row in rows(store, query, list(chunk)):
+            found[row["id"]] = Run.model_validate(row)
     return found
 
 
@@ -70,7 +79,7 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
     found: dict[str, PlanFacts] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" for _ in chunk)
-        query = (
+        query = (PG_FACTS + f" WHERE id IN ({marks})") if is_postgres(store) else (
             "SELECT id, json_extract(manifest, '$.name') AS name,"
             " json_extract(coalesce(outline, manifest), '$.mode') AS mode,"
             " json_extract(coalesce(outline, manifest), '$.profile') AS profile,"
@@ -80,8 +89,8 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
             "  FROM json_each(manifest, '$.dataset.suites') AS s"
             "  WHERE coalesce(json_extract(s.value, '$.selected'), 1) != 0) AS kinds"
             f" FROM runs WHERE id IN ({marks})"
-        )
-        for row in sqlite_of(store).db.execute(query, list(chunk)):
+        )  # fmt: skip
+        for row in rows(store, query, list(chunk)):
             targets = orjson.loads(row["targets"]) if row["targets"] else []
             kinds = orjson.loads(row["kinds"]) if row["kinds"] else []
             found[row["id"]] = PlanFacts(
@@ -103,18 +112,19 @@ def runner_sources(store: Store, ids: Sequence[str]) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" for _ in chunk)
-        query = (
-            "SELECT id, CASE WHEN json_valid(runner) THEN json_extract(runner, '$.source') END"
-            f" AS source FROM runs WHERE id IN ({marks})"
+        source = (
+            "CASE WHEN jsonb_typeof(runner::jsonb -> 'source') = 'string'"
+            " THEN runner::jsonb ->> 'source' END"
+            if is_postgres(store)
+            else "CASE WHEN json_valid(runner) THEN json_extract(runner, '$.source') END"
         )
-        for row in sqlite_of(store).db.execute(query, list(chunk)):
+        query = f"SELECT id, {source} AS source FROM runs WHERE id IN ({marks})"
+        for row in rows(store, query, list(chunk)):
             found[row["id"]] = row["source"] if isinstance(row["source"], str) else None
     return found
 
 
 def call_run_id(store: Store, call_id: str) -> str | None:
     """The run a call belongs to (None for an unknown call)."""
-    row = (
-        sqlite_of(store).db.execute("SELECT run_id FROM calls WHERE id = ?", (call_id,)).fetchone()
-    )
-    return str(row["run_id"]) if row else None
+    found = rows(store, "SELECT run_id FROM calls WHERE id = ?", (call_id,))
+    return str(found[0]["run_id"]) if found else None

@@ -32,6 +32,7 @@ from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_docum
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader
 from pytest_srbench.store.base import (
+    EventWaiter,
     ProgressCounts,
     Row,
     Store,
@@ -41,6 +42,7 @@ from pytest_srbench.store.base import (
 )
 from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
 from pytest_srbench.store.evidence import EvidencePacks
+from pytest_srbench.store.liveness import pid_alive
 from pytest_srbench.store.writes import (
     AppendEvent,
     CallProgress,
@@ -260,6 +262,7 @@ class SqliteStore:
 
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = Path(root)
+        self.location = str(self.root)
         self.db_path = self.root / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()
@@ -765,6 +768,10 @@ class SqliteStore:
         )
         return int(cursor.lastrowid or 0)
 
+    def event_waiter(self) -> EventWaiter | None:
+        """None: SQLite has no notifications, a reader of events polls."""
+        return None
+
     def events(
         self,
         run_id: str,
@@ -917,6 +924,11 @@ class SqliteStore:
             result.append(record)
         return result
 
+    def owner_alive(self, owner: Row) -> bool | None:
+        """Whether a run's owner still runs: its PID on this host says (True / False); on
+        another host it is unknowable to a SQLite store (None), and such a run is left alone."""
+        return pid_alive(owner)
+
     def active_runs(self) -> list[Run]:
         """Runs not yet in a terminal status (queued or running)."""
         rows = self.db.execute(
@@ -1023,23 +1035,6 @@ class SqliteStore:
 
     def close_evidence(self) -> None:
         self._evidence.close()
-
-
-def open_store(location: str | os.PathLike[str], *, read_only: bool = False) -> SqliteStore:
-    """Open (creating if needed) the store at a folder path; ``read_only`` (or a store this
-    process cannot write) opens it for reading only."""
-    check_location(str(location))
-    return SqliteStore(Path(location), read_only=read_only)
-
-
-def check_location(text: str) -> None:
-    """A store is a local folder; a URL is refused without repeating it (it may hold a
-    password), before a path turns ``scheme://user:pw@host`` into folders."""
-    if "://" in text:
-        scheme = text.split("://", 1)[0][:20]
-        raise StoreError(
-            f"store URL {scheme}://…: only a local folder is supported by this version"
-        )
 
 
 def sqlite_of(store: Store) -> SqliteStore:

@@ -22,7 +22,7 @@ from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.core.offline.ops import McqGrader, OfflineError
 from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.store.corrections import record_correction
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 
 pytestmark = pytest.mark.slow
 

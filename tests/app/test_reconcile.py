@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.app.lifecycle import this_process
 from pytest_srbench.app.reconcile import reconcile_usage
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.cli.main import main as srbench_main
@@ -18,6 +17,7 @@ from pytest_srbench.core.offline import reconcile as rc
 from pytest_srbench.core.offline.reconcile import ReconcileError
 from pytest_srbench.store import StoreError, open_store
 from pytest_srbench.store.corrections import latest_correction
+from pytest_srbench.store.liveness import this_process
 from tests.accounting_helpers import (
     buckets,
     mom_plan,

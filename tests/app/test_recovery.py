@@ -14,7 +14,8 @@ import pytest
 from pytest_srbench.app.lifecycle import claim_ownership, open_swept_store, request_cancel
 from pytest_srbench.app.recovery import create_child, plan_for
 from pytest_srbench.core.offline.recovery import RecoveryError
-from pytest_srbench.store.sqlite import SqliteStore, open_store
+from pytest_srbench.store.opening import open_store
+from pytest_srbench.store.sqlite import SqliteStore
 from tests.core.helpers import case, manifest, result, target
 
 CASES = [case("mmlu-pro", str(i)) for i in range(6)]

@@ -5,6 +5,7 @@ can still change or on a read-only store."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -116,3 +117,30 @@ def test_a_field_set_on_a_saved_report_is_written(tmp_path):
     report["provenance"] = {**report["provenance"], "note": "x"}
     write_run_report(store, RUN, report, tmp_path / "out.json")
     assert '"note": "x"' in (tmp_path / "out.json").read_text()
+
+
+def test_the_end_of_run_report_is_the_report_rebuilt_from_the_store_byte_for_byte(tmp_path):
+    """The session builds its report from the plan it holds; ``srbench report`` from the plan
+    read back (canonical JSON, keys sorted): free-form fields (sampling, suites) agree."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.srbench.sampling]\ntop_p = 1.0\nmax_tokens = 256\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:xdist",
+         "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-benchmark=mmlu-pro",
+         "--srbench-json=end.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    end = (tmp_path / "end.json").read_text()
+    run_id = json.loads(end)["run_id"]
+    store = open_store(tmp_path / ".srbench")
+    assert isinstance(report_from_store(store, run_id), SavedReport)  # saved at the end
+    assert rebuilt_for(store, run_id) == end
+
+
+def rebuilt_for(store, run_id: str) -> str:
+    return report_json(report_from_store(store, run_id, saved=False))

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_srbench.app.lifecycle import WORKER_STOPPED, open_swept_store, this_process
+from pytest_srbench.app.lifecycle import WORKER_STOPPED, open_swept_store
 from pytest_srbench.app.shards import (
     ShardRefused,
     claim_shard,
@@ -20,6 +20,7 @@ from pytest_srbench.app.shards import (
     share_of,
 )
 from pytest_srbench.core.shards import ShardSpec
+from pytest_srbench.store.liveness import this_process
 from pytest_srbench.store.sqlite import open_store
 from tests.app.test_recovery import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target

@@ -12,7 +12,7 @@ from pytest_srbench.app.lifecycle import OWNER_STOPPED, WORKER_STOPPED, open_swe
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.failures import INTERRUPTED, summarize_failure
 from pytest_srbench.store.base import now_iso
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 from pytest_srbench.store.writes import CallProgress
 from tests.app.test_recovery import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target

@@ -184,7 +184,14 @@ def test_a_store_url_is_refused_without_printing_its_password(tmp_path):
     done = srbench(tmp_path, "--store", "postgresql://me:hunter2@db.example/x", "runs")
     assert done.returncode == 2 and "hunter2" not in done.stdout + done.stderr
     assert one_line(done.stderr) == (
-        "srbench runs: store URL postgresql://…: only a local folder is supported by this version"
+        "srbench runs: the store location postgresql://… holds a password: give it in the "
+        "environment (PGPASSWORD), in ~/.pgpass, or in a libpq service file "
+        "(postgresql:///?service=NAME), never in the location"
+    )
+    other = srbench(tmp_path, "--store", "mysql://me:hunter2@db.example/x", "runs")
+    assert other.returncode == 2 and "hunter2" not in other.stdout + other.stderr
+    assert one_line(other.stderr) == (
+        "srbench runs: store URL mysql://…: a store is a local folder or a postgresql:// database"
     )
 
 

@@ -15,7 +15,7 @@ import pytest
 from pytest_srbench.cli.main import main
 from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
 from pytest_srbench.datasets.suites import shipped_suites_dir
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 
 pytestmark = pytest.mark.slow
 

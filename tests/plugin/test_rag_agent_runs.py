@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pytest_srbench.store.sqlite import open_store
+from pytest_srbench.store.opening import open_store
 
 pytestmark = pytest.mark.slow
 

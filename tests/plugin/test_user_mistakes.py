@@ -107,7 +107,9 @@ def test_a_store_url_with_a_password_is_refused_and_never_printed(pytester):
     result = pytester.runpytest_subprocess(
         *RUN, "--srbench-limit=1", f"--srbench-store=postgresql://me:{PASSWORD}@db.example/x"
     )
-    assert_one_clear_line(result, "--srbench-store: store URL postgresql://…: only a local folder")
+    assert_one_clear_line(
+        result, "--srbench-store: the store location postgresql://… holds a password: give it"
+    )
     assert PASSWORD not in result.stdout.str() + "\n" + result.stderr.str()
     assert not (pytester.path / "postgresql:").exists()  # no folders made of the URL
 

@@ -98,7 +98,8 @@ def leaks(said: list[str], private: list[str]) -> list[str]:
 
 @pytest.fixture(scope="session")
 def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """``start_api(max_runs=…, token=…)``: a live API over a fresh project; all stopped at the end."""
+    """``start_api(max_runs=…, token=…, store=…)``: a live API over a fresh project (and its
+    own store folder, or ``store``); all stopped at the end."""
     uvicorn = pytest.importorskip("uvicorn")
     from pytest_srbench.service.api import create_app
     from pytest_srbench.service.worker import RunService
@@ -111,9 +112,9 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     private = [str(tmp_path_factory.getbasetemp()), sys.prefix, str(Path.home()) + "/", package,
                os.environ.get("REMOTE_SECRET_KEY", "")]  # fmt: skip
 
-    def start(max_runs: int = 100, token: str | None = None) -> LiveApi:
+    def start(max_runs: int = 100, token: str | None = None, store: str | None = None) -> LiveApi:
         project = make_project(tmp_path_factory.mktemp("service") / "project")
-        service = RunService(project, project / ".srbench", max_runs=max_runs)
+        service = RunService(project, store or project / ".srbench", max_runs=max_runs)
         app = PublicWords(create_app(service, token=token, dashboard=False), said)
         if token:
             private.append(token)

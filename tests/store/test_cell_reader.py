@@ -1,6 +1,6 @@
 """``Store.cell_rows``: a run's cells in planned order with their result row and calls, then
 the rows outside the plan, read a page at a time from one snapshot, also from a read-only
-store."""
+store — the same on both backends."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from tests.core.helpers import call, case, manifest, result, target
 RUN = "run-cells"
 
 
-def store_with_rows(tmp_path):
+def store_with_rows(location):
     cases = [case("mmlu-pro", str(i)) for i in (3, 1, 2)]  # planned order is not sorted order
     frozen = manifest(cases, [target("b"), target("a")])
-    store = open_store(tmp_path / "store")
+    store = open_store(location)
     store.create_run(RUN, frozen)
     with store.transaction():
         store.insert_call(RUN, call("mmlu-pro/2", "a", id="c1"))
@@ -35,8 +35,8 @@ def summary(cells):
     ]  # fmt: skip
 
 
-def test_cells_come_in_planned_order_then_the_rows_outside_the_plan(tmp_path):
-    store, frozen = store_with_rows(tmp_path)
+def test_cells_come_in_planned_order_then_the_rows_outside_the_plan(store_location):
+    store, frozen = store_with_rows(store_location)
     expected = [
         ("mmlu-pro/3", "b", True, "failed", ("mmlu-pro/3", "b"), [(2, "c2")]),
         ("mmlu-pro/3", "a", True, None, ("mmlu-pro/3", "a"), []),
@@ -52,18 +52,18 @@ def test_cells_come_in_planned_order_then_the_rows_outside_the_plan(tmp_path):
         assert summary(store.cell_rows(RUN, frozen.planned_keys(), page=page)) == expected
 
 
-def test_a_read_only_store_is_read_the_same(tmp_path):
-    store, frozen = store_with_rows(tmp_path)
+def test_a_read_only_store_is_read_the_same(store_location):
+    store, frozen = store_with_rows(store_location)
     expected = summary(store.cell_rows(RUN, frozen.planned_keys()))
     store.close()
-    reader = open_store(tmp_path / "store", read_only=True)
+    reader = open_store(store_location, read_only=True)
     assert summary(reader.cell_rows(RUN, frozen.planned_keys(), page=2)) == expected
     assert summary(reader.cell_rows(RUN, frozen.planned_keys())) == expected  # tables dropped
 
 
-def test_rows_written_while_the_cells_are_read_are_not_seen(tmp_path):
-    store, frozen = store_with_rows(tmp_path)
-    writer = open_store(tmp_path / "store")
+def test_rows_written_while_the_cells_are_read_are_not_seen(store_location):
+    store, frozen = store_with_rows(store_location)
+    writer = open_store(store_location)
     cells = store.cell_rows(RUN, frozen.planned_keys(), page=1)
     first = next(cells)
     with writer.transaction():  # another connection, as another process would

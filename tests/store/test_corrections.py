@@ -1,4 +1,4 @@
-"""Accounting corrections in the SQLite store: appended once per evidence digest, one event
+"""Accounting corrections in either store (SQLite, PostgreSQL): appended once per evidence digest, one event
 per append, the latest one is effective."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.store import open_store
 from pytest_srbench.store.corrections import latest_correction, record_correction
+from pytest_srbench.store.dialect import rows
 from tests.accounting_helpers import single_plan
 
 
@@ -27,8 +28,8 @@ def accounting_events(store, run_id: str) -> list[dict]:
     return [e["data"] for e in store.events(run_id, kinds=("accounting_reconciled",))]
 
 
-def test_recording_twice_returns_the_stored_artifact_and_logs_once(tmp_path):
-    store = open_store(tmp_path / "s")
+def test_recording_twice_returns_the_stored_artifact_and_logs_once(store_location):
+    store = open_store(store_location)
     plan = single_plan()
     store.create_run("run-1", plan)
     first, appended = record_correction(store, artifact("run-1", plan.plan_sha256))
@@ -45,12 +46,11 @@ def test_recording_twice_returns_the_stored_artifact_and_logs_once(tmp_path):
         {"id": first["id"], "evidence_sha256": first["evidence_sha256"], "model_requests": 0}
     ]
     assert latest_correction(store, "run-1") == first
-    count = store.db.execute("SELECT COUNT(*) FROM accounting_corrections").fetchone()[0]
-    assert count == 1
+    assert rows(store, "SELECT COUNT(*) AS n FROM accounting_corrections")[0]["n"] == 1
 
 
-def test_new_evidence_appends_a_new_version_that_becomes_effective(tmp_path):
-    store = open_store(tmp_path / "s")
+def test_new_evidence_appends_a_new_version_that_becomes_effective(store_location):
+    store = open_store(store_location)
     plan = single_plan()
     store.create_run("run-1", plan)
     store.create_run("run-2", plan.model_copy(update={"plan_sha256": "other"}))
@@ -71,11 +71,11 @@ def test_new_evidence_appends_a_new_version_that_becomes_effective(tmp_path):
     assert latest_correction(store, "run-1") == new
 
 
-def test_a_second_store_handle_sees_the_same_correction(tmp_path):
+def test_a_second_store_handle_sees_the_same_correction(store_location):
     plan = single_plan()
-    one = open_store(tmp_path / "s")
+    one = open_store(store_location)
     one.create_run("run-1", plan)
     stored, _ = record_correction(one, artifact("run-1", plan.plan_sha256))
-    two = open_store(tmp_path / "s")
+    two = open_store(store_location)
     assert latest_correction(two, "run-1") == stored
     assert record_correction(two, artifact("run-1", plan.plan_sha256)) == (stored, False)

@@ -1,5 +1,6 @@
-"""The store is sealed: callers see the ``Store`` protocol, which lists exactly the SQLite
-backend's public methods, and no module outside ``store/`` reaches for the connection."""
+"""The store is sealed: callers see the ``Store`` protocol, which lists exactly the public
+methods of both backends (SQLite and PostgreSQL), and no module outside ``store/`` reaches
+for the connection."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 
 import pytest_srbench
 from pytest_srbench.store.base import Store
+from pytest_srbench.store.postgres import PostgresStore
 from pytest_srbench.store.sqlite import SqliteStore
 
 BACKEND_ONLY = {"db", "store_error"}  # the connection and its error mapping stay inside
+POSTGRES_ONLY = {"keep_lease"}  # renewing this process's lease (``set_owner`` starts it)
 
 
 def public_methods(cls: type) -> set[str]:
@@ -24,6 +27,16 @@ def public_methods(cls: type) -> set[str]:
 
 def test_the_protocol_lists_exactly_the_backends_public_methods():
     assert public_methods(Store) == public_methods(SqliteStore) - BACKEND_ONLY
+    assert public_methods(Store) == public_methods(PostgresStore) - BACKEND_ONLY - POSTGRES_ONLY
+
+
+def test_both_backends_take_the_same_arguments():
+    for name in public_methods(Store):
+        sqlite, postgres = getattr(SqliteStore, name), getattr(PostgresStore, name)
+        if callable(sqlite):
+            ours = inspect.signature(sqlite).parameters
+            theirs = inspect.signature(postgres).parameters
+            assert list(ours) == list(theirs), name
 
 
 def test_no_module_outside_the_store_touches_the_connection_or_sql():

@@ -1,6 +1,7 @@
-"""The SQLite store on real files: runs, idempotency, results, calls, events, processes."""
+"""What only the SQLite store has: WAL files with private permissions, schema upgrades of old
+folders, read-only and locked folders, evidence pack files (the guarantees both backends
+share are tested in ``test_store.py``)."""
 
-import asyncio
 import json
 import multiprocessing
 import sqlite3
@@ -10,7 +11,6 @@ import sys
 import pytest
 
 from pytest_srbench.store import GroupCommitWriter, StoreError, open_store
-from pytest_srbench.store.base import every_event
 from pytest_srbench.store.sqlite import SCHEMA_VERSION
 from pytest_srbench.store.writes import AppendEvent, InsertCall
 from tests.core.helpers import case, manifest, target
@@ -38,174 +38,6 @@ def test_newer_schema_is_refused(tmp_path):
     db.commit()
     with pytest.raises(StoreError, match="newer than this pytest-srbench supports"):
         open_store(tmp_path / "s")
-
-
-def test_create_run_is_idempotent_per_plan(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    run, created = store.create_run("run-1", plan, request_key="k")
-    assert created and run.status == "queued"
-    again, created_again = store.create_run("run-1", plan, request_key="k")
-    assert not created_again and again.id == "run-1"
-    by_key, _ = store.create_run("run-2", plan, request_key="k")
-    assert by_key.id == "run-1"
-    other = manifest([case("mmlu-pro", "9")], [target("t")])
-    with pytest.raises(StoreError, match="already bound to a different plan"):
-        store.create_run("run-3", other, request_key="k")
-    assert store.get_manifest("run-1") == plan
-    assert [e["kind"] for e in store.events("run-1")] == ["created"]
-
-
-def test_results_upsert_calls_and_events(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)
-    with store.transaction():
-        store.upsert_result(
-            "run-1", {"case_id": "mmlu-pro/1", "target_id": "t", "status": "running"}
-        )
-        store.upsert_result(
-            "run-1",
-            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
-        )
-        store.insert_call(
-            "run-1",
-            {
-                "id": "call-a",
-                "case_id": "mmlu-pro/1",
-                "target_id": "t",
-                "role": "subject",
-                "status": "sent",
-            },
-        )
-    assert [r["status"] for r in store.results("run-1")] == ["completed"]
-    assert [c["id"] for c in store.calls("run-1", active=True)] == ["call-a"]
-    store.update_call(
-        "call-a",
-        {
-            "id": "call-a",
-            "case_id": "mmlu-pro/1",
-            "target_id": "t",
-            "role": "subject",
-            "status": "completed",
-        },
-    )
-    assert store.calls("run-1", active=True) == []
-    run = store.set_run_status("run-1", "completed")
-    assert run.status == "completed"
-    assert [e["kind"] for e in store.events("run-1")][-1] == "completed"
-    with pytest.raises(StoreError, match="no run"):
-        store.set_run_status("run-missing", "completed")
-
-
-def test_failed_write_is_isolated_and_the_rest_commits(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)
-    writer = GroupCommitWriter(store)
-    row = {"id": "dup", "case_id": "c", "target_id": "t", "role": "subject", "status": "sent"}
-
-    async def scenario():
-        ok = writer.run([AppendEvent("run-1", "ok", {}), InsertCall("run-1", dict(row))])
-        clash = writer.run([InsertCall("run-1", dict(row))])
-        await ok
-        with pytest.raises(sqlite3.IntegrityError):
-            await clash
-
-    asyncio.run(scenario())
-    assert [e["kind"] for e in store.events("run-1")] == ["created", "ok"]
-    assert [c["id"] for c in store.calls("run-1")] == ["dup"]
-    assert writer.errors and writer.commits >= 1
-
-
-def test_group_commit_batches_one_iteration(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)
-    writer = GroupCommitWriter(store)
-
-    async def scenario():
-        waiters = [writer.run([AppendEvent("run-1", f"e{i}", {})]) for i in range(50)]
-        writer.post([AppendEvent("run-1", "lazy", {})])
-        await asyncio.gather(*waiters)
-
-    asyncio.run(scenario())
-    assert writer.commits == 1 and writer.writes == 51
-    assert len(store.events("run-1")) == 52
-
-
-def _write_many(root, worker, count):
-    store = open_store(root)
-    writer = GroupCommitWriter(store)
-    for i in range(count):
-        row = {
-            "id": f"call-{worker}-{i}",
-            "case_id": f"c{i}",
-            "target_id": "t",
-            "role": "subject",
-            "status": "sent",
-        }
-        writer.post([InsertCall("run-1", row)])
-
-
-def test_several_processes_write_one_store_without_losing_rows(tmp_path, plan):
-    root = tmp_path / "s"
-    open_store(root).create_run("run-1", plan)
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_write_many, args=(root, w, 400)) for w in range(3)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
-        assert worker.exitcode == 0
-    store = open_store(root)
-    assert store.count_calls("run-1") == 1200
-    assert len({c["id"] for c in store.calls("run-1")}) == 1200
-
-
-def test_paging_cursors(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)
-    with store.transaction():
-        for i in range(5):
-            store.insert_call(
-                "run-1",
-                {
-                    "id": f"c{i}",
-                    "case_id": "x",
-                    "target_id": "t",
-                    "role": "subject",
-                    "status": "sent",
-                },
-            )
-    first = store.calls("run-1", limit=2)
-    second = store.calls("run-1", after=first[-1]["_seq"], limit=2)
-    assert [c["id"] for c in first + second] == ["c0", "c1", "c2", "c3"]
-    assert json.loads(json.dumps(first))  # rows are plain JSON data
-
-
-def test_every_event_pages_through_all_of_a_run_with_no_ceiling(tmp_path, plan):
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)  # journals its "created" event
-    with store.transaction():
-        for i in range(23):
-            store.append_event("run-1", "dispatch_stopped" if i % 2 else "call_sent", {"i": i})
-    every = list(every_event(store, "run-1", page=5))  # 24 events: five pages of 5, 5, 5, 5, 4
-    assert len(every) == 24 and [e["seq"] for e in every] == sorted({e["seq"] for e in every})
-    stops = list(every_event(store, "run-1", kinds=("dispatch_stopped",), page=3))
-    assert [e["data"]["i"] for e in stops] == list(range(1, 23, 2))  # 11 of them, in order
-    exact = list(every_event(store, "run-1", kinds=("dispatch_stopped",), page=11))
-    assert exact == stops  # a last page that is exactly full ends on the empty one after it
-
-
-def test_plan_outline_matches_the_manifest(tmp_path, plan):
-    from pytest_srbench.core.models import Cell, PlanOutline
-
-    store = open_store(tmp_path / "s")
-    store.create_run("run-1", plan)
-    assert store.plan_outline("run-1") == PlanOutline.of(plan)
-    assert store.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
-    subset = plan.model_copy(
-        update={"execution_cells": [Cell(case_id="mmlu-pro/2", target_id="t")]}
-    )
-    assert PlanOutline.of(subset).cells == [("mmlu-pro/2", "t")]
-    assert PlanOutline.from_document(subset.model_dump(mode="json")) == PlanOutline.of(subset)
 
 
 def test_store_written_before_accounting_columns_is_migrated(tmp_path, plan):
@@ -333,12 +165,6 @@ def test_a_store_that_cannot_be_created_is_one_clear_error(tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(StoreError, match=r"cannot create the store .*afile/s: "):
         open_store(tmp_path / "afile" / "s")
-
-
-def test_a_store_url_is_refused_without_printing_its_password():
-    with pytest.raises(StoreError) as error:
-        open_store("postgresql://me:hunter2@db.example.com/srbench")
-    assert "postgresql://…" in str(error.value) and "hunter2" not in str(error.value)
 
 
 def test_the_writer_redacts_key_values_from_rows_events_and_evidence(tmp_path, plan):

@@ -253,22 +253,22 @@ def freeze_plan(
         profile=dataset.profile,
         seed=dataset.seed,
         cost_policy=cost_policy,
-        targets=list(targets),
-        auxiliary_targets=auxiliary,
+        targets=[_sorted_target(target) for target in targets],
+        auxiliary_targets={key: _sorted_target(auxiliary[key]) for key in sorted(auxiliary)},
         cases=list(cases),
         execution_cells=_normalise_cells(execution_cells, cases, targets),
         repeats=repeats,
         benchmark_weights={benchmark: weights[benchmark] for benchmark in sorted(weights)},
-        benchmark_options={key: dict(value) for key, value in (benchmark_options or {}).items()},
+        benchmark_options=key_sorted(dict(benchmark_options or {})),
         adapter_versions={benchmark: adapter_versions[benchmark] for benchmark in present},
         limits=limits,
-        sampling=sampled,
+        sampling=key_sorted(sampled),
         case_sha256=case_sha256(cases),
-        dataset=dataset,
-        recovery=dict(recovery) if recovery else None,
+        dataset=dataset.model_copy(update={"suites": key_sorted(list(dataset.suites))}),
+        recovery=key_sorted(dict(recovery)) if recovery else None,
         limitations=list(limitations),
         mode=mode,
-        preview_context=check_preview_context(preview_context or {}, dataset.seed)
+        preview_context=key_sorted(check_preview_context(preview_context or {}, dataset.seed))
         if mode == "preview"
         else None,
         target_kinds={b: list(k) for b, k in sorted((target_kinds or {}).items()) if b in present},
@@ -279,6 +279,28 @@ def freeze_plan(
         if idle:
             raise PlanError(f"target(s) {idle} can run none of the plan's benchmarks")
     return seal(manifest)
+
+
+def key_sorted(value: Any) -> Any:
+    """``value`` with every mapping's keys in sorted order (lists keep theirs): the order a
+    stored plan's free-form fields come back in (the store writes canonical JSON), so a plan
+    held in memory and the same plan read back render their reports alike."""
+    if isinstance(value, Mapping):
+        return {key: key_sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [key_sorted(item) for item in value]
+    return value
+
+
+def _sorted_target(target: Target) -> Target:
+    """A target whose free-form fields (request parameters, prices, retrieval) are key-sorted."""
+    return target.model_copy(
+        update={
+            "request_params": key_sorted(target.request_params),
+            "prices": dict(sorted(target.prices.items())),
+            "retrieval": key_sorted(target.retrieval),
+        }
+    )
 
 
 def seal(manifest: Manifest) -> Manifest:
