@@ -120,8 +120,9 @@ def wait_until_ready(
 ) -> tuple[int | None, int]:
     """Wait for a launched simulator's ready file: its (pid, port). ``popen`` (when this
     process started it) turns an early exit into an error at once; past ``deadline`` it is
-    killed."""
-    while time.monotonic() < deadline:
+    killed. The file is read at least once: a launch first needed long after it started (a
+    judge's simulator at the end of a run) is up since, whatever the deadline."""
+    while True:
         if ready_path.exists():
             try:
                 info = json.loads(ready_path.read_text())
@@ -133,6 +134,8 @@ def wait_until_ready(
             raise SimulatorStartError(
                 f"the simulator exited with status {popen.returncode}; see {log_path}"
             )
+        if time.monotonic() >= deadline:
+            break
         time.sleep(0.01)
     if popen is not None:
         popen.kill()

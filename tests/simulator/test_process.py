@@ -66,3 +66,14 @@ def test_no_ready_file_by_the_deadline_is_an_error_and_the_process_is_killed(tmp
         assert sleeper.wait(timeout=10) != 0
     finally:
         sleeper.kill()
+
+
+def test_a_launch_waited_for_after_its_deadline_is_still_found_when_it_is_up(tmp_path):
+    """A judge's simulator may first be needed minutes after it was launched."""
+    launch = launch_simulator(log_dir=tmp_path, timeout_s=30.0)
+    try:
+        process = launch.wait()  # up now
+        late = wait_until_ready(launch.ready_path, launch.log_path, time.monotonic() - 60)
+        assert late[1] == process.port
+    finally:
+        launch.stop()
