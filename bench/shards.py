@@ -1,8 +1,11 @@
 """A run sharded across invocations against one run as one process: the same workload (N
 cells, latency L, concurrency C per process) as one pytest process, then as K concurrent
-shards (`--srbench-shard k/K`, one run key, one SQLite store), each with its own simulator.
+shards (`--srbench-shard k/K`, one run key, one store), each with its own simulator. The one
+process writes a SQLite store; the shards write the same SQLite folder, or with `--postgres`
+a PostgreSQL database on a server started for the bench (durable: fsync on every commit).
 
     python bench/shards.py [--cells 800] [--latency 0.2] [--concurrency 16] [--shards 2]
+    python bench/shards.py --cells 8000 --concurrency 64 --shards 4 --postgres   # issue 23
 
 Prints the run's wall time (created → finished, from its report) against the ideal
 (N × L / (C × processes)), the slowest shard's command time (spawn → exit) and checks that
@@ -20,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.postgres_server
 
 from _workload import PYTHON, Workload, child_env, make_project
 
@@ -52,9 +56,25 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--postgres", action="store_true", help="the shards write PostgreSQL")
     args = parser.parse_args()
+    server = None
+    if args.postgres:
+        from tests.postgres_server import start_server
+
+        server = start_server(durable=True)
+    try:
+        return measure(args, server.create_database("shards") if server else None)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def measure(args: argparse.Namespace, postgres_url: str | None) -> int:
     workload = Workload(cells=args.cells, latency_s=args.latency, chunks=20,
                         concurrency=args.concurrency)  # fmt: skip
+    backend = "PostgreSQL" if postgres_url else "SQLite"
+    print(f"one process: SQLite; shards: {backend}")
     print(f"{'how':24} {'run wall s':>10} {'ideal s':>8} {'wall/ideal':>10} {'command s':>9}")
     with tempfile.TemporaryDirectory(prefix="srbench-shards-") as scratch:
         project = make_project(Path(scratch) / "p", workload)
@@ -66,16 +86,17 @@ def main() -> int:
                     command(workload, "--srbench-run-key", key, "--srbench-json", "r1.json")
                 ]
             else:
+                where = ("--srbench-store", postgres_url) if postgres_url else ()
                 commands = [
                     command(workload, "--srbench-run-key", key, "--srbench-shard",
-                            f"{k}/{count}", "--srbench-json", f"r{count}-{k}.json")
+                            f"{k}/{count}", "--srbench-json", f"r{count}-{k}.json", *where)
                     for k in range(1, count + 1)
                 ]  # fmt: skip
             seconds = timed_run(project, commands)
             (path,) = [p for p in project.glob(f"r{count}*.json")]
             report = json.loads(path.read_text())
             reports[count] = report
-            store = open_store(project / ".srbench")
+            store = open_store(postgres_url if postgres_url and count > 1 else project / ".srbench")
             calls = store.calls(report["run_id"])
             cells = {(c["case_id"], c["target_id"]) for c in calls}
             assert len(calls) == len(cells) == args.cells, (len(calls), len(cells))

@@ -57,12 +57,15 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
     return out
 
 
-def wait_for_calls(root: Path, at_least: int, timeout: float = 30.0) -> str:
-    """Wait until the run has journaled ``at_least`` finished calls; return its id."""
+def wait_for_calls(
+    root: Path, at_least: int, timeout: float = 30.0, location: str | None = None
+) -> str:
+    """Wait until the run has journaled ``at_least`` finished calls; return its id (in the
+    project's store, or the one at ``location``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (root / ".srbench" / "journal.sqlite3").exists():
-            store = open_store(root / ".srbench")
+        if location is not None or (root / ".srbench" / "journal.sqlite3").exists():
+            store = open_store(location or root / ".srbench")
             runs = store.list_runs(limit=1)
             if runs:
                 done = [c for c in store.calls(runs[0].id) if c["status"] != "sent"]
@@ -92,23 +95,31 @@ def accounting(store, run_id: str) -> tuple[int, int, int]:
     return len(calls) - unknown - sent, unknown, sent
 
 
-def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim, backend, request):
+    """The same guarantees on both stores: every request journaled first, the sweep settles
+    in-flight calls sent_unknown, recovery sends exactly the never-dispatched cells once."""
     project(pytester, sim, "slow")  # 0.3 s per answer
     root = pytester.path
-    proc = start(root, "--srbench-concurrency=2")
-    run_id = wait_for_calls(root, 4)
+    location = (
+        request.getfixturevalue("postgres_url") if backend == "postgres" else str(root / ".srbench")
+    )
+    where = (f"--srbench-store={location}",)
+    cli = ("--store", location)
+    proc = start(root, "--srbench-concurrency=2", *where)
+    run_id = wait_for_calls(root, 4, location=location)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     stats = settle_simulator(sim)
 
-    raw = open_store(root / ".srbench")
+    raw = open_store(location)
     assert raw.require_run(run_id).status == "running"  # nobody has looked yet
     receipts, unknown, sent = accounting(raw, run_id)
     assert stats["requests"] <= receipts + unknown + sent  # every request was journaled first
     assert receipts <= stats["completed"]  # every receipt is a finished response
     raw.close()
 
-    store, swept = open_swept_store(root / ".srbench")
+    store, swept = open_swept_store(location)
     assert [run.id for run in swept] == [run_id]
     run = store.require_run(run_id)
     assert run.status == "interrupted" and f"pid {proc.pid}" in (run.error or "")
@@ -119,7 +130,7 @@ def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
     # the report of the interrupted run is honest: full denominator, pending counted
     report = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "pytest_srbench", "report", run_id, "--format", "json"],
+            [sys.executable, "-m", "pytest_srbench", *cli, "report", run_id, "--format", "json"],
             cwd=root, capture_output=True, text=True, check=True,
         ).stdout
     )  # fmt: skip
@@ -131,7 +142,8 @@ def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
 
     plan_path = root / "plan.json"
     listed = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "recover-plan", run_id, "--output", str(plan_path)],
+        [sys.executable, "-m", "pytest_srbench", *cli, "recover-plan", run_id, "--output",
+         str(plan_path)],
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
@@ -147,7 +159,7 @@ def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
 
     child = subprocess.run(
         pytest_args("--srbench-recover=plan.json", "--srbench-run-key=recover-1",
-                    "--srbench-json=child.json"),
+                    "--srbench-json=child.json", *where),
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert child.returncode == 0, child.stdout[:3000]
@@ -160,12 +172,12 @@ def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim):
     assert after == stats["requests"] + eligible  # exactly one new request per eligible cell
     # the same recovery again: the same child, not a single new request
     again = subprocess.run(
-        pytest_args("--srbench-recover=plan.json", "--srbench-run-key=recover-1"),
+        pytest_args("--srbench-recover=plan.json", "--srbench-run-key=recover-1", *where),
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert again.returncode == 0, again.stdout[-2000:]
     assert sim_client.stats(sim.admin_url)["requests"] == after
-    assert open_store(root / ".srbench").require_run(run_id).status == "interrupted"  # untouched
+    assert open_store(location).require_run(run_id).status == "interrupted"  # untouched
 
 
 def test_sigkill_of_one_xdist_worker(pytester, sim):
