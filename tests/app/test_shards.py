@@ -20,8 +20,8 @@ from pytest_srbench.app.shards import (
     share_of,
 )
 from pytest_srbench.core.shards import ShardSpec
+from pytest_srbench.store import open_store
 from pytest_srbench.store.liveness import this_process
-from pytest_srbench.store.sqlite import open_store
 from tests.app.test_recovery import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target
 

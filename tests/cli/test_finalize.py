@@ -10,8 +10,8 @@ import sys
 from pytest_srbench.app.shards import claim_shard, finish_shard
 from pytest_srbench.cli.main import main
 from pytest_srbench.core.shards import ShardSpec
+from pytest_srbench.store import open_store
 from pytest_srbench.store.liveness import this_process
-from pytest_srbench.store.sqlite import open_store
 from tests.core.helpers import case, manifest, target
 
 
