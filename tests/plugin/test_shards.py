@@ -119,6 +119,23 @@ def wait_until(condition, what: str, timeout: float = 60.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def shard_1_mid_run(location: str | Path) -> bool:
+    """Both shards of the store's newest run have claimed, and shard 1 has a finished call and
+    one still in flight."""
+    store = open_store(location)
+    try:
+        runs = store.list_runs(limit=1)
+        if not runs or len(store.shards(runs[0].id)) < 2:
+            return False
+        share = set(share_of(store.get_manifest(runs[0].id), ShardSpec(1, 2)))
+        calls = [c for c in store.calls(runs[0].id) if (c["case_id"], c["target_id"]) in share]
+        return any(c["status"] == "completed" for c in calls) and any(
+            c["status"] == "sent" for c in calls
+        )
+    finally:
+        store.close()
+
+
 def test_a_killed_shard_leaves_its_share_interrupted_and_recoverable(pytester, sim):
     project(pytester, sim, "slow")  # 0.3 s per answer; 9 cells a shard, one at a time
     root = pytester.path
@@ -127,24 +144,8 @@ def test_a_killed_shard_leaves_its_share_interrupted_and_recoverable(pytester, s
     shards = {k: start(root, *key, f"--srbench-shard={k}/2", f"--srbench-json=s{k}.json", env=env)
               for k in (1, 2)}  # fmt: skip
     journal = root / ".srbench" / "journal.sqlite3"
-
-    def both_running_and_shard_1_sent() -> bool:
-        if not journal.exists():
-            return False
-        store = open_store(root / ".srbench")
-        try:
-            runs = store.list_runs(limit=1)
-            if not runs or len(store.shards(runs[0].id)) < 2:
-                return False
-            share = set(share_of(store.get_manifest(runs[0].id), ShardSpec(1, 2)))
-            calls = [c for c in store.calls(runs[0].id) if (c["case_id"], c["target_id"]) in share]
-            return any(c["status"] == "completed" for c in calls) and any(
-                c["status"] == "sent" for c in calls
-            )
-        finally:
-            store.close()
-
-    wait_until(both_running_and_shard_1_sent, "shard 1 to be mid-run")
+    wait_until(lambda: journal.exists() and shard_1_mid_run(root / ".srbench"),
+               "shard 1 to be mid-run")  # fmt: skip
     shards[1].send_signal(signal.SIGKILL)
     shards[1].wait(timeout=10)
     out = finish(shards[2])

@@ -20,7 +20,7 @@ from pytest_srbench.core.shards import ShardSpec
 from pytest_srbench.store import open_store
 from tests.plugin.test_concurrency import project
 from tests.plugin.test_durability import settle_simulator
-from tests.plugin.test_shards import finish, start, wait_until
+from tests.plugin.test_shards import finish, shard_1_mid_run, start, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -40,21 +40,7 @@ def test_a_shard_killed_on_another_host_is_settled_once_its_lease_expires(
         for k in (1, 2)
     }  # fmt: skip
 
-    def shard_1_mid_run() -> bool:
-        store = open_store(postgres_url)
-        try:
-            runs = store.list_runs(limit=1)
-            if not runs or len(store.shards(runs[0].id)) < 2:
-                return False
-            share = set(share_of(store.get_manifest(runs[0].id), ShardSpec(1, 2)))
-            calls = [c for c in store.calls(runs[0].id) if (c["case_id"], c["target_id"]) in share]
-            return any(c["status"] == "completed" for c in calls) and any(
-                c["status"] == "sent" for c in calls
-            )
-        finally:
-            store.close()
-
-    wait_until(shard_1_mid_run, "shard 1 to be mid-run")
+    wait_until(lambda: shard_1_mid_run(postgres_url), "shard 1 to be mid-run")
     shards[1].send_signal(signal.SIGKILL)
     shards[1].wait(timeout=10)
     out = finish(shards[2])
