@@ -11,7 +11,7 @@ Nothing is written to the journal itself (a read-only store allows temporary tab
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -100,9 +100,21 @@ def _planned(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator
         (run_id,),
     )
     pairs = _fetched(order, page)  # (planned position, journal position), in that order
+    pages = iter(lambda: results.fetchmany(page), [])
+    yield from planned_cells(pages, pairs, lambda seqs: _receipts(store, seqs, page))
+
+
+def planned_cells(
+    pages: Iterator[list[Any]],
+    pairs: Iterator[tuple[int, int]],
+    receipts_of: Callable[[list[int]], dict[int, Row]],
+) -> Iterator[CellRows]:
+    """The planned cells in planned order, from pages of (position, case, target, result
+    data or None) rows and the (position, call seq) pairs in the same order: a page's calls
+    are read at once (``receipts_of`` their seqs). Shared by both backends' readers."""
     pending = next(pairs, None)
     loads = orjson.loads
-    while rows := results.fetchmany(page):
+    for rows in pages:
         last = rows[-1][0]
         calls_of: dict[int, list[int]] = {}
         seqs: list[int] = []
@@ -110,7 +122,7 @@ def _planned(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator
             calls_of.setdefault(pending[0], []).append(pending[1])
             seqs.append(pending[1])
             pending = next(pairs, None)
-        receipts = _receipts(store, seqs, page)
+        receipts = receipts_of(seqs)
         for idx, case_id, target_id, data in rows:
             own = calls_of.get(idx)
             yield CellRows(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from pytest_srbench.core.report.rows import CellRows
+from pytest_srbench.store.cell_reader import planned_cells
 
 if TYPE_CHECKING:
     from pytest_srbench.store.postgres import PostgresStore
@@ -86,27 +87,8 @@ def _planned(
         (cases, targets, run_id),
         page,
     )
-    pending = next(pairs, None)
-    loads = orjson.loads
-    while rows := list(itertools.islice(results, page)):
-        last = rows[-1][0]
-        calls_of: dict[int, list[int]] = {}
-        seqs: list[int] = []
-        while pending is not None and pending[0] <= last:
-            calls_of.setdefault(pending[0], []).append(pending[1])
-            seqs.append(pending[1])
-            pending = next(pairs, None)
-        receipts = _receipts(store, run_id, seqs, page)
-        for idx, case_id, target_id, data in rows:
-            own = calls_of.get(idx)
-            yield CellRows(
-                case_id,
-                target_id,
-                True,
-                None if data is None else loads(data),
-                (case_id, target_id),
-                [(seq, receipts[seq]) for seq in own] if own else [],
-            )
+    pages = iter(lambda: list(itertools.islice(results, page)), [])
+    yield from planned_cells(pages, pairs, lambda seqs: _receipts(store, run_id, seqs, page))
 
 
 def _outside_plan(alias: str) -> str:
