@@ -46,6 +46,18 @@ class StoreConflict(StoreError):
 _last_stamp: tuple[float, str] = (0.0, "")
 
 
+def check_same_plan(existing: Any, run_id: str, request_key: str | None, plan_sha256: str) -> None:
+    """A run found by ``run_id`` or ``request_key`` is reused only for the same plan: else a
+    ``StoreError`` naming what is bound and both plan hashes (every backend's ``create_run``)."""
+    if existing["plan_sha256"] == plan_sha256:
+        return
+    what = f"run key {request_key!r}" if existing["id"] != run_id else f"run {run_id}"
+    raise StoreError(
+        f"{what} is already bound to a different plan "
+        f"({existing['plan_sha256'][:12]}… ≠ {plan_sha256[:12]}…)"
+    )
+
+
 def now_iso() -> str:
     """The current time as ISO-8601 UTC (microsecond field; reused within one millisecond)."""
     global _last_stamp

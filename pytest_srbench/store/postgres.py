@@ -52,6 +52,7 @@ from pytest_srbench.store.base import (
     Row,
     StoreConflict,
     StoreError,
+    check_same_plan,
     now_iso,
 )
 from pytest_srbench.store.liveness import (
@@ -640,12 +641,7 @@ class PostgresStore:
             ).fetchone()
             if existing is None:  # cannot happen: the conflict was on one of them
                 raise StoreError(f"run {run_id} could not be created")
-            if existing["plan_sha256"] != manifest.plan_sha256:
-                what = f"run key {request_key!r}" if existing["id"] != run_id else f"run {run_id}"
-                raise StoreError(
-                    f"{what} is already bound to a different plan "
-                    f"({existing['plan_sha256'][:12]}… ≠ {manifest.plan_sha256[:12]}…)"
-                )
+            check_same_plan(existing, run_id, request_key, manifest.plan_sha256)
             return _run(existing), False
 
     def get_run(self, run_id: str) -> Run | None:

@@ -38,6 +38,7 @@ from pytest_srbench.store.base import (
     Store,
     StoreConflict,
     StoreError,
+    check_same_plan,
     now_iso,
 )
 from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
@@ -510,14 +511,7 @@ class SqliteStore:
                     "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = ?", (request_key,)
                 ).fetchone()
             if existing is not None:
-                if existing["plan_sha256"] != manifest.plan_sha256:
-                    what = (
-                        f"run key {request_key!r}" if existing["id"] != run_id else f"run {run_id}"
-                    )
-                    raise StoreError(
-                        f"{what} is already bound to a different plan "
-                        f"({existing['plan_sha256'][:12]}… ≠ {manifest.plan_sha256[:12]}…)"
-                    )
+                check_same_plan(existing, run_id, request_key, manifest.plan_sha256)
                 return _run(existing), False
             now = now_iso()
             parent = (manifest.recovery or {}).get("parent_run_id")
