@@ -57,7 +57,10 @@ class ManagedServerConfig(BaseModel):
         None, ge=1, le=64, description="Parallel slots (default: the concurrency, at most 4)."
     )
     threads: int | None = Field(
-        None, ge=1, le=256, description="llama.cpp compute threads (default 2)."
+        None,
+        ge=1,
+        le=256,
+        description="llama.cpp compute threads (default: the usable cores less one).",
     )
 
 

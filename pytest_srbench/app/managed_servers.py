@@ -31,6 +31,7 @@ from pytest_srbench.core.plan.serving import (
 )
 from pytest_srbench.managed.llama import (
     LlamaServer,
+    default_threads,
     llama_server,
     measure_throughput,
     prompt_tokens,
@@ -99,7 +100,7 @@ def start_for_plan(
     """Measure on a probe server, size (or refuse, :class:`ServerRefused`), then start the
     target's server. ``cases``: the plan's cases for this target (None when not known yet)."""
     settings = settings or ManagedServerConfig()
-    threads = settings.threads or 2
+    threads = settings.threads or default_threads()
     slots = settings.slots or default_slots(concurrency)
     probe = llama_server(
         alias, log_dir=log_dir / "probe", threads=threads, context=PROBE_CONTEXT, slots=1

@@ -411,7 +411,9 @@ def parser() -> argparse.ArgumentParser:
         "--context", type=int, default=4096, help="serve: tokens per slot (default 4096)"
     )
     real.add_argument("--slots", type=int, default=4, help="serve: parallel slots (default 4)")
-    real.add_argument("--threads", type=int, default=2, help="serve: compute threads (default 2)")
+    real.add_argument(
+        "--threads", type=int, help="serve: compute threads (default: the usable cores less one)"
+    )
     real.add_argument(
         "--litellm-port", type=int, default=0, help="serve --litellm: the proxy's port"
     )

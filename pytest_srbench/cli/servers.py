@@ -78,8 +78,8 @@ def serve_real(args: argparse.Namespace) -> int:
             port=args.port,
         )  # fmt: skip
         servers.append(server)
-        print(f"llama-server ({args.alias}, {args.slots} slots × {args.context} tokens) on "
-              f"{server.base_url}", flush=True)  # fmt: skip
+        print(f"llama-server ({args.alias}, {args.slots} slots × {args.context} tokens, "
+              f"{server.threads} threads) on {server.base_url}", flush=True)  # fmt: skip
         print(f'  target: base_url = "{server.base_url}", model = "{args.alias}", '
               f"keep_alive = false · log {server.log_path}", flush=True)  # fmt: skip
         if args.litellm:

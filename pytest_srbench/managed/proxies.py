@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
+from pytest_srbench.managed.llama import default_threads
 from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
 
 MASTER_KEY_ENV = "SRBENCH_LITELLM_KEY"
@@ -143,6 +144,7 @@ class LlamaCppPythonServer(ManagedProcess):
         command = [
             str(python), "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
             "--port", str(self.port), "--model_alias", self.alias, "--n_ctx", "2048",
+            "--n_threads", str(default_threads()),
         ]  # fmt: skip
         self._spawn(command, dict(os.environ), "llama-cpp-python")
         try:
