@@ -28,6 +28,7 @@ from pytest_srbench.core.offline.recovery import (
     same_attempt,
     selected_cells,
     summarize_calls,
+    summary_of_open_cells,
 )
 from pytest_srbench.store.base import Store, StoreConflict
 from pytest_srbench.store.corrections import latest_correction
@@ -54,9 +55,9 @@ def call_summary(store: Store, run_id: str) -> tuple[CallSummary, str | None]:
     """Every call of the run as recovery sees it (through the accounting-correction view),
     summed up per cell; and the correction's id, if one applies."""
     corrected, correction_id = _correction_view(store, run_id)
+    if corrected is None:  # the saved receipts are the view: the store sums them up
+        return summary_of_open_cells(store.open_cell_calls(run_id), store.call_costs(run_id)), None
     rows = store.call_facts(run_id)  # id, case, target, status, usage known, cost, finish
-    if corrected is None:  # the saved receipts are the view; columns are already typed
-        return summarize_calls(rows), None
     facts = []
     for call_id, case_id, target_id, status, _, _, finish in rows:
         row = corrected.get(call_id) or {}

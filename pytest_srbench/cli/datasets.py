@@ -22,7 +22,6 @@ from pytest_srbench.core.plan.choices import (
     SR_BENCH_NAMES,
     SYNTH_PROFILES,
 )
-from pytest_srbench.datasets.suites import SUITE_CASES, SUITE_META
 
 if TYPE_CHECKING:
     from pytest_srbench.datasets.fetch import FetchSummary
@@ -99,6 +98,7 @@ def _summary_lines(summary: PrepareSummary) -> list[str]:
 
 
 def cmd_datasets_synth(args: argparse.Namespace) -> int:
+    from pytest_srbench.datasets.suites import SUITE_META
     from pytest_srbench.datasets.synth import SynthError, write_synthetic_suites
     from pytest_srbench.render.terminal import table
 
@@ -148,6 +148,7 @@ def _released_suites(root: Path, benchmarks: Sequence[str]) -> list[str]:
 
 def _suite_folders(root: Path) -> list[Path]:
     from pytest_srbench.datasets.formats._common import DatasetError
+    from pytest_srbench.datasets.suites import SUITE_META
 
     if not root.is_dir():
         raise DatasetError(f"{root}: no such folder")
@@ -160,6 +161,7 @@ def _suite_folders(root: Path) -> list[Path]:
 
 def _meta(folder: Path) -> dict[str, Any]:
     from pytest_srbench.datasets.formats._common import DatasetError
+    from pytest_srbench.datasets.suites import SUITE_META
 
     try:
         meta = json.loads((folder / SUITE_META).read_text(encoding="utf-8"))
@@ -171,6 +173,8 @@ def _meta(folder: Path) -> dict[str, Any]:
 
 
 def _rows(folder: Path, meta: dict[str, Any]) -> str:
+    from pytest_srbench.datasets.suites import SUITE_CASES
+
     if isinstance(meta.get("count"), int):
         return str(meta["count"])
     try:
@@ -248,6 +252,7 @@ def _preview(row: dict[str, Any]) -> str:
 
 def cmd_datasets_show(args: argparse.Namespace) -> int:
     from pytest_srbench.datasets.prepare import load_prepared
+    from pytest_srbench.datasets.suites import SUITE_META
 
     folder = Path(args.root) / args.name
     if not (folder / SUITE_META).is_file():

@@ -146,6 +146,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_recover_plan(args: argparse.Namespace) -> int:
+    from collections import Counter
+    from operator import itemgetter
+
     import orjson
 
     from pytest_srbench.app.recovery import plan_for
@@ -155,9 +158,7 @@ def cmd_recover_plan(args: argparse.Namespace) -> int:
     plan = plan_for(store, args.run, args.mode)
     if args.output:
         write_output(args.output, orjson.dumps(plan, option=orjson.OPT_INDENT_2) + b"\n")
-    reasons: dict[str, int] = {}
-    for entry in plan["excluded"]:
-        reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
+    reasons = Counter(map(itemgetter("reason"), plan["excluded"]))
     print(f"recovery plan for {args.run} ({args.mode}): {plan['counts']['eligible']} eligible, "
           f"{plan['counts']['excluded']} excluded; plan {plan['plan_sha256'][:16]}")  # fmt: skip
     for reason, count in sorted(reasons.items()):

@@ -44,7 +44,7 @@ _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 class Frozen(BaseModel):
     """Base for frozen protocol records: unknown keys are rejected, instances are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 def _finite_non_negative(value: object, name: str) -> float:
@@ -237,7 +237,9 @@ class Target(Frozen):
     ``python``: the user's own code, a pytest fixture), or an auxiliary model."""
 
     # a validation error never repeats the input: a URL may carry a password
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(
+        defer_build=True, extra="forbid", frozen=True, hide_input_in_errors=True
+    )
 
     id: str
     kind: Literal["single", "mom", "retrieval", "python"] = "single"
@@ -397,7 +399,7 @@ def with_limit_preset(values: Mapping[str, Any]) -> dict[str, Any]:
 class Message(BaseModel):
     """One chat message; content may be a string or a list of content parts."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="allow", frozen=True)
 
     role: Literal["system", "user", "assistant", "tool", "developer"]
     content: Any = None
@@ -584,7 +586,7 @@ class PlanOutline:
 class Run(BaseModel):
     """One execution of one frozen plan, as the store records it."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     id: str
     status: RunStatus

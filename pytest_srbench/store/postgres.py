@@ -46,6 +46,7 @@ import orjson
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
+from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import (
     EventWaiter,
     ProgressCounts,
@@ -898,6 +899,14 @@ class PostgresStore:
             )
             .fetchall()
         )
+
+    def open_cell_calls(self, run_id: str) -> list[tuple[Any, ...]]:
+        sql = recovery_queries.OPEN_CELL_CALLS.replace("?", "%s")
+        return self._tuples().execute(sql, (run_id,)).fetchall()
+
+    def call_costs(self, run_id: str) -> list[float | None]:
+        sql = recovery_queries.CALL_COSTS.replace("?", "%s")
+        return [cost for (cost,) in self._tuples().execute(sql, (run_id,))]
 
     # -- run snapshots -----------------------------------------------------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:

@@ -30,7 +30,7 @@ import orjson
 from pytest_srbench.core.canonical import canonical_json, cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
-from pytest_srbench.store import cell_reader
+from pytest_srbench.store import cell_reader, recovery_queries
 from pytest_srbench.store.base import (
     EventWaiter,
     ProgressCounts,
@@ -809,6 +809,19 @@ class SqliteStore:
             " FROM calls WHERE run_id = ? ORDER BY seq",
             (run_id,),
         ).fetchall()
+
+    def open_cell_calls(self, run_id: str) -> list[tuple[Any, ...]]:
+        """Per cell whose result is not completed: (case, target, calls, any still sent or
+        sent_unknown, any unsettled or without known usage, cost or allowed finish reason)."""
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return cursor.execute(recovery_queries.OPEN_CELL_CALLS, (run_id,)).fetchall()
+
+    def call_costs(self, run_id: str) -> list[float | None]:
+        """Every call's cost (None: unknown), in no particular order."""
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return [cost for (cost,) in cursor.execute(recovery_queries.CALL_COSTS, (run_id,))]
 
     # -- run snapshots (router recipes, retrieval index descriptions) -------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:

@@ -6,6 +6,7 @@ cells. Nothing here sends a request; a child is a new run, the parent is never m
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -63,18 +64,21 @@ class CallSummary(NamedTuple):
 AMBIGUOUS_CALLS = frozenset({"sent", "sent_unknown"})
 
 
+def known_spend(costs: Sequence[float | None]) -> tuple[float, bool]:
+    """The run's known spend (the exactly rounded sum of the known costs, so neither the order
+    the calls are read in nor the Python version changes it) and whether every cost is known."""
+    known = [cost for cost in costs if cost is not None]
+    return math.fsum(known), len(known) == len(costs)
+
+
 def summarize_calls(calls: Iterable[Sequence[Any]]) -> CallSummary:
-    """Sum the calls up per cell, in journal order; each call is a ``CallFacts`` or a plain
-    row of the store in its field order (no object per call)."""
+    """Sum the calls up per cell; each call is a ``CallFacts`` or a plain row of the store in
+    its field order (no object per call)."""
     cells: dict[tuple[str, str], CellCalls] = {}
-    spend = 0.0
-    complete = True
+    costs: list[float | None] = []
     allowed, settled, ambiguous_states = ALLOWED_FINISH, SETTLED_CALLS, AMBIGUOUS_CALLS
     for _, case_id, target_id, status, usage_known, cost, finish in calls:
-        if cost is None:
-            complete = False
-        else:
-            spend += cost
+        costs.append(cost)
         ambiguous = status in ambiguous_states
         unaccounted = (
             not usage_known or cost is None or finish not in allowed or status not in settled
@@ -85,7 +89,21 @@ def summarize_calls(calls: Iterable[Sequence[Any]]) -> CallSummary:
             cells[key] = (1, ambiguous, unaccounted)
         else:
             cells[key] = (cell[0] + 1, cell[1] or ambiguous, cell[2] or unaccounted)
-    return CallSummary(cells, spend, complete)
+    return CallSummary(cells, *known_spend(costs))
+
+
+def summary_of_open_cells(
+    open_cells: Iterable[Sequence[Any]], costs: Sequence[float | None]
+) -> CallSummary:
+    """The summary from the store's own sums: (case, target, calls, any ambiguous, any
+    unaccounted) per cell whose result is not completed (``store.open_cell_calls``), and every
+    call's cost. A completed cell is excluded whatever its calls, so leaving it out of
+    ``cells`` changes no plan."""
+    cells = {
+        (case_id, target_id): (count, bool(ambiguous), bool(unaccounted))
+        for case_id, target_id, count, ambiguous, unaccounted in open_cells
+    }
+    return CallSummary(cells, *known_spend(costs))
 
 
 def _cell_key(cell: Mapping[str, Any] | Cell) -> tuple[str, str]:
@@ -133,21 +151,25 @@ def recovery_plan(
         raise RecoveryError(f"Unknown recovery mode {mode!r}; use one of {', '.join(MODES)}")
     if run.status not in TERMINAL_RUN_STATUSES or outline.mode != "live":
         raise RecoveryError("Recovery requires a terminal live parent attempt")
-    eligible: list[dict[str, str]] = []
-    excluded: list[dict[str, str]] = []
     planned = outline.cells
     status_of, calls_of = result_statuses.get, calls.cells.get
-    for key in planned:
-        status = status_of(key)
-        reason = (
-            "completed_evidence_is_preserved"  # the common case, without a call
-            if status == "completed"
-            else exclusion(mode, status, key in claimed, calls_of(key))
-        )
-        if reason is None:
-            eligible.append({"case_id": key[0], "target_id": key[1]})
-        else:
-            excluded.append({"case_id": key[0], "target_id": key[1], "reason": reason})
+    kept = "completed_evidence_is_preserved"  # the common case, decided without a call
+    reasons = [
+        kept
+        if (status := status_of(key)) == "completed"
+        else exclusion(mode, status, key in claimed, calls_of(key))
+        for key in planned
+    ]
+    eligible = [
+        {"case_id": key[0], "target_id": key[1]}
+        for key, reason in zip(planned, reasons, strict=True)
+        if reason is None
+    ]
+    excluded = [
+        {"case_id": key[0], "target_id": key[1], "reason": reason}
+        for key, reason in zip(planned, reasons, strict=True)
+        if reason is not None
+    ]
     statuses = list(result_statuses.values())
     completed = statuses.count("completed")
     running = statuses.count("running")

@@ -1,8 +1,9 @@
 """The recovery plan's rules over summed-up calls: the same reasons as judging each call one
-by one, the spend summed in journal order, and ``plan_sha256`` the canonical digest."""
+by one, the spend summed exactly, and ``plan_sha256`` the canonical digest."""
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -12,6 +13,7 @@ from pytest_srbench.core.offline.recovery import (
     ALLOWED_FINISH,
     SETTLED_CALLS,
     CallFacts,
+    known_spend,
     recovery_plan,
     summarize_calls,
 )
@@ -89,16 +91,21 @@ def test_summed_up_calls_give_the_reasons_of_judging_each_call():
             )
 
 
-def test_the_spend_is_summed_in_journal_order_and_plain_rows_read_like_facts():
+def test_the_spend_is_the_exact_sum_whatever_the_order_and_plain_rows_read_like_facts():
+    """Known spend is summed exactly and rounded once (as the report's ``math.fsum``), so the
+    order the store hands the calls over in cannot change the plan's digest."""
     outline, _, calls, _ = random_run(7)
     summary = summarize_calls(calls)
-    spend = 0.0
-    for call in calls:  # left to right, as the journal holds them (not math.fsum)
-        if call.cost_usd is not None:
-            spend += call.cost_usd
-    assert summary.spend_usd == spend
+    exact = math.fsum(call.cost_usd for call in calls if call.cost_usd is not None)
+    assert summary.spend_usd == exact
     assert summary.spend_complete is False
     assert summarize_calls([tuple(call) for call in calls]) == summary
+    shuffled = list(calls)
+    random.Random(3).shuffle(shuffled)
+    assert summarize_calls(shuffled).spend_usd == exact
+    assert known_spend([0.1] * 10) == (1.0, True)  # left to right would give 0.9999999999999999
+    assert known_spend([0.5, None]) == (0.5, False)
+    assert known_spend([]) == (0.0, True)
 
 
 def test_plan_sha256_is_the_canonical_digest_of_the_plan_even_for_tiny_amounts():
