@@ -1,6 +1,7 @@
 """Durability with real processes and a real simulator: SIGKILL of a whole pytest run and of
 one xdist worker, cancellation by `srbench cancel` and by SIGINT, run keys, and a recovery
-child that finishes what a killed run left undispatched."""
+child that finishes what a killed run left undispatched — each on both stores (a SQLite folder
+and a real PostgreSQL database) where the store decides the outcome."""
 
 from __future__ import annotations
 
@@ -57,6 +58,15 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
     return out
 
 
+def existing_store(root: Path, location: str | None) -> str | None:
+    """The store to read once it exists (a database always does; a SQLite folder once the run
+    made its journal: opening it earlier would create it beside the run)."""
+    if location is not None and "://" in location:
+        return location
+    folder = Path(location) if location is not None else root / ".srbench"
+    return str(folder) if (folder / "journal.sqlite3").exists() else None
+
+
 def wait_for_calls(
     root: Path, at_least: int, timeout: float = 30.0, location: str | None = None
 ) -> str:
@@ -64,8 +74,9 @@ def wait_for_calls(
     project's store, or the one at ``location``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if location is not None or (root / ".srbench" / "journal.sqlite3").exists():
-            store = open_store(location or root / ".srbench")
+        where = existing_store(root, location)
+        if where is not None:
+            store = open_store(where)
             runs = store.list_runs(limit=1)
             if runs:
                 done = [c for c in store.calls(runs[0].id) if c["status"] != "sent"]
@@ -95,17 +106,25 @@ def accounting(store, run_id: str) -> tuple[int, int, int]:
     return len(calls) - unknown - sent, unknown, sent
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+
+
+def store_of(backend: str, root: Path, request) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Where the run's store is (the project's SQLite folder, or a fresh PostgreSQL database),
+    the pytest option that chooses it and the ``srbench`` option that opens it."""
+    location = (
+        request.getfixturevalue("postgres_url") if backend == "postgres" else str(root / ".srbench")
+    )
+    return location, (f"--srbench-store={location}",), ("--store", location)
+
+
+@BACKENDS
 def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim, backend, request):
     """The same guarantees on both stores: every request journaled first, the sweep settles
     in-flight calls sent_unknown, recovery sends exactly the never-dispatched cells once."""
     project(pytester, sim, "slow")  # 0.3 s per answer
     root = pytester.path
-    location = (
-        request.getfixturevalue("postgres_url") if backend == "postgres" else str(root / ".srbench")
-    )
-    where = (f"--srbench-store={location}",)
-    cli = ("--store", location)
+    location, where, cli = store_of(backend, root, request)
     proc = start(root, "--srbench-concurrency=2", *where)
     run_id = wait_for_calls(root, 4, location=location)
     os.kill(proc.pid, signal.SIGKILL)
@@ -180,12 +199,14 @@ def test_sigkill_of_the_whole_run_then_sweep_then_recovery(pytester, sim, backen
     assert open_store(location).require_run(run_id).status == "interrupted"  # untouched
 
 
-def test_sigkill_of_one_xdist_worker(pytester, sim):
+@BACKENDS
+def test_sigkill_of_one_xdist_worker(pytester, sim, backend, request):
     project(pytester, sim, "slow")
     root = pytester.path
-    proc = start(root, "-n", "2", "--srbench-concurrency=2", "--srbench-json=report.json")
-    run_id = wait_for_calls(root, 3)
-    store = open_store(root / ".srbench")
+    location, where, _ = store_of(backend, root, request)
+    proc = start(root, "-n", "2", "--srbench-concurrency=2", "--srbench-json=report.json", *where)
+    run_id = wait_for_calls(root, 3, location=location)
+    store = open_store(location)
     workers = []
     for _ in range(50):
         workers = [p["pid"] for p in store.processes(run_id) if p.get("role") == "worker"]
@@ -213,12 +234,16 @@ def test_sigkill_of_one_xdist_worker(pytester, sim):
     assert "gw" in (run.error or "")
 
 
-def wait_for_in_flight(root: Path, at_least: int, timeout: float = 60.0) -> str:
-    """Wait until the run has ``at_least`` calls sent and unanswered; return its id."""
+def wait_for_in_flight(
+    root: Path, at_least: int, timeout: float = 60.0, location: str | None = None
+) -> str:
+    """Wait until the run has ``at_least`` calls sent and unanswered; return its id (in the
+    project's store, or the one at ``location``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (root / ".srbench" / "journal.sqlite3").exists():
-            store = open_store(root / ".srbench")
+        where = existing_store(root, location)
+        if where is not None:
+            store = open_store(where)
             try:
                 runs = store.list_runs(limit=1)
                 sent = [c for c in store.calls(runs[0].id) if c["status"] == "sent"] if runs else []
@@ -230,37 +255,41 @@ def wait_for_in_flight(root: Path, at_least: int, timeout: float = 60.0) -> str:
     raise AssertionError(f"fewer than {at_least} calls in flight after {timeout} s")
 
 
-def test_srbench_cancel_stops_a_running_run(pytester, sim):
+@BACKENDS
+def test_srbench_cancel_stops_a_running_run(pytester, sim, backend, request):
     # the target answers after ten minutes: the run ends within the minute below only because
     # cancellation aborts the calls in flight (no wall-clock threshold on the machine's speed)
     project(pytester, sim, "glacial")
     root = pytester.path
-    proc = start(root, "--srbench-concurrency=2")
-    run_id = wait_for_in_flight(root, 2)
+    location, where, cli = store_of(backend, root, request)
+    proc = start(root, "--srbench-concurrency=2", *where)
+    run_id = wait_for_in_flight(root, 2, location=location)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "cancel", run_id],
+        [sys.executable, "-m", "pytest_srbench", *cli, "cancel", run_id],
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0 and "cancellation requested" in done.stdout
     finish(proc)
-    store = open_store(root / ".srbench")
+    store = open_store(location)
     run = store.require_run(run_id)
     assert run.status == "cancelled"
     assert (root / ".srbench" / "runs" / run_id / "report.json").exists()
     statuses = [r["status"] for r in store.results(run_id)]
     assert len(statuses) < 18  # unstarted cells stay pending
     again = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "cancel", run_id],
+        [sys.executable, "-m", "pytest_srbench", *cli, "cancel", run_id],
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert "already cancelled" in again.stdout
 
 
-def test_sigint_cancels_and_still_writes_the_report(pytester, sim):
+@BACKENDS
+def test_sigint_cancels_and_still_writes_the_report(pytester, sim, backend, request):
     project(pytester, sim, "glacial")  # the run cannot finish before the signal arrives
     root = pytester.path
-    proc = start(root, "--srbench-concurrency=2", "--srbench-json=report.json")
-    run_id = wait_for_in_flight(root, 2)
+    location, where, _ = store_of(backend, root, request)
+    proc = start(root, "--srbench-concurrency=2", "--srbench-json=report.json", *where)
+    run_id = wait_for_in_flight(root, 2, location=location)
     proc.send_signal(signal.SIGINT)
     finish(proc)
     report = json.loads((root / "report.json").read_text())
@@ -334,22 +363,26 @@ def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
     assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"] + eligible
 
 
-def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(pytester, sim):
+@BACKENDS
+def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(
+    pytester, sim, backend, request
+):
     """The second process finds the run its twin is executing: it reports what the store has
     and changes nothing, so the owner completes every cell."""
     project(pytester, sim, "slow")  # 0.3 s per answer, 18 cells one at a time: ~5 s
     root = pytester.path
-    first = start(root, "--srbench-run-key=twins", "--srbench-concurrency=1")
-    run_id = wait_for_calls(root, 1)
+    location, where, _ = store_of(backend, root, request)
+    first = start(root, "--srbench-run-key=twins", "--srbench-concurrency=1", *where)
+    run_id = wait_for_calls(root, 1, location=location)
     second = subprocess.run(
-        pytest_args("--srbench-run-key=twins", "--srbench-json=second.json"),
+        pytest_args("--srbench-run-key=twins", "--srbench-json=second.json", *where),
         cwd=root, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "already bound" not in second.stdout + second.stderr
     snapshot = json.loads((root / "second.json").read_text())
     assert snapshot["run_id"] == run_id and snapshot["status"] == "running"
     out = finish(first, timeout=120)
-    store = open_store(root / ".srbench")
+    store = open_store(location)
     run = store.require_run(run_id)
     assert run.status == "completed", out[-2000:]
     calls = store.calls(run_id)
