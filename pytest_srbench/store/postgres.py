@@ -407,6 +407,20 @@ def renew_lease(connection: Any, owner: Row, expiry: float) -> None:
     )
 
 
+STALE_LEASE_DAYS = 7
+
+
+def forget_stale_leases(connection: Any) -> None:
+    """Delete leases that expired more than ``STALE_LEASE_DAYS`` ago, so the table holds the
+    recent processes, not every one there ever was. Nothing is decided differently: an expired
+    lease and no lease both mean a dead owner; the week keeps them for an operator's question
+    of who ran here lately."""
+    connection.execute(
+        "DELETE FROM leases WHERE expires_at < clock_timestamp() - make_interval(days => %s)",
+        (STALE_LEASE_DAYS,),
+    )
+
+
 class PostgresStore:
     """A store in a PostgreSQL database (``postgresql://…``), shared by many hosts."""
 
@@ -1029,6 +1043,7 @@ class PostgresStore:
                 (run_id, owner["host"], owner["pid"], owner.get("process_started"), now_iso()),
             )
             renew_lease(self.db, owner, self.lease_expiry_s)
+            forget_stale_leases(self.db)
         self.keep_lease(owner)
 
     def keep_lease(self, owner: Row) -> None:

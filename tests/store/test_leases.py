@@ -118,3 +118,28 @@ def test_bad_lease_timing_is_named(monkeypatch, interval, expiry, message):
     monkeypatch.setenv("SRBENCH_LEASE_EXPIRY_S", expiry)
     with pytest.raises(StoreError, match=message.replace("(", r"\(").replace(")", r"\)")):
         lease_timing()
+
+
+def test_leases_expired_a_week_ago_are_forgotten_and_nothing_is_judged_differently(
+    postgres_url, monkeypatch
+):
+    monkeypatch.setenv("SRBENCH_HOST_ID", "host-b")
+    store = open_store(postgres_url)
+    db = store.db  # type: ignore[attr-defined]
+    gone = {"host": "host-old", "pid": 11, "process_started": "1"}
+    expired = {"host": "host-new", "pid": 12, "process_started": "2"}
+    for owner, age in ((gone, "8 days"), (expired, "1 hour")):
+        db.execute(
+            "INSERT INTO leases(host, pid, process_started, renewed_at, expires_at) VALUES"
+            " (%s, %s, %s, clock_timestamp() - %s::interval, clock_timestamp() - %s::interval)",
+            (owner["host"], owner["pid"], owner["process_started"], age, age),
+        )
+    db.commit()
+    before = {name: store.owner_alive(owner) for name, owner in (("gone", gone), ("x", expired))}
+    plan = manifest([case("mmlu-pro", "1")], [target("t")])
+    store.create_run("run-c", plan, status="running")
+    store.set_owner("run-c", {"host": "host-b", "pid": os.getpid(), "process_started": "3"})
+    hosts = {row["host"] for row in db.execute("SELECT host FROM leases").fetchall()}
+    assert hosts == {"host-new", "host-b"}  # the week-old lease is gone, the others stay
+    after = {name: store.owner_alive(owner) for name, owner in (("gone", gone), ("x", expired))}
+    assert before == after == {"gone": False, "x": False}
