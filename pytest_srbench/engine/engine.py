@@ -121,6 +121,7 @@ class Engine:
             self._queue = asyncio.Queue()
             for work in queue:
                 self._queue.put_nowait(work)
+            queue.clear()  # the asyncio queue holds them now: a finished cell is not kept alive
             if not keep_open:
                 self._close_queue()
             ready.set()

@@ -51,6 +51,10 @@ from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
 
 AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
+# The engine's entry for a cell whose outcome its item took: still "dispatched by this
+# process", no longer holding the outcome (asked again, e.g. by a rerun, the store answers).
+TAKEN: concurrent.futures.Future[CellOutcome] = concurrent.futures.Future()
+TAKEN.set_result(CellOutcome("pending", None, "taken by its item"))
 
 
 class RunPhase(PluginState):
@@ -347,16 +351,20 @@ class RunPhase(PluginState):
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:
         """The cell's terminal outcome: from this process's engine, or from the store."""
         engine = self.engine
-        if engine is not None and (case_id, target_id) in engine.futures:
-            future = engine.futures[(case_id, target_id)]
+        key = (case_id, target_id)
+        future = engine.futures.get(key) if engine is not None else None
+        if engine is not None and future is not None and future is not TAKEN:
             try:
                 while True:
                     try:
-                        return _with_stop_reason(
-                            future.result(timeout=0.25), engine.runtime.stop_reason
-                        )
+                        outcome = future.result(timeout=0.25)
                     except concurrent.futures.TimeoutError:
                         self._show_progress()
+                        continue
+                    # the item keeps what it needs; the engine's entry stays (the cell was
+                    # dispatched here) without holding the outcome for the rest of the run
+                    engine.futures[key] = TAKEN
+                    return _with_stop_reason(outcome, engine.runtime.stop_reason)
             except KeyboardInterrupt:
                 self.interrupted = True
                 engine.cancel(f"interrupted ({self.stop_signal or 'Ctrl-C'})", user=True)
@@ -400,10 +408,12 @@ class RunPhase(PluginState):
         report = yield
         if call.when == "call" and isinstance(item, SrbenchCell):
             report.srbench = item.summary()  # type: ignore[attr-defined]
+            item.outcome = None  # the report carries it on: a run holds no outcome per item
         elif call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
             cell = cell_of(item)
             assert cell is not None
             report.srbench = outcome_summary(*cell, item.srbench_outcome)  # type: ignore[attr-defined]
+            item.srbench_outcome = None  # type: ignore[attr-defined]
         return report
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -146,3 +146,37 @@ def test_invalid_limit_override_is_a_usage_error(pytester):
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*invalid limits: bogus*"])
+
+
+def test_an_item_asked_for_its_outcome_again_gets_it_from_the_store(pytester, sim):
+    """The engine stops holding a cell's outcome once its item took it (memory stays flat over
+    a long run); an item that runs again — a rerun plugin, a hook — still gets the same
+    outcome, read from the store, and no request is sent twice."""
+    project(pytester, sim, "always-right")
+    pytester.makepyfile(
+        again_plugin="""
+        import pytest
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_makereport(item, call):
+            seen = item.config.stash.setdefault(SEEN, {})
+            if call.when == "teardown" and hasattr(item, "case_id"):
+                item.runtest()  # the same cell's outcome, asked for a second time
+                seen[item.nodeid] = (item.outcome.status, item.outcome.result["correct"])
+            return (yield)
+
+        SEEN = pytest.StashKey()
+
+        def pytest_sessionfinish(session):
+            seen = session.config.stash[SEEN]
+            print("AGAIN", len(seen), sorted(set(seen.values())))
+        """
+    )
+    requests = sim_client.stats(sim.admin_url)["requests"]
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "again_plugin", "-s", "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(["*AGAIN 14 [[]('completed', True)[]]"])
+    assert sim_client.stats(sim.admin_url)["requests"] == requests + 14
