@@ -298,14 +298,16 @@ def test_sigint_cancels_and_still_writes_the_report(pytester, sim, backend, requ
     assert target["total"] == 18 and target["pending"] > 0
 
 
-def test_run_key_reuses_the_run_without_a_single_call(pytester, sim):
+@BACKENDS
+def test_run_key_reuses_the_run_without_a_single_call(pytester, sim, backend, request):
     project(pytester, sim, "always-right")
     root = pytester.path
-    first = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=a.json"),
+    _, where, _ = store_of(backend, root, request)
+    first = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=a.json", *where),
                            cwd=root, capture_output=True, text=True)  # fmt: skip
     assert first.returncode == 0, first.stdout[-2000:]
     requests = sim_client.stats(sim.admin_url)["requests"]
-    second = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=b.json"),
+    second = subprocess.run(pytest_args("--srbench-run-key=nightly", "--srbench-json=b.json", *where),
                             cwd=root, capture_output=True, text=True)  # fmt: skip
     assert second.returncode == 0, second.stdout[-2000:]
     assert sim_client.stats(sim.admin_url)["requests"] == requests
@@ -313,7 +315,7 @@ def test_run_key_reuses_the_run_without_a_single_call(pytester, sim):
     b = json.loads((root / "b.json").read_text())
     assert a["run_id"] == b["run_id"] and b["summary"]["targets"][0]["correct"] == 18
     other = subprocess.run(
-        pytest_args("--srbench-run-key=nightly", "--srbench-limit=1"),
+        pytest_args("--srbench-run-key=nightly", "--srbench-limit=1", *where),
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert other.returncode == pytest.ExitCode.USAGE_ERROR
@@ -321,7 +323,8 @@ def test_run_key_reuses_the_run_without_a_single_call(pytester, sim):
     assert sim_client.stats(sim.admin_url)["requests"] == requests
 
 
-def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
+@BACKENDS
+def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim, backend, request):
     """A benchmark written as a test keeps the engine's promise: every request the endpoint
     received has a journal row, and recovery sends only the cells that never ran."""
     project(pytester, sim, "slow")  # 0.3 s per answer
@@ -335,20 +338,22 @@ def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
         """
     )
     root = pytester.path
+    location, where, cli = store_of(backend, root, request)
     command = [sys.executable, "-c", INTERRUPTIBLE, "-m", "pytest", "-p", "no:cacheprovider",
-               "-q", "--srbench-profile=smoke", "--srbench-concurrency=2", "test_mine.py"]  # fmt: skip
+               "-q", "--srbench-profile=smoke", "--srbench-concurrency=2", "test_mine.py", *where]  # fmt: skip
     proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    run_id = wait_for_calls(root, 3)
+    run_id = wait_for_calls(root, 3, location=location)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     stats = settle_simulator(sim)
-    store, swept = open_swept_store(root / ".srbench")
+    store, swept = open_swept_store(location)
     assert [run.id for run in swept] == [run_id]
     receipts, unknown, sent = accounting(store, run_id)
     assert sent == 0 and stats["requests"] <= receipts + unknown  # journaled before sent
     store.close()
     planned = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "recover-plan", run_id, "--output", "plan.json"],
+        [sys.executable, "-m", "pytest_srbench", *cli, "recover-plan", run_id, "--output",
+         "plan.json"],
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert planned.returncode == 0, planned.stderr
@@ -356,7 +361,7 @@ def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim):
     assert 0 < eligible < 14
     child = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_mine.py",
-         "--srbench-recover=plan.json", "--srbench-run-key=recover-1"],
+         "--srbench-recover=plan.json", "--srbench-run-key=recover-1", *where],
         cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     assert child.returncode == 0, child.stdout[-3000:]
