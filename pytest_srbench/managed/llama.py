@@ -214,9 +214,10 @@ def llama_server(
 ) -> LlamaServer:
     """A (not yet started) server of the cached build with the SmolLM2 model; a clear error
     says what is missing. ``threads``: llama.cpp's compute threads (default
-    :func:`default_threads`; they spin: more threads than free cores is much slower, not faster). ``context``: tokens per slot; llama-server
-    caps a slot at the model's trained context, unless ``past_trained_context`` raises that
-    (the GGUF's ``<architecture>.context_length``, overridden for this server only)."""
+    :func:`default_threads`; they spin: more threads than free cores is much slower, not
+    faster). ``context``: tokens per slot; llama-server caps a slot at the model's trained
+    context, unless ``past_trained_context`` raises that (the GGUF's
+    ``<architecture>.context_length``, overridden for this server only)."""
     binary = server_binary()
     if binary is None:
         raise RealPartError(
