@@ -149,6 +149,20 @@ def typed_recover_plan(root: Path, run_id: str, repeat: int, baseline: str | Non
                   + ("" if name == "this tree" else f"; plan files identical: {same}"))  # fmt: skip
 
 
+def operator_commands(run_id: str, plan_file: Path) -> dict[str, list[str]]:
+    """The operator commands timed on a large run: label -> ``srbench`` arguments."""
+    return {
+        "recover-plan --mode undispatched": ["recover-plan", run_id, "--output", str(plan_file)],
+        "recover-plan --mode failed": ["recover-plan", run_id, "--mode", "failed"],
+        "show --calls --limit 100": ["show", run_id, "--calls", "--limit", "100"],
+        "show --calls --after 50000 --limit 100": ["show", run_id, "--calls", "--after",
+                                                   "50000", "--limit", "100"],
+        "show --calls --active --limit 100": ["show", run_id, "--calls", "--active", "--limit", "100"],
+        "show --results --limit 100": ["show", run_id, "--results", "--limit", "100"],
+        "show (summary)": ["show", run_id],
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=100_000)
@@ -172,16 +186,7 @@ def main() -> None:
         print(f"store: {size_mb:.1f} MB ({db.name})")
         typed_recover_plan(root, run_id, args.repeat, args.baseline_tree)
         plan_file = root.parent / "plan.json"
-        commands = {
-            "recover-plan --mode undispatched": ["recover-plan", run_id, "--output", str(plan_file)],
-            "recover-plan --mode failed": ["recover-plan", run_id, "--mode", "failed"],
-            "show --calls --limit 100": ["show", run_id, "--calls", "--limit", "100"],
-            "show --calls --after 50000 --limit 100": ["show", run_id, "--calls", "--after",
-                                                       "50000", "--limit", "100"],
-            "show --calls --active --limit 100": ["show", run_id, "--calls", "--active", "--limit", "100"],
-            "show --results --limit 100": ["show", run_id, "--results", "--limit", "100"],
-            "show (summary)": ["show", run_id],
-        }  # fmt: skip
+        commands = operator_commands(run_id, plan_file)
         print(
             f"{'command (in-process, median of ' + str(args.repeat) + ')':<48}{'time':>10}{'output':>12}"
         )

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.*: the plan helpers
 
-from durable_store import build_store, timed
+from durable_store import build_store, operator_commands, timed
 
 from pytest_srbench.store.opening import open_store
 from pytest_srbench.store.writes import AppendEvent, FinishCall, InsertCall, UpsertResult
@@ -99,15 +99,7 @@ def main() -> None:
                   f"({', '.join(f'{k} {v:,}' for k, v in mix.items())}); "
                   f"built in {time.perf_counter() - start:.1f} s")  # fmt: skip
         plan_file = folder / "plan.json"
-        commands = {
-            "recover-plan --mode undispatched": ["recover-plan", run_id, "--output", str(plan_file)],
-            "recover-plan --mode failed": ["recover-plan", run_id, "--mode", "failed"],
-            "show --calls --limit 100": ["show", run_id, "--calls", "--limit", "100"],
-            "show --calls --after 50000 --limit 100": ["show", run_id, "--calls", "--after",
-                                                       "50000", "--limit", "100"],
-            "show --results --limit 100": ["show", run_id, "--results", "--limit", "100"],
-            "show (summary)": ["show", run_id],
-        }  # fmt: skip
+        commands = operator_commands(run_id, plan_file)
         print(f"{'in-process, median of ' + str(args.repeat):<48}{'SQLite':>10}{'PostgreSQL':>13}")
         for label, argv in commands.items():
             seconds = [timed(["--store", location, *argv], args.repeat)[0]
