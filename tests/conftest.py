@@ -19,6 +19,7 @@ from pytest_srbench.core.models import Prices
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.simulator.profiles import SimModel
+from tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 
 CHEAP = Prices(input=1.0, cached_input=0.5, cache_write=2.0, output=2.0)
 
