@@ -24,7 +24,7 @@ from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.store.corrections import record_correction
 from pytest_srbench.store.opening import open_store
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("offline-runs")]
 
 CLIPPED_CONFIG = """
 [tool.srbench]

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_srbench.service.guard import BindError, check_bind
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service-api")]
 
 TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
 SLOW = {"benchmarks": ["mmlu-pro"], "targets": ["sim-slow"], "concurrency": 1}

@@ -17,7 +17,7 @@ import pytest
 
 from tests.service.test_api import TERMINAL, assert_error, sse_events, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service-kinds")]
 
 EMBEDDING = {"source": "not_used", "model_id": None, "dimensions": None, "version": None,
              "fallback_reason": None, "route_version": None, "requested_route": None,
