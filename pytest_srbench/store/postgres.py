@@ -915,12 +915,11 @@ class PostgresStore:
         )
 
     def open_cell_calls(self, run_id: str) -> list[tuple[Any, ...]]:
-        sql = recovery_queries.OPEN_CELL_CALLS.replace("?", "%s")
-        return self._tuples().execute(sql, (run_id,)).fetchall()
+        return self._all(recovery_queries.OPEN_CELL_CALLS.replace("?", "%s"), (run_id,))
 
     def call_costs(self, run_id: str) -> list[float | None]:
         sql = recovery_queries.CALL_COSTS.replace("?", "%s")
-        return [cost for (cost,) in self._tuples().execute(sql, (run_id,))]
+        return [cost for (cost,) in self._all(sql, (run_id,))]
 
     # -- run snapshots -----------------------------------------------------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:

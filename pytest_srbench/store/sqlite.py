@@ -821,7 +821,9 @@ class SqliteStore:
         """Every call's cost (None: unknown), in no particular order."""
         cursor = self.db.cursor()
         cursor.row_factory = None
-        return [cost for (cost,) in cursor.execute(recovery_queries.CALL_COSTS, (run_id,))]
+        return [
+            cost for (cost,) in cursor.execute(recovery_queries.CALL_COSTS, (run_id,)).fetchall()
+        ]
 
     # -- run snapshots (router recipes, retrieval index descriptions) -------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:
