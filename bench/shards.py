@@ -8,14 +8,18 @@ a PostgreSQL database on a server started for the bench (durable: fsync on every
     python bench/shards.py --cells 8000 --concurrency 64 --shards 4 --postgres   # issue 23
 
 Prints the run's wall time (created → finished, from its report) against the ideal
-(N × L / (C × processes)), the slowest shard's command time (spawn → exit) and checks that
-every cell was called once and the reports agree.
+(N × L / (C × processes)), the slowest shard's command time (spawn → exit), the CPU seconds
+the commands and their simulators used (the PostgreSQL server's not counted) and how many
+cores that CPU time needs to fit in the ideal wall time — more than the machine has means the
+shards share too few cores to reach the ideal, whatever the store. It checks that every cell
+was called once and the reports agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,8 +40,10 @@ def command(workload: Workload, *extra: str) -> list[str]:
             str(workload.concurrency), *extra]  # fmt: skip
 
 
-def timed_run(project: Path, commands: list[list[str]]) -> float:
-    """Start every command at once; seconds until the last one exits."""
+def timed_run(project: Path, commands: list[list[str]]) -> tuple[float, float]:
+    """Start every command at once; seconds until the last one exits, and the CPU seconds the
+    commands and the processes they waited for (their simulators) used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     procs = [
         subprocess.Popen(c, cwd=project, env=child_env(), stdout=subprocess.PIPE, text=True)
@@ -47,7 +53,9 @@ def timed_run(project: Path, commands: list[list[str]]) -> float:
         out, _ = proc.communicate()
         if proc.returncode != 0:
             raise RuntimeError(f"a command failed:\n{out[-4000:]}")
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -75,7 +83,8 @@ def measure(args: argparse.Namespace, postgres_url: str | None) -> int:
                         concurrency=args.concurrency)  # fmt: skip
     backend = "PostgreSQL" if postgres_url else "SQLite"
     print(f"one process: SQLite; shards: {backend}")
-    print(f"{'how':24} {'run wall s':>10} {'ideal s':>8} {'wall/ideal':>10} {'command s':>9}")
+    print(f"{'how':24} {'run wall s':>10} {'ideal s':>8} {'wall/ideal':>10} {'command s':>9}"
+          f" {'CPU s':>7} {'cores for ideal':>15}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="srbench-shards-") as scratch:
         project = make_project(Path(scratch) / "p", workload)
         reports = {}
@@ -92,7 +101,7 @@ def measure(args: argparse.Namespace, postgres_url: str | None) -> int:
                             f"{k}/{count}", "--srbench-json", f"r{count}-{k}.json", *where)
                     for k in range(1, count + 1)
                 ]  # fmt: skip
-            seconds = timed_run(project, commands)
+            seconds, cpu = timed_run(project, commands)
             (path,) = [p for p in project.glob(f"r{count}*.json")]
             report = json.loads(path.read_text())
             reports[count] = report
@@ -103,7 +112,9 @@ def measure(args: argparse.Namespace, postgres_url: str | None) -> int:
             store.close()
             ideal = workload.cells * workload.latency_s / (workload.concurrency * count)
             wall = report["summary"]["wall_time_s"]
-            print(f"{label:24} {wall:>10.2f} {ideal:>8.2f} {wall / ideal:>10.2f} {seconds:>9.2f}")
+            # the cores the commands' CPU time would need to fit in the ideal wall time
+            print(f"{label:24} {wall:>10.2f} {ideal:>8.2f} {wall / ideal:>10.2f} {seconds:>9.2f}"
+                  f" {cpu:>7.1f} {cpu / ideal:>15.1f}")  # fmt: skip
         one, many = reports[1], reports[args.shards]
         same = [t["correct"] for t in one["summary"]["targets"]] == [
             t["correct"] for t in many["summary"]["targets"]
