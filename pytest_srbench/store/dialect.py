@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.postgres import PostgresStore
+from pytest_srbench.store.shared_sql import postgres_sql
 from pytest_srbench.store.sqlite import SqliteStore
 
 Row = dict[str, Any]
@@ -30,7 +31,7 @@ def rows(store: Store, sql: str, args: Sequence[Any] = ()) -> list[Row]:
     backend = _backend(store)
     if isinstance(backend, SqliteStore):
         return [dict(row) for row in backend.db.execute(sql, tuple(args))]
-    found: list[Row] = backend.db.execute(sql.replace("?", "%s"), tuple(args)).fetchall()
+    found: list[Row] = backend.db.execute(postgres_sql(sql), tuple(args)).fetchall()
     return found
 
 
@@ -39,4 +40,4 @@ def execute(store: Store, sql: str, args: Sequence[Any] = ()) -> int:
     backend = _backend(store)
     if isinstance(backend, SqliteStore):
         return int(backend.db.execute(sql, tuple(args)).rowcount)
-    return int(backend.db.execute(sql.replace("?", "%s"), tuple(args)).rowcount)
+    return int(backend.db.execute(postgres_sql(sql), tuple(args)).rowcount)

@@ -1,7 +1,8 @@
 """PostgreSQL backend of the store (psycopg 3, the ``postgres`` extra): the journal in one
 database that several hosts write at once, with the raw stream evidence in the database too
-(every host reads every call's bytes). Every SQL statement on a PostgreSQL journal lives here
-(and in ``postgres_cells.py``, the report's paged reader).
+(every host reads every call's bytes). The SQL that is PostgreSQL's own lives here (and in
+``postgres_cells.py``, the report's paged reader); the reads and statements both backends
+share are in ``store/shared_reads.py`` and ``store/shared_sql.py``.
 
 How the SQLite store's guarantees hold with many writers:
 
@@ -34,19 +35,18 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from pytest_srbench.core.canonical import canonical_json, cell_digest
-from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
+from pytest_srbench.core.canonical import canonical_json
+from pytest_srbench.core.models import Manifest, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
-from pytest_srbench.store import recovery_queries
+from pytest_srbench.store import shared_sql
 from pytest_srbench.store.base import (
     EventWaiter,
     ProgressCounts,
@@ -63,6 +63,7 @@ from pytest_srbench.store.liveness import (
     same_process,
     this_process,
 )
+from pytest_srbench.store.shared_reads import SharedReads
 from pytest_srbench.store.writes import (
     AppendEvent,
     CallProgress,
@@ -217,22 +218,17 @@ CREATE TABLE IF NOT EXISTS evidence (
 CREATE INDEX IF NOT EXISTS evidence_run ON evidence(run_id);
 """
 
-RUN_COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
 INSERT_CALL = (
     "INSERT INTO calls(run_id, seq, id, case_id, target_id, role, status, data, updated_at,"
     " usage_known, cost_usd, finish_reason)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
-UPDATE_CALL = (
-    "UPDATE calls SET status = %s, data = %s, updated_at = %s, usage_known = %s, cost_usd = %s,"
-    " finish_reason = %s WHERE id = %s"
-)
-UPSERT_RESULT = (
-    "INSERT INTO results(run_id, case_id, target_id, status, data, updated_at)"
-    " VALUES (%s, %s, %s, %s, %s, %s)"
-    " ON CONFLICT (run_id, case_id, target_id) DO UPDATE SET"
-    " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at"
-)
+UPDATE_CALL = shared_sql.postgres_sql(shared_sql.UPDATE_CALL)
+UPSERT_RESULT = shared_sql.postgres_sql(shared_sql.UPSERT_RESULT)
+UPSERT_PROGRESS = shared_sql.postgres_sql(shared_sql.UPSERT_PROGRESS)
+UPSERT_OWNER = shared_sql.postgres_sql(shared_sql.UPSERT_OWNER)
+UPSERT_SHARD = shared_sql.postgres_sql(shared_sql.UPSERT_SHARD)
+UPSERT_PROCESS = shared_sql.postgres_sql(shared_sql.UPSERT_PROCESS)
 INSERT_EVENT = "INSERT INTO events(run_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
 INSERT_EVIDENCE = 'INSERT INTO evidence(pack, "offset", run_id, data) VALUES (%s, %s, %s, %s)'
 ALLOCATE = (
@@ -280,44 +276,9 @@ def _psycopg() -> Any:
     return psycopg
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode("utf-8")
-
-
-def _accounting(call: Mapping[str, Any]) -> tuple[int, float | None, str | None]:
-    cost = call.get("cost_usd")
-    finish = call.get("finish_reason")
-    return (
-        int(isinstance(call.get("usage"), dict)),
-        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-        finish if isinstance(finish, str) else None,
-    )
-
-
 def _insert_args(run_id: str, seq: int, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
     return (run_id, seq, call["id"], call["case_id"], call["target_id"], call["role"],
-            call["status"], _dumps(call), now, *_accounting(call))  # fmt: skip
-
-
-def _update_args(call_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
-    return (call["status"], _dumps(call), now, *_accounting(call), call_id)
-
-
-def _result_args(run_id: str, row: Mapping[str, Any], now: str) -> tuple[Any, ...]:
-    return (run_id, row["case_id"], row["target_id"], row["status"], _dumps(row), now)
-
-
-def _run(row: Mapping[str, Any]) -> Run:
-    return Run(
-        id=row["id"],
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        plan_sha256=row["plan_sha256"],
-        request_key=row["request_key"],
-        error=row["error"],
-        parent_run_id=row["parent_run_id"],
-    )
+            call["status"], shared_sql.dumps(call), now, *shared_sql.accounting(call))  # fmt: skip
 
 
 def _close_all(connections: list[Any]) -> None:
@@ -421,8 +382,12 @@ def forget_stale_leases(connection: Any) -> None:
     )
 
 
-class PostgresStore:
-    """A store in a PostgreSQL database (``postgresql://…``), shared by many hosts."""
+class PostgresStore(SharedReads):
+    """A store in a PostgreSQL database (``postgresql://…``), shared by many hosts. The reads
+    both backends share are ``SharedReads``'s (``store/shared_reads.py``)."""
+
+    _BYTE_ORDER = ' COLLATE "C"'  # byte order like SQLite's, whatever the database's locale
+    _RESULT_ROW = "row_id"
 
     def __init__(self, location: str, *, read_only: bool = False, root: Path | None = None) -> None:
         check_url(location)
@@ -488,11 +453,24 @@ class PostgresStore:
 
         return self.db.cursor(row_factory=tuple_row, binary=True)  # binary: faster to read
 
-    def _all(self, query: str, args: Any = ()) -> list[tuple[Any, ...]]:
-        """Every row of a query as plain tuples, fetched at once (iterating a cursor fetches
-        row by row)."""
-        rows: list[tuple[Any, ...]] = self._tuples().execute(query, args).fetchall()
+    def _all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row as plain tuples, fetched at once (iterating a cursor fetches row by row)."""
+        rows: list[tuple[Any, ...]] = (
+            self._tuples().execute(shared_sql.postgres_sql(sql), args).fetchall()
+        )
         return rows
+
+    def _first(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = (
+            self._tuples().execute(shared_sql.postgres_sql(sql), args).fetchone()
+        )
+        return row
+
+    def _loads(self, text: str) -> Any:
+        return orjson.loads(text)
+
+    def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -642,80 +620,29 @@ class PostgresStore:
                 " RETURNING id",
                 (run_id, request_key, status, now, now, manifest.plan_sha256,
                  canonical_json(manifest.model_dump(mode="json")), parent,
-                 _dumps(runner) if runner is not None else None,
-                 _dumps(outline_document(manifest))),
+                 shared_sql.dumps(runner) if runner is not None else None,
+                 shared_sql.dumps(outline_document(manifest))),
             ).fetchone()  # fmt: skip
             if inserted is not None:
                 self._lock([run_id])
                 self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})
                 return self.require_run(run_id), True
             existing = self.db.execute(
-                "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = %s OR request_key = %s"
+                "SELECT " + shared_sql.RUN_COLUMNS + " FROM runs WHERE id = %s OR request_key = %s"
                 " ORDER BY (id = %s) DESC LIMIT 1",
                 (run_id, request_key, run_id),
             ).fetchone()
             if existing is None:  # cannot happen: the conflict was on one of them
                 raise StoreError(f"run {run_id} could not be created")
             check_same_plan(existing, run_id, request_key, manifest.plan_sha256)
-            return _run(existing), False
-
-    def get_run(self, run_id: str) -> Run | None:
-        self._guard(run_id)
-        row = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = %s", (run_id,)
-        ).fetchone()
-        return _run(row) if row else None
-
-    def require_run(self, run_id: str) -> Run:
-        run = self.get_run(run_id)
-        if run is None:
-            raise StoreError(f"no run {run_id!r} in {self.location}")
-        return run
-
-    def find_run_by_key(self, request_key: str) -> Run | None:
-        row = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = %s", (request_key,)
-        ).fetchone()
-        return _run(row) if row else None
-
-    def get_manifest(self, run_id: str) -> Manifest:
-        row = self.db.execute("SELECT manifest FROM runs WHERE id = %s", (run_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.location}")
-        return Manifest.model_validate_json(row["manifest"])
-
-    def plan_outline(self, run_id: str) -> PlanOutline:
-        row = self.db.execute(
-            "SELECT coalesce(outline, manifest) AS outline FROM runs WHERE id = %s", (run_id,)
-        ).fetchone()
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.location}")
-        return PlanOutline.from_document(orjson.loads(row["outline"]))
-
-    def get_runner(self, run_id: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT runner FROM runs WHERE id = %s", (run_id,)).fetchone()
-        return orjson.loads(row["runner"]) if row and row["runner"] else None
+            return shared_sql.run_of(existing.values()), False
 
     def set_runner(self, run_id: str, runner: dict[str, Any]) -> None:
         with self.transaction():
             self._lock([run_id])
-            self.db.execute("UPDATE runs SET runner = %s WHERE id = %s", (_dumps(runner), run_id))
-
-    def list_runs(
-        self, *, limit: int = 50, offset: int = 0, status: str | None = None
-    ) -> list[Run]:
-        query = "SELECT " + RUN_COLUMNS + " FROM runs"
-        args: list[Any] = []
-        if status:
-            query += " WHERE status = %s"
-            args.append(status)
-        query += ' ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
-        args += [limit, offset]
-        return [_run(row) for row in self.db.execute(query, args)]
-
-    def iter_run_ids(self) -> Iterator[str]:
-        for (run_id,) in self._all('SELECT id FROM runs ORDER BY created_at COLLATE "C"'):
-            yield run_id
+            self.db.execute(
+                "UPDATE runs SET runner = %s WHERE id = %s", (shared_sql.dumps(runner), run_id)
+            )
 
     def set_run_status(
         self, run_id: str, status: str, error: str | None = None, *, ended_at: str | None = None
@@ -751,43 +678,11 @@ class PostgresStore:
         ).fetchall()[0]
         return ProgressCounts(self.status_counts(run_id), int(row["n"]), float(row["s"] or 0))
 
-    def last_activity_at(self, run_id: str) -> str | None:
-        stamps = (
-            self._tuples()
-            .execute(
-                "SELECT (SELECT updated_at FROM runs WHERE id = %(run)s),"
-                " (SELECT max(updated_at) FROM calls WHERE run_id = %(run)s),"
-                " (SELECT max(updated_at) FROM results WHERE run_id = %(run)s),"
-                " (SELECT max(at) FROM events WHERE run_id = %(run)s),"
-                " (SELECT max(last_activity_at) FROM call_progress WHERE run_id = %(run)s)",
-                {"run": run_id},
-            )
-            .fetchone()
-        )
-        known = [stamp for stamp in stamps or () if stamp]
-        return max(known, key=datetime.fromisoformat) if known else None
-
     # -- results -----------------------------------------------------------------------
     def upsert_result(self, run_id: str, result: Row) -> None:
         with self.transaction():
             self._lock([run_id])
-            self.db.execute(UPSERT_RESULT, _result_args(run_id, result, now_iso()))
-
-    def results(self, run_id: str, *, after: int = 0, limit: int | None = None) -> list[Row]:
-        query = "SELECT row_id, data FROM results WHERE run_id = %s AND row_id > %s"
-        query += (
-            " ORDER BY row_id" if limit else ' ORDER BY case_id COLLATE "C", target_id COLLATE "C"'
-        )
-        args: list[Any] = [run_id, after]
-        if limit:
-            query += " LIMIT %s"
-            args.append(limit)
-        rows = []
-        for row_id, data in self._all(query, args):
-            result = orjson.loads(data)
-            result["_row"] = row_id
-            rows.append(result)
-        return rows
+            self.db.execute(UPSERT_RESULT, shared_sql.result_args(run_id, result, now_iso()))
 
     # -- calls -------------------------------------------------------------------------
     def insert_call(self, run_id: str, call: Row) -> None:
@@ -797,36 +692,7 @@ class PostgresStore:
             self.db.execute(INSERT_CALL, _insert_args(run_id, seq, call, now_iso()))
 
     def update_call(self, call_id: str, call: Row) -> None:
-        self.db.execute(UPDATE_CALL, _update_args(call_id, call, now_iso()))
-
-    def calls(
-        self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
-    ) -> list[Row]:
-        if active:
-            self._guard(run_id)
-            query = (
-                "SELECT c.seq, c.data, p.bytes_received, p.last_activity_at, p.phase"
-                " FROM calls c LEFT JOIN call_progress p ON p.call_id = c.id"
-                " WHERE c.run_id = %s AND c.seq > %s AND c.status = 'sent'"
-            )
-        else:
-            query = "SELECT seq, data, NULL, NULL, NULL FROM calls WHERE run_id = %s AND seq > %s"
-        query += " ORDER BY seq"
-        args: list[Any] = [run_id, after]
-        if limit:
-            query += " LIMIT %s"
-            args.append(limit)
-        rows = []
-        for seq, data, received, last_activity, phase in self._all(query, args):
-            call = orjson.loads(data)
-            call["_seq"] = seq
-            if active:
-                call["bytes_received"] = received or 0
-                call["last_activity_at"] = last_activity
-                if phase:
-                    call["phase"] = phase
-            rows.append(call)
-        return rows
+        self.db.execute(UPDATE_CALL, shared_sql.update_call_args(call_id, call, now_iso()))
 
     def cell_rows(
         self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = 500
@@ -836,41 +702,11 @@ class PostgresStore:
 
         return postgres_cells.cell_rows(self, run_id, planned, page=page)
 
-    def get_call(self, call_id: str) -> Row | None:
-        row = self.db.execute("SELECT seq, data FROM calls WHERE id = %s", (call_id,)).fetchone()
-        if row is None:
-            return None
-        data: Row = orjson.loads(row["data"])
-        data["_seq"] = row["seq"]
-        return data
-
-    def status_counts(self, run_id: str) -> dict[str, int]:
-        rows = self.db.execute(
-            "SELECT status, count(*) AS n FROM results WHERE run_id = %s GROUP BY status",
-            (run_id,),
-        )
-        return {row["status"]: int(row["n"]) for row in rows}
-
-    def results_with_status(self, run_id: str, status: str) -> list[Row]:
-        self._guard(run_id)
-        rows = self._all(
-            "SELECT data FROM results WHERE run_id = %s AND status = %s"
-            ' ORDER BY case_id COLLATE "C", target_id COLLATE "C"',
-            (run_id, status),
-        )
-        return [orjson.loads(data) for (data,) in rows]
-
-    def count_calls(self, run_id: str) -> int:
-        row = self.db.execute(
-            "SELECT count(*) AS n FROM calls WHERE run_id = %s", (run_id,)
-        ).fetchall()[0]
-        return int(row["n"])
-
     # -- events ------------------------------------------------------------------------
     def append_event(self, run_id: str, kind: str, data: Row) -> int:
         with self.transaction():
             seq = self._lock([run_id], events=1)[run_id + "/events"]
-            self.db.execute(INSERT_EVENT, (run_id, seq, now_iso(), kind, _dumps(data)))
+            self.db.execute(INSERT_EVENT, (run_id, seq, now_iso(), kind, shared_sql.dumps(data)))
             self.db.execute(NOTIFY, (run_id,))  # delivered when the transaction commits
         return seq
 
@@ -878,92 +714,26 @@ class PostgresStore:
         """A ``LISTEN`` connection that wakes a reader when a run's events commit."""
         return _NotifiedEvents(self.conninfo)
 
-    def events(
-        self,
-        run_id: str,
-        *,
-        after: int = 0,
-        limit: int = 1000,
-        kinds: tuple[str, ...] | None = None,
-    ) -> list[Row]:
-        query = "SELECT seq, at, kind, data FROM events WHERE run_id = %s AND seq > %s"
-        args: list[Any] = [run_id, after]
-        if kinds is not None:
-            query += " AND kind = ANY(%s)"
-            args.append(list(kinds))
-        rows = self._all(query + " ORDER BY seq LIMIT %s", (*args, limit))
-        return [
-            {"seq": seq, "at": at, "kind": kind, "data": orjson.loads(data)}
-            for seq, at, kind, data in rows
-        ]
-
-    def result_statuses(self, run_id: str) -> dict[tuple[str, str], str]:
-        rows = self._all(
-            "SELECT case_id, target_id, status FROM results WHERE run_id = %s", (run_id,)
-        )
-        return {(case_id, target_id): status for case_id, target_id, status in rows}
-
-    def call_facts(self, run_id: str) -> list[tuple[Any, ...]]:
-        return (
-            self._tuples()
-            .execute(
-                "SELECT id, case_id, target_id, status, usage_known, cost_usd, finish_reason"
-                " FROM calls WHERE run_id = %s ORDER BY seq",
-                (run_id,),
-            )
-            .fetchall()
-        )
-
-    def open_cell_calls(self, run_id: str) -> list[tuple[Any, ...]]:
-        return self._all(recovery_queries.OPEN_CELL_CALLS.replace("?", "%s"), (run_id,))
-
-    def call_costs(self, run_id: str) -> list[float | None]:
-        sql = recovery_queries.CALL_COSTS.replace("?", "%s")
-        return [cost for (cost,) in self._all(sql, (run_id,))]
-
     # -- run snapshots -----------------------------------------------------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:
         with self.transaction():
             self.db.execute(
                 "INSERT INTO run_snapshots(run_id, kind, target_id, data)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (run_id, kind, target_id, _dumps(data)),
+                (run_id, kind, target_id, shared_sql.dumps(data)),
             )
-
-    def snapshots(self, run_id: str, kind: str) -> dict[str, Row]:
-        rows = self._all(
-            "SELECT target_id, data FROM run_snapshots WHERE run_id = %s AND kind = %s"
-            ' ORDER BY target_id COLLATE "C"',
-            (run_id, kind),
-        )
-        return {target_id: orjson.loads(data) for target_id, data in rows}
 
     def save_recipe(self, run_id: str, snapshot: Row) -> None:
         self.save_snapshot(run_id, "recipe", snapshot["target_id"], snapshot)
-
-    def recipes(self, run_id: str) -> dict[str, Row]:
-        return self.snapshots(run_id, "recipe")
 
     # -- shards of a run sharded across invocations ---------------------------------------
     def save_shard(self, run_id: str, shard: Row) -> None:
         """Insert or replace the row of shard ``shard["shard"]`` of ``run_id`` (as SQLite's);
         a shard this process owns keeps a lease, so other hosts can tell it is alive."""
-        columns = ("shard", "shards", "state", "host", "pid", "process_started", "started_at",
-                   "ended_at")  # fmt: skip
-        data = {key: value for key, value in shard.items() if key not in columns}
+        args = shared_sql.shard_args(run_id, shard)
         with self.transaction():
             self._guard(run_id)
-            self.db.execute(
-                "INSERT INTO run_shards(run_id, shard, shards, state, host, pid, process_started,"
-                " started_at, ended_at, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (run_id, shard) DO UPDATE SET shards = excluded.shards,"
-                " state = excluded.state, host = excluded.host, pid = excluded.pid,"
-                " process_started = excluded.process_started, started_at = excluded.started_at,"
-                " ended_at = excluded.ended_at, data = excluded.data",
-                (run_id, shard["shard"], shard["shards"], shard["state"], shard["host"],
-                 shard["pid"], shard.get("process_started"), shard["started_at"],
-                 shard.get("ended_at"), _dumps(data)),
-            )  # fmt: skip
+            self.db.execute(UPSERT_SHARD, args)
             owner = {key: shard.get(key) for key in ("host", "pid", "process_started")}
             if shard["state"] not in ("finished", "interrupted") and same_process(
                 owner, this_process()
@@ -972,30 +742,7 @@ class PostgresStore:
         if shard["state"] not in ("finished", "interrupted"):
             self.keep_lease(owner)
 
-    def shards(self, run_id: str) -> list[Row]:
-        """The shard rows of a run, by shard number ([] for a run that is not sharded)."""
-        self._guard(run_id)
-        found = self.db.execute(
-            "SELECT shard, shards, state, host, pid, process_started, started_at, ended_at, data"
-            " FROM run_shards WHERE run_id = %s ORDER BY shard",
-            (run_id,),
-        ).fetchall()
-        result = []
-        for row in found:
-            record = dict(row)
-            record["pid"] = int(record["pid"])
-            record.update(orjson.loads(record.pop("data")))
-            result.append(record)
-        return result
-
     # -- recovery claims ---------------------------------------------------------------
-    def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:
-        rows = self._all(
-            "SELECT case_id, target_id FROM recovery_claims WHERE parent_run_id = %s",
-            (parent_run_id,),
-        )
-        return {(case_id, target_id) for case_id, target_id in rows}
-
     def insert_claims(
         self, parent_run_id: str, child_run_id: str, cells: list[tuple[str, str]]
     ) -> None:
@@ -1012,35 +759,13 @@ class PostgresStore:
             if taken != len(set(cells)):
                 raise StoreConflict("a selected cell is claimed by another recovery child")
 
-    def children(self, parent_run_id: str) -> list[Run]:
-        rows = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE parent_run_id = %s"
-            ' ORDER BY created_at COLLATE "C", id COLLATE "C"',
-            (parent_run_id,),
-        )
-        return [_run(row) for row in rows]
-
-    def cancellation_requested(self, run_id: str) -> bool:
-        self._guard(run_id)
-        row = self.db.execute(
-            "SELECT 1 FROM events WHERE run_id = %s AND kind = 'cancellation_requested' LIMIT 1",
-            (run_id,),
-        ).fetchone()
-        return row is not None
-
     # -- ownership and leases ----------------------------------------------------------
     def set_owner(self, run_id: str, owner: Row) -> None:
         """Record the process that runs ``run_id`` and give it a fresh lease; when that
         process is this one, keep renewing the lease for as long as it lives."""
         with self.transaction():
             self._lock([run_id])
-            self.db.execute(
-                "INSERT INTO run_owners(run_id, host, pid, process_started, acquired_at)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id) DO UPDATE SET"
-                " host = excluded.host, pid = excluded.pid,"
-                " process_started = excluded.process_started, acquired_at = excluded.acquired_at",
-                (run_id, owner["host"], owner["pid"], owner.get("process_started"), now_iso()),
-            )
+            self.db.execute(UPSERT_OWNER, shared_sql.owner_args(run_id, owner, now_iso()))
             renew_lease(self.db, owner, self.lease_expiry_s)
             forget_stale_leases(self.db)
         self.keep_lease(owner)
@@ -1049,15 +774,6 @@ class PostgresStore:
         """Renew ``owner``'s lease on a timer when ``owner`` is this process."""
         if same_process(owner, this_process()):
             _Heartbeat.ensure(self.conninfo, owner, self.lease_interval_s, self.lease_expiry_s)
-
-    def owner(self, run_id: str) -> Row | None:
-        self._guard(run_id)
-        row = self.db.execute(
-            "SELECT run_id, host, pid, process_started, acquired_at FROM run_owners"
-            " WHERE run_id = %s",
-            (run_id,),
-        ).fetchone()
-        return dict(row) if row else None
 
     def owner_alive(self, owner: Row) -> bool | None:
         """A process of this host: its PID says; of another host: its lease (renewed by the
@@ -1072,25 +788,10 @@ class PostgresStore:
         ).fetchone()
         return bool(row["alive"]) if row else False
 
-    def active_runs(self) -> list[Run]:
-        rows = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE status IN ('queued', 'running')"
-            ' ORDER BY created_at COLLATE "C"'
-        )
-        return [_run(row) for row in rows]
-
     # -- processes ---------------------------------------------------------------------
     def register_process(self, run_id: str, process: Row) -> None:
         with self.transaction():
-            self.db.execute(
-                "INSERT INTO processes(run_id, process_id, data) VALUES (%s, %s, %s)"
-                " ON CONFLICT (run_id, process_id) DO UPDATE SET data = excluded.data",
-                (run_id, process["process_id"], _dumps(process)),
-            )
-
-    def processes(self, run_id: str) -> list[Row]:
-        rows = self._all("SELECT data FROM processes WHERE run_id = %s", (run_id,))
-        return [orjson.loads(data) for (data,) in rows]
+            self.db.execute(UPSERT_PROCESS, shared_sql.process_args(run_id, process))
 
     # -- batched writes ----------------------------------------------------------------
     def write_batch(self, writes: list[Write]) -> None:
@@ -1125,32 +826,27 @@ class PostgresStore:
             if finishes:
                 self._append_evidence_of(finishes)
                 db.cursor().executemany(
-                    UPDATE_CALL, [_update_args(w.row["id"], w.row, now) for w in finishes]
+                    UPDATE_CALL,
+                    [shared_sql.update_call_args(w.row["id"], w.row, now) for w in finishes],
                 )
             if results:
                 db.cursor().executemany(
-                    UPSERT_RESULT, [_result_args(w.run_id, w.row, now) for w in results]
+                    UPSERT_RESULT, [shared_sql.result_args(w.run_id, w.row, now) for w in results]
                 )
             if events:
                 event_args = []
                 for e in events:
                     next_seq[e.run_id][0] += 1
                     event_args.append(
-                        (e.run_id, next_seq[e.run_id][0], now, e.kind, _dumps(e.data))
+                        (e.run_id, next_seq[e.run_id][0], now, e.kind, shared_sql.dumps(e.data))
                     )
                 db.cursor().executemany(INSERT_EVENT, event_args)
                 for run_id in sorted({e.run_id for e in events}):
                     db.execute(NOTIFY, (run_id,))
             if progress:
                 db.cursor().executemany(
-                    "INSERT INTO call_progress(call_id, run_id, bytes_received,"
-                    " last_activity_at, phase) VALUES (%s, %s, %s, %s, %s)"
-                    " ON CONFLICT (call_id) DO UPDATE SET"
-                    " bytes_received = excluded.bytes_received,"
-                    " last_activity_at = excluded.last_activity_at, phase = excluded.phase",
-                    [(w.call_id, w.run_id, w.bytes_received, w.last_activity_at, w.phase)
-                     for w in progress],
-                )  # fmt: skip
+                    UPSERT_PROGRESS, [shared_sql.progress_args(w) for w in progress]
+                )
 
     def _append_evidence_of(self, finishes: list[FinishCall]) -> None:
         """Each finished call's evidence into the database with one ``executemany``, and a
@@ -1166,13 +862,6 @@ class PostgresStore:
             self.db.cursor().executemany(INSERT_EVIDENCE, blobs)
 
     # -- evidence ----------------------------------------------------------------------
-    def run_dir(self, run_id: str) -> Path:
-        """The local folder for files written next to a run on this host (reports)."""
-        return self.root / "runs" / run_id
-
-    def evidence_path(self, run_id: str, case_id: str, target_id: str, call_id: str) -> Path:
-        return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"
-
     def _next_offset(self, run_id: str, length: int) -> tuple[str, int]:
         """This process's pack for the run and where ``length`` more bytes go in it (the
         process is the pack's only writer; its end is read once from the database)."""

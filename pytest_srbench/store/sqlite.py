@@ -1,9 +1,8 @@
 """SQLite backend of the store: one ``journal.sqlite3`` in WAL mode under the store folder;
 raw stream evidence in append-only pack files (``store/evidence.py``) addressed by locators
-on the call rows. Every SQL statement on the journal lives in this package.
-
-Why one long module: the backend's SQL stays in one place, so a second backend is written
-against one file (and the ``Store`` protocol in ``store/base.py``), not against a scatter.
+on the call rows. Every SQL statement on the journal lives in this package: the reads and
+statements both backends share in ``store/shared_reads.py`` and ``store/shared_sql.py``, what
+is SQLite's own (schema, pragmas, transactions, call and event writes, claims) here.
 
 Each thread uses its own connection. Writes happen in ``BEGIN IMMEDIATE`` transactions
 with a generous busy timeout (``SRBENCH_BUSY_TIMEOUT_S``, default 60 s), so several processes
@@ -19,18 +18,15 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from pytest_srbench.core.canonical import canonical_json, cell_digest
-from pytest_srbench.core.models import Manifest, PlanOutline, Run, outline_document
+from pytest_srbench.core.canonical import canonical_json
+from pytest_srbench.core.models import Manifest, Run, outline_document
 from pytest_srbench.core.report.rows import CellRows
-from pytest_srbench.store import cell_reader, recovery_queries
+from pytest_srbench.store import cell_reader, shared_sql
 from pytest_srbench.store.base import (
     EventWaiter,
     ProgressCounts,
@@ -44,6 +40,7 @@ from pytest_srbench.store.base import (
 from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.liveness import pid_alive
+from pytest_srbench.store.shared_reads import SharedReads
 from pytest_srbench.store.writes import (
     AppendEvent,
     CallProgress,
@@ -189,54 +186,11 @@ INSERT_CALL = (
     "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at,"
     " usage_known, cost_usd, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-UPDATE_CALL = (
-    "UPDATE calls SET status = ?, data = ?, updated_at = ?, usage_known = ?, cost_usd = ?,"
-    " finish_reason = ? WHERE id = ?"
-)
 
 
 def _insert_call_args(run_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
     return (call["id"], run_id, call["case_id"], call["target_id"], call["role"],
-            call["status"], _dumps(call), now, *_accounting(call))  # fmt: skip
-
-
-def _update_call_args(call_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
-    return (call["status"], _dumps(call), now, *_accounting(call), call_id)
-
-
-def _accounting(call: Mapping[str, Any]) -> tuple[int, float | None, str | None]:
-    """Usage known, cost in USD (None when unknown) and finish reason of a receipt."""
-    cost = call.get("cost_usd")
-    finish = call.get("finish_reason")
-    return (
-        int(isinstance(call.get("usage"), dict)),
-        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-        finish if isinstance(finish, str) else None,
-    )
-
-
-def _parse_stamp(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp)
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode("utf-8")
-
-
-RUN_COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
-
-
-def _run(row: sqlite3.Row) -> Run:
-    return Run(
-        id=row["id"],
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        plan_sha256=row["plan_sha256"],
-        request_key=row["request_key"],
-        error=row["error"],
-        parent_run_id=row["parent_run_id"],
-    )
+            call["status"], shared_sql.dumps(call), now, *shared_sql.accounting(call))  # fmt: skip
 
 
 def busy_timeout_s() -> float:
@@ -258,8 +212,12 @@ def _writable(root: Path, db_path: Path) -> bool:
     return os.access(root, os.W_OK) and os.access(db_path, os.W_OK)
 
 
-class SqliteStore:
-    """The default store: SQLite (WAL, synchronous=FULL) plus evidence files."""
+class SqliteStore(SharedReads):
+    """The default store: SQLite (WAL, synchronous=FULL) plus evidence files. The reads both
+    backends share are ``SharedReads``'s (``store/shared_reads.py``)."""
+
+    _BYTE_ORDER = ""  # SQLite's default collation already orders text by bytes
+    _RESULT_ROW = "rowid"
 
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = Path(root)
@@ -362,6 +320,27 @@ class SqliteStore:
         ):
             return StoreError(f"the store {self.root} cannot be used: {text}")
         return error
+
+    def _tuples(self) -> sqlite3.Cursor:
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return cursor
+
+    def _all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._tuples().execute(sql, tuple(args)).fetchall()
+
+    def _first(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._tuples().execute(sql, tuple(args)).fetchone()
+        return row
+
+    def _guard(self, run_id: str) -> None:
+        """Nothing: a write transaction (``BEGIN IMMEDIATE``) already holds the write lock."""
+
+    def _loads(self, text: str) -> Any:
+        return json.loads(text)
+
+    def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -504,15 +483,16 @@ class SqliteStore:
         returned unchanged (created = False), a different plan is an error."""
         with self.transaction():
             existing = self.db.execute(
-                "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
+                "SELECT " + shared_sql.RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
             if existing is None and request_key is not None:
                 existing = self.db.execute(
-                    "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = ?", (request_key,)
+                    "SELECT " + shared_sql.RUN_COLUMNS + " FROM runs WHERE request_key = ?",
+                    (request_key,),
                 ).fetchone()
             if existing is not None:
                 check_same_plan(existing, run_id, request_key, manifest.plan_sha256)
-                return _run(existing), False
+                return shared_sql.run_of(existing), False
             now = now_iso()
             parent = (manifest.recovery or {}).get("parent_run_id")
             self.db.execute(
@@ -527,73 +507,21 @@ class SqliteStore:
                     manifest.plan_sha256,
                     canonical_json(manifest.model_dump(mode="json")),
                     parent,
-                    _dumps(runner) if runner is not None else None,
-                    _dumps(outline_document(manifest)),
+                    shared_sql.dumps(runner) if runner is not None else None,
+                    shared_sql.dumps(outline_document(manifest)),
                 ),
             )
             self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})
             row = self.db.execute(
-                "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
+                "SELECT " + shared_sql.RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return _run(row), True
-
-    def get_run(self, run_id: str) -> Run | None:
-        row = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?", (run_id,)
-        ).fetchone()
-        return _run(row) if row else None
-
-    def require_run(self, run_id: str) -> Run:
-        run = self.get_run(run_id)
-        if run is None:
-            raise StoreError(f"no run {run_id!r} in {self.root}")
-        return run
-
-    def find_run_by_key(self, request_key: str) -> Run | None:
-        row = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE request_key = ?", (request_key,)
-        ).fetchone()
-        return _run(row) if row else None
-
-    def get_manifest(self, run_id: str) -> Manifest:
-        row = self.db.execute("SELECT manifest FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.root}")
-        return Manifest.model_validate_json(row["manifest"])
-
-    def plan_outline(self, run_id: str) -> PlanOutline:
-        """The run's plan outline (hash, mode, targets, budget, planned cells) without validating
-        every case: a fraction of ``get_manifest``'s cost on large plans."""
-        row = self.db.execute(
-            "SELECT coalesce(outline, manifest) AS outline FROM runs WHERE id = ?", (run_id,)
-        ).fetchone()  # a run written before outlines were kept falls back to its manifest
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.root}")
-        return PlanOutline.from_document(orjson.loads(row["outline"]))
-
-    def get_runner(self, run_id: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT runner FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return json.loads(row["runner"]) if row and row["runner"] else None
+            return shared_sql.run_of(row), True
 
     def set_runner(self, run_id: str, runner: dict[str, Any]) -> None:
         with self.transaction():
-            self.db.execute("UPDATE runs SET runner = ? WHERE id = ?", (_dumps(runner), run_id))
-
-    def list_runs(
-        self, *, limit: int = 50, offset: int = 0, status: str | None = None
-    ) -> list[Run]:
-        query = "SELECT " + RUN_COLUMNS + " FROM runs"
-        args: list[Any] = []
-        if status:
-            query += " WHERE status = ?"
-            args.append(status)
-        query += " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
-        args += [limit, offset]
-        return [_run(row) for row in self.db.execute(query, args)]
-
-    def iter_run_ids(self) -> Iterator[str]:
-        for row in self.db.execute("SELECT id FROM runs ORDER BY created_at"):
-            yield row["id"]
+            self.db.execute(
+                "UPDATE runs SET runner = ? WHERE id = ?", (shared_sql.dumps(runner), run_id)
+            )
 
     def set_run_status(
         self, run_id: str, status: str, error: str | None = None, *, ended_at: str | None = None
@@ -635,51 +563,10 @@ class SqliteStore:
         ).fetchone()["s"]
         return ProgressCounts(self.status_counts(run_id), int(in_flight), float(spend or 0))
 
-    def last_activity_at(self, run_id: str) -> str | None:
-        """When anything of the run was last recorded: the run row, a call, a result, an
-        event or in-flight progress (what a stopped runner last did); None for no run."""
-        stamps = self.db.execute(
-            "SELECT (SELECT updated_at FROM runs WHERE id = :run),"
-            " (SELECT max(updated_at) FROM calls WHERE run_id = :run),"
-            " (SELECT max(updated_at) FROM results WHERE run_id = :run),"
-            " (SELECT max(at) FROM events WHERE run_id = :run),"
-            " (SELECT max(last_activity_at) FROM call_progress WHERE run_id = :run)",
-            {"run": run_id},
-        ).fetchone()
-        known = [stamp for stamp in stamps if stamp]
-        return max(known, key=_parse_stamp) if known else None
-
     # -- results -----------------------------------------------------------------------
     def upsert_result(self, run_id: str, result: Row) -> None:
         """Write the one row of a cell (insert or replace its data)."""
-        self.db.execute(
-            "INSERT INTO results(run_id, case_id, target_id, status, data, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(run_id, case_id, target_id) DO UPDATE SET"
-            " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at",
-            (
-                run_id,
-                result["case_id"],
-                result["target_id"],
-                result["status"],
-                _dumps(result),
-                now_iso(),
-            ),
-        )
-
-    def results(self, run_id: str, *, after: int = 0, limit: int | None = None) -> list[Row]:
-        query = "SELECT rowid, data FROM results WHERE run_id = ? AND rowid > ?"
-        query += " ORDER BY rowid" if limit else " ORDER BY case_id, target_id"
-        args: list[Any] = [run_id, after]
-        if limit:
-            query += " LIMIT ?"
-            args.append(limit)
-        rows = []
-        for row in self.db.execute(query, args):
-            data = json.loads(row["data"])
-            data["_row"] = row["rowid"]
-            rows.append(data)
-        return rows
+        self.db.execute(shared_sql.UPSERT_RESULT, shared_sql.result_args(run_id, result, now_iso()))
 
     # -- calls -------------------------------------------------------------------------
     def insert_call(self, run_id: str, call: Row) -> None:
@@ -688,35 +575,9 @@ class SqliteStore:
 
     def update_call(self, call_id: str, call: Row) -> None:
         """Replace a call's receipt (status and data) once it finished."""
-        self.db.execute(UPDATE_CALL, _update_call_args(call_id, call, now_iso()))
-
-    def calls(
-        self, run_id: str, *, active: bool = False, after: int = 0, limit: int | None = None
-    ) -> list[Row]:
-        """Calls in journal order; ``active`` ones (still ``sent``) carry their live progress."""
-        query = "SELECT seq, data FROM calls WHERE run_id = ? AND seq > ?"
-        args: list[Any] = [run_id, after]
-        if active:
-            query = (
-                "SELECT c.seq, c.data, p.bytes_received, p.last_activity_at, p.phase AS live_phase"
-                " FROM calls c LEFT JOIN call_progress p ON p.call_id = c.id"
-                " WHERE c.run_id = ? AND c.seq > ? AND c.status = 'sent'"
-            )
-        query += " ORDER BY seq"
-        if limit:
-            query += " LIMIT ?"
-            args.append(limit)
-        rows = []
-        for row in self.db.execute(query, args):
-            data = orjson.loads(row["data"])
-            data["_seq"] = row["seq"]
-            if active:
-                data["bytes_received"] = row["bytes_received"] or 0
-                data["last_activity_at"] = row["last_activity_at"]
-                if row["live_phase"]:
-                    data["phase"] = row["live_phase"]
-            rows.append(data)
-        return rows
+        self.db.execute(
+            shared_sql.UPDATE_CALL, shared_sql.update_call_args(call_id, call, now_iso())
+        )
 
     def cell_rows(
         self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = CELL_PAGE
@@ -726,39 +587,11 @@ class SqliteStore:
         inside one snapshot (``store/cell_reader.py``)."""
         return cell_reader.cell_rows(self, run_id, planned, page=page)
 
-    def get_call(self, call_id: str) -> Row | None:
-        row = self.db.execute("SELECT seq, data FROM calls WHERE id = ?", (call_id,)).fetchone()
-        if row is None:
-            return None
-        data: Row = orjson.loads(row["data"])
-        data["_seq"] = row["seq"]
-        return data
-
-    def status_counts(self, run_id: str) -> dict[str, int]:
-        """Result rows per status."""
-        rows = self.db.execute(
-            "SELECT status, COUNT(*) AS n FROM results WHERE run_id = ? GROUP BY status", (run_id,)
-        )
-        return {row["status"]: row["n"] for row in rows}
-
-    def results_with_status(self, run_id: str, status: str) -> list[Row]:
-        rows = self.db.execute(
-            "SELECT data FROM results WHERE run_id = ? AND status = ? ORDER BY case_id, target_id",
-            (run_id, status),
-        )
-        return [json.loads(row["data"]) for row in rows]
-
-    def count_calls(self, run_id: str) -> int:
-        row = self.db.execute(
-            "SELECT COUNT(*) AS n FROM calls WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        return int(row["n"])
-
     # -- events ------------------------------------------------------------------------
     def append_event(self, run_id: str, kind: str, data: Row) -> int:
         cursor = self.db.execute(
             "INSERT INTO events(run_id, at, kind, data) VALUES (?, ?, ?, ?)",
-            (run_id, now_iso(), kind, _dumps(data)),
+            (run_id, now_iso(), kind, shared_sql.dumps(data)),
         )
         return int(cursor.lastrowid or 0)
 
@@ -766,97 +599,19 @@ class SqliteStore:
         """None: SQLite has no notifications, a reader of events polls."""
         return None
 
-    def events(
-        self,
-        run_id: str,
-        *,
-        after: int = 0,
-        limit: int = 1000,
-        kinds: tuple[str, ...] | None = None,
-    ) -> list[Row]:
-        query = "SELECT seq, at, kind, data FROM events WHERE run_id = ? AND seq > ?"
-        args: list[Any] = [run_id, after]
-        if kinds is not None:
-            query += f" AND kind IN ({', '.join('?' for _ in kinds)})"
-            args += list(kinds)
-        rows = self.db.execute(query + " ORDER BY seq LIMIT ?", (*args, limit))
-        return [
-            {
-                "seq": row["seq"],
-                "at": row["at"],
-                "kind": row["kind"],
-                "data": json.loads(row["data"]),
-            }
-            for row in rows
-        ]
-
-    def result_statuses(self, run_id: str) -> dict[tuple[str, str], str]:
-        """(case, target) -> status of every result row (no JSON decoding)."""
-        cursor = self.db.cursor()
-        cursor.row_factory = None
-        rows = cursor.execute(
-            "SELECT case_id, target_id, status FROM results WHERE run_id = ?", (run_id,)
-        )
-        return {(case_id, target_id): status for case_id, target_id, status in rows}
-
-    def call_facts(self, run_id: str) -> list[tuple[Any, ...]]:
-        """Per call in journal order: id, case, target, status, usage known, cost, finish
-        reason — plain columns, no JSON decoding."""
-        cursor = self.db.cursor()
-        cursor.row_factory = None
-        return cursor.execute(
-            "SELECT id, case_id, target_id, status, usage_known, cost_usd, finish_reason"
-            " FROM calls WHERE run_id = ? ORDER BY seq",
-            (run_id,),
-        ).fetchall()
-
-    def open_cell_calls(self, run_id: str) -> list[tuple[Any, ...]]:
-        """Per cell whose result is not completed: (case, target, calls, any still sent or
-        sent_unknown, any unsettled or without known usage, cost or allowed finish reason)."""
-        cursor = self.db.cursor()
-        cursor.row_factory = None
-        return cursor.execute(recovery_queries.OPEN_CELL_CALLS, (run_id,)).fetchall()
-
-    def call_costs(self, run_id: str) -> list[float | None]:
-        """Every call's cost (None: unknown), in no particular order."""
-        cursor = self.db.cursor()
-        cursor.row_factory = None
-        return [
-            cost for (cost,) in cursor.execute(recovery_queries.CALL_COSTS, (run_id,)).fetchall()
-        ]
-
     # -- run snapshots (router recipes, retrieval index descriptions) -------------------
     def save_snapshot(self, run_id: str, kind: str, target_id: str, data: Row) -> None:
         """Keep what a target looked like when the run was created (a router recipe, a
         retrieval index); the first one written stays (a run never borrows a later one)."""
         self.db.execute(
             "INSERT OR IGNORE INTO run_snapshots(run_id, kind, target_id, data) VALUES (?, ?, ?, ?)",
-            (run_id, kind, target_id, _dumps(data)),
+            (run_id, kind, target_id, shared_sql.dumps(data)),
         )
-
-    def snapshots(self, run_id: str, kind: str) -> dict[str, Row]:
-        """target id -> snapshot of ``kind`` for the run."""
-        rows = self.db.execute(
-            "SELECT target_id, data FROM run_snapshots WHERE run_id = ? AND kind = ?"
-            " ORDER BY target_id",
-            (run_id, kind),
-        )
-        return {row["target_id"]: orjson.loads(row["data"]) for row in rows}
 
     def save_recipe(self, run_id: str, snapshot: Row) -> None:
         self.save_snapshot(run_id, "recipe", snapshot["target_id"], snapshot)
 
-    def recipes(self, run_id: str) -> dict[str, Row]:
-        return self.snapshots(run_id, "recipe")
-
     # -- recovery claims ---------------------------------------------------------------
-    def claimed_cells(self, parent_run_id: str) -> set[tuple[str, str]]:
-        rows = self.db.execute(
-            "SELECT case_id, target_id FROM recovery_claims WHERE parent_run_id = ?",
-            (parent_run_id,),
-        )
-        return {(row[0], row[1]) for row in rows}
-
     def insert_claims(
         self, parent_run_id: str, child_run_id: str, cells: list[tuple[str, str]]
     ) -> None:
@@ -870,94 +625,26 @@ class SqliteStore:
         except sqlite3.IntegrityError:
             raise StoreConflict("a selected cell is claimed by another recovery child") from None
 
-    def children(self, parent_run_id: str) -> list[Run]:
-        rows = self.db.execute(
-            "SELECT " + RUN_COLUMNS + " FROM runs WHERE parent_run_id = ? ORDER BY created_at, id",
-            (parent_run_id,),
-        )
-        return [_run(row) for row in rows]
-
-    def cancellation_requested(self, run_id: str) -> bool:
-        row = self.db.execute(
-            "SELECT 1 FROM events WHERE run_id = ? AND kind = 'cancellation_requested' LIMIT 1",
-            (run_id,),
-        ).fetchone()
-        return row is not None
-
     # -- ownership ---------------------------------------------------------------------
     def set_owner(self, run_id: str, owner: Row) -> None:
         """Record the process that runs ``run_id`` (host, pid, process start stamp)."""
-        self.db.execute(
-            "INSERT INTO run_owners(run_id, host, pid, process_started, acquired_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET host = excluded.host,"
-            " pid = excluded.pid, process_started = excluded.process_started,"
-            " acquired_at = excluded.acquired_at",
-            (run_id, owner["host"], owner["pid"], owner.get("process_started"), now_iso()),
-        )
-
-    def owner(self, run_id: str) -> Row | None:
-        row = self.db.execute("SELECT * FROM run_owners WHERE run_id = ?", (run_id,)).fetchone()
-        return dict(row) if row else None
+        self.db.execute(shared_sql.UPSERT_OWNER, shared_sql.owner_args(run_id, owner, now_iso()))
 
     # -- shards of a run sharded across invocations ---------------------------------------
     def save_shard(self, run_id: str, shard: Row) -> None:
         """Insert or replace the row of shard ``shard["shard"]`` of ``run_id``: its owner
         (host, pid, process start), ``state`` (running / finalizing / finished / interrupted),
         times, and the rest of ``shard`` (cells, attempt …) kept as data."""
-        columns = ("shard", "shards", "state", "host", "pid", "process_started", "started_at",
-                   "ended_at")  # fmt: skip
-        data = {key: value for key, value in shard.items() if key not in columns}
-        self.db.execute(
-            "INSERT INTO run_shards(run_id, shard, shards, state, host, pid, process_started,"
-            " started_at, ended_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(run_id, shard) DO UPDATE SET shards = excluded.shards,"
-            " state = excluded.state, host = excluded.host, pid = excluded.pid,"
-            " process_started = excluded.process_started, started_at = excluded.started_at,"
-            " ended_at = excluded.ended_at, data = excluded.data",
-            (run_id, shard["shard"], shard["shards"], shard["state"], shard["host"],
-             shard["pid"], shard.get("process_started"), shard["started_at"],
-             shard.get("ended_at"), _dumps(data)),
-        )  # fmt: skip
-
-    def shards(self, run_id: str) -> list[Row]:
-        """The shard rows of a run, by shard number ([] for a run that is not sharded)."""
-        rows = self.db.execute(
-            "SELECT shard, shards, state, host, pid, process_started, started_at, ended_at, data"
-            " FROM run_shards WHERE run_id = ? ORDER BY shard",
-            (run_id,),
-        )
-        result = []
-        for row in rows:
-            record = dict(row)
-            record.update(orjson.loads(record.pop("data")))
-            result.append(record)
-        return result
+        self.db.execute(shared_sql.UPSERT_SHARD, shared_sql.shard_args(run_id, shard))
 
     def owner_alive(self, owner: Row) -> bool | None:
         """Whether a run's owner still runs: its PID on this host says (True / False); on
         another host it is unknowable to a SQLite store (None), and such a run is left alone."""
         return pid_alive(owner)
 
-    def active_runs(self) -> list[Run]:
-        """Runs not yet in a terminal status (queued or running)."""
-        rows = self.db.execute(
-            "SELECT "
-            + RUN_COLUMNS
-            + " FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at"
-        )
-        return [_run(row) for row in rows]
-
     # -- processes ---------------------------------------------------------------------
     def register_process(self, run_id: str, process: Row) -> None:
-        self.db.execute(
-            "INSERT INTO processes(run_id, process_id, data) VALUES (?, ?, ?)"
-            " ON CONFLICT(run_id, process_id) DO UPDATE SET data = excluded.data",
-            (run_id, process["process_id"], _dumps(process)),
-        )
-
-    def processes(self, run_id: str) -> list[Row]:
-        rows = self.db.execute("SELECT data FROM processes WHERE run_id = ?", (run_id,))
-        return [json.loads(row["data"]) for row in rows]
+        self.db.execute(shared_sql.UPSERT_PROCESS, shared_sql.process_args(run_id, process))
 
     # -- batched writes ----------------------------------------------------------------
     def write_batch(self, writes: list[Write]) -> None:
@@ -977,40 +664,23 @@ class SqliteStore:
         if finishes:
             self._append_evidence_of(finishes)
             db.executemany(
-                UPDATE_CALL, [_update_call_args(w.row["id"], w.row, now) for w in finishes]
+                shared_sql.UPDATE_CALL,
+                [shared_sql.update_call_args(w.row["id"], w.row, now) for w in finishes],
             )
         if results:
             db.executemany(
-                "INSERT INTO results(run_id, case_id, target_id, status, data, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(run_id, case_id, target_id) DO UPDATE SET"
-                " status = excluded.status, data = excluded.data, updated_at = excluded.updated_at",
-                [
-                    (
-                        w.run_id,
-                        w.row["case_id"],
-                        w.row["target_id"],
-                        w.row["status"],
-                        _dumps(w.row),
-                        now,
-                    )
-                    for w in results
-                ],
+                shared_sql.UPSERT_RESULT,
+                [shared_sql.result_args(w.run_id, w.row, now) for w in results],
             )
         if events:
             db.executemany(
                 "INSERT INTO events(run_id, at, kind, data) VALUES (?, ?, ?, ?)",
-                [(w.run_id, now, w.kind, _dumps(w.data)) for w in events],
+                [(w.run_id, now, w.kind, shared_sql.dumps(w.data)) for w in events],
             )
         if progress:
             db.executemany(
-                "INSERT INTO call_progress(call_id, run_id, bytes_received, last_activity_at, phase)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(call_id) DO UPDATE SET"
-                " bytes_received = excluded.bytes_received,"
-                " last_activity_at = excluded.last_activity_at, phase = excluded.phase",
-                [(w.call_id, w.run_id, w.bytes_received, w.last_activity_at, w.phase)
-                 for w in progress],
-            )  # fmt: skip
+                shared_sql.UPSERT_PROGRESS, [shared_sql.progress_args(w) for w in progress]
+            )
 
     def _append_evidence_of(self, finishes: list[FinishCall]) -> None:
         """Each finished call's evidence, one write per run's pack for the whole batch (every
@@ -1027,13 +697,6 @@ class SqliteStore:
                 w.row["evidence"] = locator
 
     # -- evidence ----------------------------------------------------------------------
-    def run_dir(self, run_id: str) -> Path:
-        return self.root / "runs" / run_id
-
-    def evidence_path(self, run_id: str, case_id: str, target_id: str, call_id: str) -> Path:
-        """Where a per-call evidence file lives (used by tools that save single calls)."""
-        return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"
-
     def append_evidence(self, run_id: str, data: bytes) -> dict[str, Any]:
         """Append a call's raw bytes to this process's evidence pack (see ``EvidencePacks``)."""
         return self._evidence.append(self.run_dir(run_id), data)
