@@ -18,12 +18,19 @@ import gc
 import json
 from pathlib import Path
 
+import pytest
+
 frozen = {"call": []}
 
 
 def pytest_runtest_logreport(report):
     if report.when == "call":
         frozen["call"].append(gc.get_freeze_count())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    frozen["young_after_finish"] = len(gc.get_objects())  # tracked, not frozen
 
 
 def pytest_unconfigure(config):
@@ -44,7 +51,11 @@ def test_the_run_heap_is_frozen_while_cells_run_and_thawed_when_the_session_ends
     assert len(frozen["call"]) == 3
     # the items, the frozen plan and everything imported before the run: out of every pass
     assert min(frozen["call"]) > before + 1000
-    assert frozen["unconfigure"] >= max(frozen["call"])  # the report frozen too, for the exit
+    # the report frozen too, for the exit: once the session has finished, what the collector
+    # still walks is only what was made after (frozen objects that die leave the frozen count,
+    # so comparing counts across the finish would be a race)
+    # (measured: 2 young objects with the finish's freeze, 4,672 without it)
+    assert frozen["young_after_finish"] < 500
     assert gc.get_freeze_count() == before  # handed back: an in-process caller collects it
 
 
