@@ -82,7 +82,10 @@ def ssh_server(folder: Path) -> Iterator[SshServer]:
     """A running sshd on 127.0.0.1 that lets the current user in with a key made here."""
     sshd = find_sshd()
     if sshd is None or shutil.which("ssh") is None:
-        part_missing("no OpenSSH server here (Debian package openssh-server)")
+        part_missing(
+            "no OpenSSH server here (Debian package openssh-server; "
+            "SRBENCH_INSTALL_SSHD=1 scripts/test installs it)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     _keygen(folder / "host_key")
     _keygen(folder / "client_key")
