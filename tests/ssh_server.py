@@ -58,21 +58,32 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_for_login(server: SshServer, proc: subprocess.Popen[bytes], log: Path) -> None:
-    """Until a real login runs a command (sshd listening is not enough: keys, modes)."""
+def _wait_for_login(server: SshServer, proc: subprocess.Popen[bytes]) -> bool:
+    """Until a real login runs a command (sshd listening is not enough: keys, modes); False
+    when sshd could not bind its port, an error for anything else."""
     deadline = time.monotonic() + 30
+    while "Server listening on" not in server.log.read_text(errors="replace"):
+        if proc.poll() is not None:  # it could not bind (or start): the log says which
+            log = server.log.read_text(errors="replace")
+            if "Address already in use" in log:
+                return False
+            raise AssertionError(f"sshd exited {proc.returncode}: {log[-2000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"sshd is not listening: {server.log.read_text()[-2000:]}")
+        time.sleep(0.05)
     while True:
         if proc.poll() is not None:
-            raise AssertionError(f"sshd exited {proc.returncode}: {log.read_text()[-2000:]}")
+            raise AssertionError(f"sshd exited {proc.returncode}: {server.log.read_text()}")
         done = subprocess.run(
             ["ssh", "-F", str(server.ssh_config), HOST_ALIAS, "true"],
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
         if done.returncode == 0:
-            return
+            return True
         if time.monotonic() > deadline:
             raise AssertionError(
-                f"cannot log in to the test sshd: {done.stderr[-1000:]}\n{log.read_text()[-2000:]}"
+                f"cannot log in to the test sshd: {done.stderr[-1000:]}\n"
+                f"{server.log.read_text(errors='replace')[-2000:]}"
             )
         time.sleep(0.2)
 
@@ -93,6 +104,22 @@ def ssh_server(folder: Path) -> Iterator[SshServer]:
     (folder / "authorized_keys").chmod(0o600)
     if os.geteuid() == 0:  # sshd as root insists on its privilege-separation folder
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    for _ in range(5):  # another process may take the free port before sshd binds it
+        server, proc = _start(sshd, folder)
+        if _wait_for_login(server, proc):
+            break
+        _stop(proc)
+    else:
+        raise AssertionError(f"sshd did not start: {server.log.read_text()[-2000:]}")
+    try:
+        yield server
+    finally:
+        _stop(proc)
+
+
+def _start(sshd: str, folder: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
+    """sshd on a free port of 127.0.0.1 with a configuration of its own, and a client
+    configuration that reaches it."""
     port = _free_port()
     config = folder / "sshd_config"
     config.write_text(
@@ -107,20 +134,20 @@ def ssh_server(folder: Path) -> Iterator[SshServer]:
         f"Host {HOST_ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
         f"  IdentityFile {folder / 'client_key'}\n  IdentitiesOnly yes\n  BatchMode yes\n"
         "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+        "  ConnectTimeout 10\n"
     )
     log = folder / "sshd.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
             [sshd, "-D", "-e", "-f", str(config)], stdout=sink, stderr=subprocess.STDOUT
         )
-    server = SshServer(port=port, ssh_config=ssh_config, log=log)
+    return SshServer(port=port, ssh_config=ssh_config, log=log), proc
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
     try:
-        _wait_for_login(server, proc, log)
-        yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
