@@ -12,7 +12,6 @@ from __future__ import annotations
 import getpass
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_srbench.managed.common import free_port
 from tests.real_parts import part_missing
 
 HOST_ALIAS = "srbench-test-host"
@@ -50,12 +50,6 @@ def _keygen(path: Path) -> None:
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, timeout=30
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_for_login(server: SshServer, proc: subprocess.Popen[bytes]) -> bool:
@@ -120,7 +114,7 @@ def ssh_server(folder: Path) -> Iterator[SshServer]:
 def _start(sshd: str, folder: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
     """sshd on a free port of 127.0.0.1 with a configuration of its own, and a client
     configuration that reaches it."""
-    port = _free_port()
+    port = free_port()
     config = folder / "sshd_config"
     config.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'host_key'}\n"

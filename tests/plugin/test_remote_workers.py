@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,18 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_srbench.managed.common import free_port
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
 from tests.plugin.test_concurrency import project
 from tests.ssh_server import ssh_server
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def socket_server(folder: Path) -> tuple[subprocess.Popen[str], int]:
