@@ -34,11 +34,10 @@ from pytest_srbench.core.canonical import cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
-from pytest_srbench.store.shared_sql import RUN_COLUMNS, run_of
+from pytest_srbench.store.shared_sql import RUN_COLUMNS, SHARD_COLUMNS, run_of
 
 OWNER_COLUMNS = ("run_id", "host", "pid", "process_started", "acquired_at")
-SHARD_ROW = ("shard", "shards", "state", "host", "pid", "process_started", "started_at",
-             "ended_at", "data")  # fmt: skip
+SHARD_ROW = (*SHARD_COLUMNS, "data")  # the columns, then the rest of the record
 
 
 class SharedReads(ABC):
