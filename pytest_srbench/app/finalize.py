@@ -13,7 +13,7 @@ from pytest_srbench.app.saved_reports import save_report
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
-from pytest_srbench.render.json_report import write_report
+from pytest_srbench.render.json_report import with_head, write_report
 from pytest_srbench.render.outputs import OutputError
 from pytest_srbench.store.base import Store, every_event
 
@@ -98,6 +98,7 @@ def finalize_run(
             report["provenance"]["runner"] = record_peak(store, run_id, process, sample())
     else:  # already ended: served as saved when nothing changed since
         report = report_from_store(store, run_id, manifest=manifest)
+    report = with_head(report)  # validated once for every file written from it
     write_run_report(store, run_id, report, json_path)
     return report
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,8 @@ def indented(value: Any, indent: str = "") -> str:
         return _float(value)
     if isinstance(value, str):
         return encode_basestring(value)
+    if kind is _Written:
+        return value.render(indent)  # type: ignore[no-any-return]
     inner = indent + "  "
     if isinstance(value, dict) and all(type(key) is str for key in value):
         if not value:
@@ -161,9 +163,10 @@ def cell_texts(cells: Iterable[Mapping[str, Any]]) -> Iterator[str]:
 
 
 class SavedReport(dict[str, Any]):
-    """A report read back as saved, with the text of its head (``report_head``) as it was
-    validated and written then: serialising it again only copies text. Setting a field
-    (``report["gate"] = …``) drops that text; its sections are not to be changed in place."""
+    """A report with the text of its head (``report_head``) as it was validated and written
+    (read back as saved, or just written by the run that built it): serialising it again
+    only copies text. Setting a field (``report["gate"] = …``) drops that text; its sections
+    are not to be changed in place."""
 
     def __init__(self, report: Mapping[str, Any], head: str) -> None:
         super().__init__(report)
@@ -182,11 +185,67 @@ class SavedReport(dict[str, Any]):
         super().update(*args, **kwargs)
 
 
+PLANNED_CASE_FIELDS = ("id", "benchmark", "repeat_of")
+
+
+def _planned_cases_shaped(cases: Any) -> bool:
+    """``plan.cases`` is already what ``PlannedCase`` validation would dump (the builder's
+    list is: one entry per planned case, tens of thousands in a large run)."""
+    if type(cases) is not list:
+        return False
+    for case in cases:
+        if type(case) is not dict or tuple(case) != PLANNED_CASE_FIELDS:
+            return False
+        repeat_of = case["repeat_of"]
+        if type(case["id"]) is not str or type(case["benchmark"]) is not str:
+            return False
+        if repeat_of is not None and type(repeat_of) is not str:
+            return False
+    return True
+
+
+class _Written:
+    """Text already in its final form, placed into a value that ``indented`` writes."""
+
+    __slots__ = ("render",)
+
+    def __init__(self, render: Callable[[str], str]) -> None:
+        self.render = render  # the text at an indentation (the value's own line is not indented)
+
+
+def _planned_cases_text(cases: list[dict[str, Any]], indent: str) -> str:
+    """``indented`` of a shaped ``plan.cases`` list, written out case by case."""
+    inner = indent + "  "
+    field = inner + "  "
+    return (
+        "[\n"
+        + ",\n".join(
+            f'{inner}{{\n{field}"id": {encode_basestring(case["id"])},\n'
+            f'{field}"benchmark": {encode_basestring(case["benchmark"])},\n'
+            f'{field}"repeat_of": {_text_or_null(case["repeat_of"])}\n{inner}}}'
+            for case in cases
+        )
+        + "\n"
+        + indent
+        + "]"
+    )
+
+
 def report_head(report: Mapping[str, Any]) -> str:
-    """The report validated and serialised up to its cells (``"cells": `` is its end)."""
+    """The report validated and serialised up to its cells (``"cells": `` is its end).
+
+    A plan's case list already in shape is written out directly, not validated case by case
+    (the rest of the report is, and the text is the same either way)."""
     if isinstance(report, SavedReport) and report.head is not None:
         return report.head
-    head = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+    plan = report.get("plan")
+    cases = plan.get("cases") if isinstance(plan, dict) else None
+    if isinstance(plan, dict) and cases and _planned_cases_shaped(cases):
+        lean = {**report, "cells": [], "plan": {**plan, "cases": []}}
+        head = ReportModel.model_validate(lean).model_dump(mode="json")
+        head["plan"]["cases"] = _Written(lambda indent: _planned_cases_text(cases, indent))
+    else:
+        head = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
     text = indented(head)
     if not text.endswith(CELLS_KEY):  # pragma: no cover - "cells" is the model's last field
         raise AssertionError("ReportModel must end with its cells")
@@ -217,3 +276,11 @@ def write_report(report: Mapping[str, Any], path: Path) -> None:
 def report_schema() -> dict[str, Any]:
     """JSON Schema of the report (exported to ``schemas/report.schema.json``)."""
     return ReportModel.model_json_schema()
+
+
+def with_head(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` carrying its validated head text, so that each file written from it (the
+    run's ``report.json``, the saved report, the user's ``--json``) validates it once."""
+    if isinstance(report, SavedReport) and report.head is not None:
+        return report
+    return SavedReport(report, report_head(report))

@@ -5,6 +5,7 @@ import json
 import random
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import CellOutcome, ReportModel
@@ -62,3 +63,19 @@ def test_the_report_is_the_indented_dump_of_the_validated_report(seed):
     assert report_json(report) == expected
     assert len(list(report_chunks(report))) == len(report["cells"]) + 2
     assert report_json({**report, "cells": []}).endswith('"cells": []\n}\n')
+
+
+def test_a_plan_case_list_in_shape_is_written_as_validated_and_one_out_of_shape_is_validated():
+    rng = random.Random(7)
+    report = build_report(plan(rng), run("completed"), *rows(rng, plan(random.Random(7))))
+    odd = [{"id": 'b/q"1\\\n\u2028日', "benchmark": "b", "repeat_of": None},
+           {"id": "b/q2#r1", "benchmark": "b", "repeat_of": 'b/q"1\\\n\u2028日'}]  # fmt: skip
+    shaped = {**report, "plan": {**report["plan"], "cases": odd}}
+    whole = ReportModel.model_validate(shaped).model_dump(mode="json")
+    assert report_json(shaped) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    coerced = {**report, "plan": {**report["plan"], "cases": [{**odd[0], "repeat_of": 3}]}}
+    with pytest.raises(ValidationError, match="repeat_of"):  # strict: an int is no case id
+        report_json(coerced)
+    extra = {**report, "plan": {**report["plan"], "cases": [{**odd[0], "secret": "x"}]}}
+    with pytest.raises(ValidationError, match="secret"):
+        report_json(extra)
