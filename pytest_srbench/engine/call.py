@@ -311,7 +311,7 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
                     live.bytes_received = len(evidence)
                     if len(evidence) > rt.byte_cap:
                         raise CallFailure("Stream byte cap exceeded")
-                    if state.feed_events(decoder.feed(chunk)):
+                    if state.feed_read(decoder, chunk):
                         done = True
                         break
                 if not done:

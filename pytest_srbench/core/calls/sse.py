@@ -42,20 +42,36 @@ class SseDecoder:
         parts = buffer.split(b"\n\n")
         self._buffer = parts.pop()
         self._check_cap()
-        simple = [part[6:] for part in parts if part[:6] == b"data: " and b"\n" not in part]
-        if len(simple) == len(parts):  # every event one "data: " line (a long stream's read)
-            return simple
-        events: list[bytes] = []
-        for part in parts:
-            if part.startswith(b"data: ") and b"\n" not in part:
-                events.append(part[6:])
-            elif part:
-                data = [
-                    line[5:].lstrip() for line in part.split(b"\n") if line.startswith(b"data:")
-                ]
-                if data:
-                    events.append(b"\n".join(data))
-        return events
+        return _payloads(parts)
+
+    def feed_run(
+        self, chunk: bytes, prefix: bytes, suffix: bytes
+    ) -> tuple[list[bytes], list[bytes], list[bytes]]:
+        """``feed``, with the events ``data: <prefix><middle><suffix>`` that follow one another
+        (a long stream's content chunks) split by one search for their common prefix: the
+        payloads before the run, the middles of its events but the last (each one line, not
+        checked further), and the payloads from its last event on. An event of the run is
+        ``prefix + middle + suffix``; without such a run everything is in the first list."""
+        buffer = self._buffer + chunk if self._buffer else chunk
+        if self._data or b"\r" in buffer or not suffix:
+            self._buffer = b""
+            return self.feed(buffer), [], []
+        end = buffer.rfind(b"\n\n")
+        if end < 0:
+            self._buffer = buffer
+            self._check_cap()
+            return [], [], []
+        region = buffer[:end]
+        self._buffer = buffer[end + 2 :]
+        self._check_cap()
+        pieces = (b"\n\n" + region).split(b"\n\ndata: " + prefix)
+        if len(pieces) > 2:  # the run's last event begins the last piece (other events may follow)
+            size = len(suffix)
+            middles = [piece[:-size] for piece in pieces[1:-1] if piece.endswith(suffix)]
+            if len(middles) == len(pieces) - 2 and b"\n" not in b"".join(middles):
+                after = _payloads((b"data: " + prefix + pieces[-1]).split(b"\n\n"))
+                return _payloads(pieces[0].split(b"\n\n")), middles, after
+        return _payloads(region.split(b"\n\n")), [], []
 
     def _check_cap(self) -> None:
         if self.line_cap is not None and len(self._buffer) > self.line_cap:
@@ -80,6 +96,22 @@ class SseDecoder:
     def close(self) -> list[bytes]:
         """Flush an event left open at the end of the stream (a final line without a blank)."""
         return self.feed(b"\n\n") if self._buffer or self._data else []
+
+
+def _payloads(parts: list[bytes]) -> list[bytes]:
+    """The payloads of whole events (the texts between blank lines; empty ones are skipped)."""
+    simple = [part[6:] for part in parts if part[:6] == b"data: " and b"\n" not in part]
+    if len(simple) == len(parts):  # every event one "data: " line (a long stream's read)
+        return simple
+    events: list[bytes] = []
+    for part in parts:
+        if part.startswith(b"data: ") and b"\n" not in part:
+            events.append(part[6:])
+        elif part:
+            data = [line[5:].lstrip() for line in part.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                events.append(b"\n".join(data))
+    return events
 
 
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -186,9 +218,16 @@ class ChunkTemplate:
         """The texts of ``payloads[start:end]``, decoded at once; None unless each one is
         exactly one JSON string (then the ordinary path reads them, and reports any error)."""
         head, tail = len(self.prefix), len(self.suffix)
-        middles = [payload[head : len(payload) - tail] for payload in payloads[start:end]]
+        return self.decode([payload[head : len(payload) - tail] for payload in payloads[start:end]])
+
+    def decode(self, middles: list[bytes]) -> list[str] | None:
+        """The texts of the chunks ``prefix + middle + suffix``, decoded with one ``loads``;
+        None unless each middle is exactly one JSON string on one line."""
+        body = b",".join(middles)
+        if b"\n" in body:
+            return None
         try:
-            texts = loads(b"[" + b",".join(middles) + b"]")
+            texts = loads(b"[" + body + b"]")
         except ValueError:
             return None
         if type(texts) is not list or len(texts) != len(middles):
@@ -268,16 +307,7 @@ class ChatStreamState:
                 texts = template.texts(payloads, position - 1, end)
                 if texts is not None:  # a run of content chunks shaped like the template's
                     position = end
-                    self.chunk_count += len(texts)
-                    if template.model and template.model != self.model:
-                        self.model = template.model
-                    texts = [text for text in texts if text]
-                    if texts:
-                        if self.ttft_s is None:
-                            self.ttft_s = self.clock() - self.started
-                        content_parts.extend(texts)
-                        self._pending.extend(texts)
-                        appended += sum(map(len, texts))
+                    appended += self._take_texts(template, texts)
                     continue
             if payload == DONE:
                 self.done_count += 1
@@ -326,6 +356,45 @@ class ChatStreamState:
         if appended:
             self._account(appended)
         return done
+
+    def feed_read(self, decoder: SseDecoder, chunk: bytes) -> bool:
+        """Consume one network read of the stream; returns True once ``[DONE]`` arrived.
+
+        Once the stream's content chunks have a template, a read's run of them is split out by
+        one search for the template's bytes (``SseDecoder.feed_run``) and decoded with one
+        ``loads``; the events around the run, and a run that is not what it seemed, take
+        ``feed_events``."""
+        template = self._template
+        if template is None:
+            return self.feed_events(decoder.feed(chunk))
+        before, middles, after = decoder.feed_run(chunk, template.prefix, template.suffix)
+        if not middles:
+            return self.feed_events(before)
+        texts = template.decode(middles)
+        if texts is None:
+            rebuilt = [template.prefix + middle + template.suffix for middle in middles]
+            return self.feed_events([*before, *rebuilt, *after])
+        if before and self.feed_events(before):
+            return True
+        appended = self._take_texts(template, texts)
+        if appended:
+            self._account(appended)
+        return self.feed_events(after)
+
+    def _take_texts(self, template: ChunkTemplate, texts: list[str]) -> int:
+        """Append the texts of a run of template-shaped chunks; the characters appended (the
+        caller charges them against the caps)."""
+        self.chunk_count += len(texts)
+        if template.model and template.model != self.model:
+            self.model = template.model
+        texts = [text for text in texts if text]
+        if not texts:
+            return 0
+        if self.ttft_s is None:
+            self.ttft_s = self.clock() - self.started
+        self.content_parts.extend(texts)
+        self._pending.extend(texts)
+        return sum(map(len, texts))
 
     def _account(self, count: int) -> None:
         """Charge appended characters against the caps (the fast path defers this per read)."""

@@ -279,3 +279,87 @@ def test_a_second_content_key_disables_the_template():
     payloads = long_stream(["a", "b"], extra={"meta": {"content": "not the text"}})
     state, outcome = outcome_of(payloads, template=True, per_read=500)
     assert state._template is None and outcome.content == "ab"
+
+
+# -- a network read's run of content chunks found by their common bytes (feed_read) -----------
+
+
+def read_by_read(data: bytes, cuts, *, fast: bool):
+    """The outcome of ``data`` read in pieces ending at ``cuts``: through ``feed_read`` (fast)
+    or event by event through ``feed_payload`` with no template (the reference)."""
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0, guards=StreamGuards(5000, None, 5, 8))
+    state._template_tried = not fast
+    decoder = SseDecoder()
+    start = 0
+    for end in [*cuts, len(data)]:
+        piece = data[start:end]
+        start = end
+        if fast:
+            if state.feed_read(decoder, piece):
+                break
+        else:
+            if any(state.feed_payload(payload) for payload in decoder.feed(piece)):
+                break
+    return state, state.outcome()
+
+
+def odd_streams():
+    texts = [TRICKY[i % len(TRICKY)] + str(i) * (i % 3) for i in range(80)]
+    payloads = long_stream(texts)
+    other = json.loads(payloads[5])
+    other["choices"][0]["delta"] = {"role": "assistant"}  # same suffix bytes, no text
+    yield "plain", sse(*payloads)
+    yield "interleaved", sse(*payloads[:5], json.dumps(other, separators=(",", ":")).encode(),
+                             *payloads[5:])  # fmt: skip
+    yield "crlf", sse(*payloads).replace(b"\n", b"\r\n")
+    multiline = (
+        sse(*payloads[:9]) + b": comment\ndata: " + payloads[9] + b"\n\n" + sse(*payloads[10:])
+    )
+    yield "comment", multiline
+    yield "no-space", sse(*payloads[:20]).replace(b"data: ", b"data:") + sse(*payloads[20:])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reads_of_any_size_give_what_event_by_event_decoding_gives(seed):
+    import random
+
+    rng = random.Random(seed)
+    for name, data in odd_streams():
+        cuts = sorted(rng.sample(range(1, len(data)), rng.choice([1, 3, 40, 400])))
+        fast, fast_outcome = read_by_read(data, cuts, fast=True)
+        _, slow_outcome = read_by_read(data, cuts, fast=False)
+        assert fast._template is not None, name
+        assert fast_outcome == slow_outcome, name
+        assert fast_outcome.chunk_count == slow_outcome.chunk_count == 82 + (name == "interleaved")
+
+
+def test_a_run_read_at_once_is_decoded_at_once_and_a_broken_one_fails_as_before():
+    payloads = long_stream(["a", "b", "c", "d", "e"])
+    data = sse(*payloads)
+    decoder = SseDecoder()
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    state.feed_read(decoder, sse(*payloads[:2]))  # role chunk, first text: the template
+    prefix, suffix = state._template.prefix, state._template.suffix
+    before, middles, after = SseDecoder().feed_run(sse(*payloads[2:]), prefix, suffix)
+    assert (before, middles) == ([], [b'"b"', b'"c"', b'"d"'])
+    assert after == payloads[5:]  # the run's last event, the finish chunk, [DONE]
+    assert state.feed_read(decoder, data[len(sse(*payloads[:2])) :]) is True
+    assert state.outcome().content == "abcde"
+    broken = sse(*payloads[:3], payloads[3].replace(b'"c"', b'"c\\x"'), *payloads[4:])
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    decoder = SseDecoder()
+    state.feed_read(decoder, broken[:60])
+    with pytest.raises(CallFailure, match="malformed stream chunk"):
+        state.feed_read(decoder, broken[60:])
+
+
+def test_a_run_holds_only_events_with_the_template_bytes_on_both_sides():
+    payloads = long_stream(["a", "b", "c", "d"])
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    state.feed_events(payloads[:2])
+    prefix, suffix = state._template.prefix, state._template.suffix
+    same_length = payloads[3].replace(b'"finish_reason":null', b'"finish_reason":"ab"')
+    assert len(same_length) == len(payloads[3]) and same_length.endswith(suffix) is False
+    odd = [payloads[2], same_length, *payloads[4:]]
+    before, middles, after = SseDecoder().feed_run(sse(*odd), prefix, suffix)
+    assert (before, middles, after) == (odd, [], [])
