@@ -45,7 +45,8 @@ def strict_json_loads(text: str) -> Any:
 
 def digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    text = encode_basestring(value) if type(value) is str else canonical_json(value)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()  # a string: its escaped literal
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -33,6 +33,14 @@ def test_pair_digest_is_the_digest_of_the_pair():
     assert cell_digest("mmlu-pro/1", "t") == digest(["mmlu-pro/1", "t"])
 
 
+def test_the_digest_of_a_string_is_the_digest_of_its_canonical_json():
+    import hashlib
+
+    for text in ["", "q1", 'a "quoted" \\ back\\slash', "tab\tnl\n", "é 中文 🙂", "\u2028\x00\x7f"]:
+        expected = hashlib.sha256(canonical_json(text).encode("utf-8")).hexdigest()
+        assert digest(text) == expected
+
+
 def reference_integralize(value):
     """The rule, written plainly (isinstance first, every node visited)."""
     if isinstance(value, bool):
