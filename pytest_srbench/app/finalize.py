@@ -68,9 +68,13 @@ def finalize_run(
     if run.status in ("queued", "running"):
         settle_in_flight(store, run_id)
         stops = [e["data"] for e in every_event(store, run_id, kinds=("dispatch_stopped",))]
+        if manifest is not None and manifest.plan_sha256 == run.plan_sha256:
+            planned = len(manifest.planned_keys())  # the plan this process holds
+        else:
+            planned = len(store.plan_outline(run_id).cells)
         status = final_status(
             store.status_counts(run_id),
-            len(store.plan_outline(run_id).cells),
+            planned,
             stops,
             interrupted,
             bool(workers_lost),

@@ -96,3 +96,21 @@ def test_the_finalising_process_samples_its_peak_again_once_the_report_is_built(
     }
     assert store.get_runner("run-1") == runner
     assert (store.run_dir("run-1") / "report.json").read_text().count('"peak_rss_mb": 120.0') == 2
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_run_with_a_cell_never_run_ends_failed_whether_or_not_the_plan_is_held(tmp_path, held):
+    """The planned cell count comes from the plan the finalising process holds (a pytest
+    session) or from the stored outline; either way a cell without a result fails the run,
+    and a held plan that is not the run's is not used."""
+    store = open_store(tmp_path / "s")
+    plan = manifest([case("mmlu-pro", "1"), case("mmlu-pro", "2")], [target("t")])
+    store.create_run("run-1", plan)
+    with store.transaction():
+        store.upsert_result(
+            "run-1",
+            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
+        )
+    other = manifest([case("mmlu-pro", "1")], [target("t")])  # one cell: would pass
+    report = finalize_run(store, "run-1", runner={}, manifest=plan if held else other)
+    assert report["status"] == "failed"
