@@ -44,34 +44,23 @@ class SseDecoder:
         self._check_cap()
         return _payloads(parts)
 
-    def feed_run(
-        self, chunk: bytes, prefix: bytes, suffix: bytes
-    ) -> tuple[list[bytes], list[bytes], list[bytes]]:
-        """``feed``, with the events ``data: <prefix><middle><suffix>`` that follow one another
-        (a long stream's content chunks) split by one search for their common prefix: the
-        payloads before the run, the middles of its events but the last (each one line, not
-        checked further), and the payloads from its last event on. An event of the run is
-        ``prefix + middle + suffix``; without such a run everything is in the first list."""
+    def take_region(self, chunk: bytes) -> tuple[bytes, list[bytes]]:
+        """``feed`` for a reader that frames whole events itself: ``(region, [])`` with the raw
+        bytes of every event completed by ``chunk`` (``data: …`` events between blank lines,
+        without the last blank line) when they take the fast path, else ``(b"", payloads)``
+        decoded line by line (a carriage return, an event left open over reads)."""
         buffer = self._buffer + chunk if self._buffer else chunk
-        if self._data or b"\r" in buffer or not suffix:
+        if self._data or b"\r" in buffer:
             self._buffer = b""
-            return self.feed(buffer), [], []
+            return b"", self.feed(buffer)
         end = buffer.rfind(b"\n\n")
         if end < 0:
             self._buffer = buffer
             self._check_cap()
-            return [], [], []
-        region = buffer[:end]
+            return b"", []
         self._buffer = buffer[end + 2 :]
         self._check_cap()
-        pieces = (b"\n\n" + region).split(b"\n\ndata: " + prefix)
-        if len(pieces) > 2:  # the run's last event begins the last piece (other events may follow)
-            size = len(suffix)
-            middles = [piece[:-size] for piece in pieces[1:-1] if piece.endswith(suffix)]
-            if len(middles) == len(pieces) - 2 and b"\n" not in b"".join(middles):
-                after = _payloads((b"data: " + prefix + pieces[-1]).split(b"\n\n"))
-                return _payloads(pieces[0].split(b"\n\n")), middles, after
-        return _payloads(region.split(b"\n\n")), [], []
+        return buffer[:end], []
 
     def _check_cap(self) -> None:
         if self.line_cap is not None and len(self._buffer) > self.line_cap:
@@ -112,6 +101,41 @@ def _payloads(parts: list[bytes]) -> list[bytes]:
             if data:
                 events.append(b"\n".join(data))
     return events
+
+
+def region_payloads(region: bytes) -> list[bytes]:
+    """The payloads of a region of whole events (``SseDecoder.take_region``)."""
+    return _payloads(region.split(b"\n\n")) if region else []
+
+
+def content_run(region: bytes, prefix: bytes, suffix: bytes) -> tuple[int, int, bytes, int] | None:
+    """The run of events ``data: <prefix><middle><suffix>`` in a region of whole events, found
+    with a few searches over the bytes instead of a step per event: ``(start, end, middles,
+    count)`` where ``region[start:end]`` holds the run's ``count`` events and ``middles`` is
+    their middles joined by commas. None when no event starts with the prefix, or when one
+    that does lies outside the run, or an event inside it lacks the prefix or the suffix (the
+    caller then reads event by event).
+
+    A middle is not checked further: the caller decodes ``[middles]`` and takes it only as
+    ``count`` strings (a middle with a top-level comma, or none at all, cannot give that)."""
+    lead = b"data: " + prefix
+    if region.startswith(lead):
+        start = 0
+    else:
+        found = region.find(b"\n\n" + lead)
+        if found < 0:
+            return None
+        start = found + 2
+    count = region.count(b"\n\n" + lead, start) + 1  # the events with the prefix from start
+    pieces = region[start + 6 :].split(b"\n\ndata: ", count)[:count]  # "data: " taken off
+    end = start + 6 + sum(map(len, pieces)) + 8 * (count - 1)
+    # every boundary inside the run joins a suffix to a prefix (so each piece holds exactly
+    # one event with both), and the last event ends with the suffix
+    joint = suffix + b"\n\n" + lead
+    if region.count(joint, start, end) != count - 1 or not pieces[-1].endswith(suffix):
+        return None
+    head, tail = len(prefix), len(suffix)
+    return start, end, b",".join([piece[head : len(piece) - tail] for piece in pieces]), count
 
 
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -218,23 +242,20 @@ class ChunkTemplate:
         """The texts of ``payloads[start:end]``, decoded at once; None unless each one is
         exactly one JSON string (then the ordinary path reads them, and reports any error)."""
         head, tail = len(self.prefix), len(self.suffix)
-        return self.decode([payload[head : len(payload) - tail] for payload in payloads[start:end]])
+        middles = [payload[head : len(payload) - tail] for payload in payloads[start:end]]
+        return decode_texts(b",".join(middles), len(middles))
 
-    def decode(self, middles: list[bytes]) -> list[str] | None:
-        """The texts of the chunks ``prefix + middle + suffix``, decoded with one ``loads``;
-        None unless each middle is exactly one JSON string on one line."""
-        body = b",".join(middles)
-        if b"\n" in body:
-            return None
-        try:
-            texts = loads(b"[" + body + b"]")
-        except ValueError:
-            return None
-        if type(texts) is not list or len(texts) != len(middles):
-            return None
-        if not all(type(text) is str for text in texts):
-            return None
-        return texts
+
+def decode_texts(middles: bytes, count: int) -> list[str] | None:
+    """``count`` texts from their JSON string literals joined by commas, with one ``loads``;
+    None unless that is exactly what they are."""
+    try:
+        texts = loads(b"[" + middles + b"]")
+    except ValueError:
+        return None
+    if type(texts) is not list or len(texts) != count or set(map(type, texts)) != {str}:
+        return None
+    return texts
 
 
 def _string_end(payload: bytes, start: int) -> int | None:
@@ -360,26 +381,36 @@ class ChatStreamState:
     def feed_read(self, decoder: SseDecoder, chunk: bytes) -> bool:
         """Consume one network read of the stream; returns True once ``[DONE]`` arrived.
 
-        Once the stream's content chunks have a template, a read's run of them is split out by
-        one search for the template's bytes (``SseDecoder.feed_run``) and decoded with one
-        ``loads``; the events around the run, and a run that is not what it seemed, take
-        ``feed_events``."""
+        The read's whole events are framed once (``SseDecoder.take_region``). Until the
+        stream's content chunks have a template, events are read one by one; then the run of
+        template-shaped chunks is found and joined by a few searches over the bytes
+        (``content_run``) and decoded with one ``loads``. Everything else — the events around
+        the run, a run that is not what it seemed — takes ``feed_events``."""
+        region, payloads = decoder.take_region(chunk)
+        if not region:
+            return self.feed_events(payloads)
+        position = 0
+        while self._template is None and not self._template_tried:  # the first events
+            boundary = region.find(b"\n\n", position)
+            event = region[position:] if boundary < 0 else region[position:boundary]
+            if self.feed_events(_payloads([event])):
+                return True
+            if boundary < 0:
+                return False
+            position = boundary + 2
+        rest = region[position:] if position else region
         template = self._template
-        if template is None:
-            return self.feed_events(decoder.feed(chunk))
-        before, middles, after = decoder.feed_run(chunk, template.prefix, template.suffix)
-        if not middles:
-            return self.feed_events(before)
-        texts = template.decode(middles)
-        if texts is None:
-            rebuilt = [template.prefix + middle + template.suffix for middle in middles]
-            return self.feed_events([*before, *rebuilt, *after])
-        if before and self.feed_events(before):
+        run = None if template is None else content_run(rest, template.prefix, template.suffix)
+        texts = None if run is None else decode_texts(run[2], run[3])
+        if template is None or run is None or texts is None:
+            return self.feed_events(region_payloads(rest))
+        start, end = run[0], run[1]
+        if start and self.feed_events(region_payloads(rest[: start - 2])):
             return True
         appended = self._take_texts(template, texts)
         if appended:
             self._account(appended)
-        return self.feed_events(after)
+        return end < len(rest) and self.feed_events(region_payloads(rest[end + 2 :]))
 
     def _take_texts(self, template: ChunkTemplate, texts: list[str]) -> int:
         """Append the texts of a run of template-shaped chunks; the characters appended (the
@@ -387,7 +418,8 @@ class ChatStreamState:
         self.chunk_count += len(texts)
         if template.model and template.model != self.model:
             self.model = template.model
-        texts = [text for text in texts if text]
+        if "" in texts:
+            texts = list(filter(None, texts))
         if not texts:
             return 0
         if self.ttft_s is None:

@@ -5,7 +5,14 @@ import json
 import pytest
 
 from pytest_srbench.core.calls.failures import CallFailure
-from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder, StreamGuards, strip_think
+from pytest_srbench.core.calls.sse import (
+    ChatStreamState,
+    SseDecoder,
+    StreamGuards,
+    content_run,
+    decode_texts,
+    strip_think,
+)
 
 
 def sse(*payloads):
@@ -335,22 +342,17 @@ def test_reads_of_any_size_give_what_event_by_event_decoding_gives(seed):
 
 def test_a_run_read_at_once_is_decoded_at_once_and_a_broken_one_fails_as_before():
     payloads = long_stream(["a", "b", "c", "d", "e"])
-    data = sse(*payloads)
-    decoder = SseDecoder()
     state = ChatStreamState(clock=lambda: 1.0, started=0.0)
-    state.feed_read(decoder, sse(*payloads[:2]))  # role chunk, first text: the template
+    assert state.feed_read(SseDecoder(), sse(*payloads)) is True  # one read, as a fast server
+    assert state.outcome().content == "abcde" and state.outcome().chunk_count == 7
     prefix, suffix = state._template.prefix, state._template.suffix
-    before, middles, after = SseDecoder().feed_run(sse(*payloads[2:]), prefix, suffix)
-    assert (before, middles) == ([], [b'"b"', b'"c"', b'"d"'])
-    assert after == payloads[5:]  # the run's last event, the finish chunk, [DONE]
-    assert state.feed_read(decoder, data[len(sse(*payloads[:2])) :]) is True
-    assert state.outcome().content == "abcde"
+    region = sse(*payloads)[:-2]
+    start, end, middles, count = content_run(region, prefix, suffix)
+    assert region[:start] == sse(*payloads[:1]) and count == 5
+    assert middles == b'"a","b","c","d","e"' and region[end:] == b"\n\n" + sse(*payloads[6:])[:-2]
     broken = sse(*payloads[:3], payloads[3].replace(b'"c"', b'"c\\x"'), *payloads[4:])
-    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
-    decoder = SseDecoder()
-    state.feed_read(decoder, broken[:60])
     with pytest.raises(CallFailure, match="malformed stream chunk"):
-        state.feed_read(decoder, broken[60:])
+        ChatStreamState(clock=lambda: 1.0, started=0.0).feed_read(SseDecoder(), broken)
 
 
 def test_a_run_holds_only_events_with_the_template_bytes_on_both_sides():
@@ -360,6 +362,33 @@ def test_a_run_holds_only_events_with_the_template_bytes_on_both_sides():
     prefix, suffix = state._template.prefix, state._template.suffix
     same_length = payloads[3].replace(b'"finish_reason":null', b'"finish_reason":"ab"')
     assert len(same_length) == len(payloads[3]) and same_length.endswith(suffix) is False
-    odd = [payloads[2], same_length, *payloads[4:]]
-    before, middles, after = SseDecoder().feed_run(sse(*odd), prefix, suffix)
-    assert (before, middles, after) == (odd, [], [])
+    for odd in ([payloads[2], same_length, *payloads[4:]], [*payloads[2:4], same_length]):
+        assert content_run(sse(*odd)[:-2], prefix, suffix) is None
+    glued = payloads[3].replace(b'"c"', b'"c","x"')  # one middle, two strings: no run of 1
+    region = sse(payloads[2], glued, *payloads[4:6])[:-2]
+    run = content_run(region, prefix, suffix)
+    assert run is not None and decode_texts(run[2], run[3]) is None
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    with pytest.raises(CallFailure, match="malformed stream chunk"):
+        state.feed_read(SseDecoder(), sse(*payloads[:3], glued, *payloads[4:]))
+
+
+def test_a_run_with_an_event_of_the_prefix_after_it_or_a_middle_not_a_string_is_read_as_before():
+    """The fast path never takes what the ordinary path would read otherwise: a glued middle
+    (two strings in one event) with one more event of the prefix after the run, placed so the
+    counted span ends on a blank line; a middle that is a number."""
+    payloads = long_stream(["a", "b", "c", "d"])
+    state = ChatStreamState(clock=lambda: 1.0, started=0.0)
+    state.feed_events(payloads[:2])
+    prefix, suffix = state._template.prefix, state._template.suffix
+    joint = len(suffix) + 2 + len(b"data: ") + len(prefix)
+    glued = payloads[2].replace(b'"b"', b'"b","x"')
+    outside = payloads[4].replace(b'"finish_reason":null', b'"finish_reason":"ab"')
+    comment = b":" + b"x" * (joint - 4)  # one event of joint - 3 bytes
+    data = sse(*payloads[:2], glued, payloads[3]) + comment + b"\n\n" + sse(outside, *payloads[5:])
+    with pytest.raises(CallFailure, match="malformed stream chunk"):
+        read_by_read(data, [], fast=False)
+    with pytest.raises(CallFailure, match="malformed stream chunk"):
+        read_by_read(data, [], fast=True)
+    number = sse(*payloads[:3], payloads[3].replace(b'"c"', b"5"), *payloads[4:])
+    assert read_by_read(number, [], fast=True)[1] == read_by_read(number, [], fast=False)[1]
