@@ -94,3 +94,55 @@ def test_the_heap_is_frozen_again_for_the_interpreters_exit(pytester, sim):
     lines = done.stdout.strip().splitlines()
     assert lines[-2] == "exit code 0 after the session, frozen: 0", done.stdout + done.stderr
     assert lines[-1] == "at exit, frozen: True"
+
+
+KEPT = """
+import json
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    kept = [(r.nodeid, r.when) for r in terminal.stats.get("", [])]
+    calls = [r.nodeid for name, reports in terminal.stats.items() if name for r in reports
+             if getattr(r, "when", None) == "call"]
+    Path("kept.json").write_text(json.dumps({"kept": kept, "calls": calls}))
+"""
+
+PLAIN = """
+import pytest
+
+
+@pytest.fixture
+def noisy():
+    yield
+    print("torn down noisily")
+
+
+def test_plain(noisy):
+    pass
+"""
+
+
+def test_a_cells_passed_set_up_and_tear_down_reports_are_not_kept_to_the_end(pytester, sim):
+    """The terminal keeps each test's reports to the end; a benchmark cell's set-up and
+    tear-down reports say nothing and are let go once logged, while an ordinary test's stay
+    (its tear-down printed something, which ``-rA`` still shows)."""
+    project(pytester, sim, "always-right")
+    pytester.makeconftest(KEPT)
+    pytester.makepyfile(test_plain=PLAIN)
+    result = pytester.runpytest_inprocess(
+        *QUIET, "-rA", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
+        "--srbench-limit=3", "test_plain.py", "."
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    found = json.loads((pytester.path / "kept.json").read_text())
+    assert len(found["calls"]) == 4, found  # three cells and the plain test
+    assert sorted(found["kept"]) == [
+        ["test_plain.py::test_plain", "setup"],
+        ["test_plain.py::test_plain", "teardown"],
+    ]
+    result.stdout.fnmatch_lines(["*torn down noisily*"])
