@@ -23,7 +23,8 @@ def test_final_status_rules(counts, stops, interrupted, expected):
     assert final_status(counts, 4, stops, interrupted) == expected
 
 
-def test_finalize_settles_in_flight_work_as_sent_unknown_and_never_resends(tmp_path):
+def two_cells_one_completed(tmp_path):
+    """A store with a run of two planned cells, the first completed and correct."""
     store = open_store(tmp_path / "s")
     plan = manifest([case("mmlu-pro", "1"), case("mmlu-pro", "2")], [target("t")])
     store.create_run("run-1", plan)
@@ -32,6 +33,12 @@ def test_finalize_settles_in_flight_work_as_sent_unknown_and_never_resends(tmp_p
             "run-1",
             {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
         )
+    return store, plan
+
+
+def test_finalize_settles_in_flight_work_as_sent_unknown_and_never_resends(tmp_path):
+    store, _ = two_cells_one_completed(tmp_path)
+    with store.transaction():
         store.upsert_result(
             "run-1", {"case_id": "mmlu-pro/2", "target_id": "t", "status": "running"}
         )
@@ -103,14 +110,7 @@ def test_a_run_with_a_cell_never_run_ends_failed_whether_or_not_the_plan_is_held
     """The planned cell count comes from the plan the finalising process holds (a pytest
     session) or from the stored outline; either way a cell without a result fails the run,
     and a held plan that is not the run's is not used."""
-    store = open_store(tmp_path / "s")
-    plan = manifest([case("mmlu-pro", "1"), case("mmlu-pro", "2")], [target("t")])
-    store.create_run("run-1", plan)
-    with store.transaction():
-        store.upsert_result(
-            "run-1",
-            {"case_id": "mmlu-pro/1", "target_id": "t", "status": "completed", "correct": True},
-        )
+    store, plan = two_cells_one_completed(tmp_path)
     other = manifest([case("mmlu-pro", "1")], [target("t")])  # one cell: would pass
     report = finalize_run(store, "run-1", runner={}, manifest=plan if held else other)
     assert report["status"] == "failed"
