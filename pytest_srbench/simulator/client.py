@@ -1,5 +1,5 @@
 """Talking to a simulator's loopback admin routes (register case scripts and models, read
-counters) with the standard library only."""
+counters) over the standard library's urllib (no HTTP client library is needed for them)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import orjson
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.models import Case
@@ -24,9 +26,13 @@ def admin_url_for(base_url: str) -> str:
 
 
 def _post(url: str, payload: Mapping[str, Any], timeout: float = 30.0) -> Any:
+    try:
+        data = orjson.dumps(payload)  # a run's scripts: one per cell
+    except TypeError:  # what only the standard library writes (an integer beyond 64 bits)
+        data = json.dumps(payload).encode("utf-8")
     request = urllib.request.Request(
         url,
-        data=json.dumps(payload).encode("utf-8"),
+        data=data,
         headers={"Content-Type": "application/json"},
         method="POST",
     )

@@ -148,3 +148,40 @@ def test_stats_count_requests_and_concurrency(sim):
     stats = sim_client.stats(sim.admin_url)
     assert stats["requests"] == 4 and stats["completed"] == 4
     assert 2 <= stats["max_in_flight"] <= 4
+
+
+def test_admin_payloads_arrive_exactly_whichever_encoder_could_write_them():
+    """A run's scripts go out as JSON written by orjson (one per cell: fast), or by the
+    standard library when orjson cannot write them (an integer beyond 64 bits, a lone
+    surrogate); the body received always decodes to what was sent."""
+    import http.server
+    import threading
+
+    received: list[bytes] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"null")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/srbench/scripts"
+        payloads = [
+            {"scripts": {"k": {"answer": "é", "n": 7}}},
+            {"scripts": {"k": {"n": 2**70}}},
+            {"scripts": {"k": {"text": "x\ud800y"}}},
+        ]
+        for payload in payloads:
+            sim_client._post(url, payload)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [json.loads(body) for body in received] == payloads
+    assert "é".encode() in received[0]  # orjson's bytes (the standard library escapes it)
