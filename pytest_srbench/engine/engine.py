@@ -1,7 +1,7 @@
 """The per-process engine: an asyncio loop in a background thread that runs the cells this
 process owns, at most ``concurrency`` at a time, in plan order.
 
-A pytest item is a view onto its cell: it blocks on the cell's future while calls for
+A pytest item is a view onto its cell: it blocks on the cell's outcome slot while calls for
 many cells overlap on the engine's loop.
 """
 
@@ -12,7 +12,6 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from pytest_srbench.benchmarks.base import Adapter
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.engine.cell import run_cell
 from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.engine.slots import OutcomeSlot
 
 CellKey = tuple[str, str]
 
@@ -43,40 +43,39 @@ class CellOutcome:
 
 
 def _report(
-    future: Future[CellOutcome],
+    slot: OutcomeSlot[CellOutcome],
     outcome: CellOutcome,
     pending: set[asyncio.Future[Any]],
     committed: asyncio.Future[Any],
 ) -> None:
-    """Resolve an item's future once its cell's result row is committed."""
+    """Fill an item's slot once its cell's result row is committed."""
     pending.discard(committed)
-    if future.done():
+    if slot.done():
         return
     if committed.cancelled() or committed.exception() is not None:
-        future.set_result(CellOutcome("failed", outcome.result, "the result could not be stored"))
+        slot.set_result(CellOutcome("failed", outcome.result, "the result could not be stored"))
     else:
-        future.set_result(outcome)
+        slot.set_result(outcome)
 
 
-def _engine_failure(future: Future[CellOutcome], error: BaseException) -> None:
+def _engine_failure(slot: OutcomeSlot[CellOutcome], error: BaseException) -> None:
     """An item's cell failed inside the engine itself (not in its protocol)."""
-    if not future.done():
-        future.set_result(CellOutcome("failed", None, f"engine error: {type(error).__name__}"))
+    slot.set_result(CellOutcome("failed", None, f"engine error: {type(error).__name__}"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Work:
     """One cell waiting for a worker: its case and target, the protocol that runs it (None: its
-    benchmark's own; a test body's adapter for a benchmark written as a test) and its future."""
+    benchmark's own; a test body's adapter for a benchmark written as a test) and its slot."""
 
     case: Case
     target: Target
     adapter: Adapter | None
-    future: Future[CellOutcome]
+    slot: OutcomeSlot[CellOutcome]
 
 
 class Engine:
-    """Owns a thread with an event loop; runs cells and resolves one future per cell.
+    """Owns a thread with an event loop; runs cells and fills one outcome slot per cell.
 
     There is one way in: every cell, whether the plan's cells handed to ``start`` or a test
     body's cell handed to ``submit`` while pytest walks the items, joins one queue that one pool
@@ -86,7 +85,7 @@ class Engine:
     def __init__(self, runtime: RunRuntime, options: EngineOptions) -> None:
         self.runtime = runtime
         self.options = options
-        self.futures: dict[CellKey, Future[CellOutcome]] = {}
+        self.slots: dict[CellKey, OutcomeSlot[CellOutcome]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -109,9 +108,9 @@ class Engine:
         (``submit``) until ``close``; a test body written by the user runs this way."""
         queue = []
         for case, target in cells:
-            future: Future[CellOutcome] = Future()
-            self.futures[(case.id, target.id)] = future
-            queue.append(Work(case, target, None, future))
+            slot: OutcomeSlot[CellOutcome] = OutcomeSlot()
+            self.slots[(case.id, target.id)] = slot
+            queue.append(Work(case, target, None, slot))
         ready = threading.Event()
 
         def main() -> None:
@@ -143,10 +142,9 @@ class Engine:
 
     def _settle_unrun(self) -> None:
         """After the loop ended: a cell queued too late to run is pending, never left open."""
-        for future in list(self.futures.values()):
-            if not future.done():
-                with contextlib.suppress(InvalidStateError):
-                    future.set_result(CellOutcome("pending", None, "not dispatched: stopped"))
+        for slot in list(self.slots.values()):
+            if not slot.done():
+                slot.set_result(CellOutcome("pending", None, "not dispatched: stopped"))
 
     def _close_queue(self) -> None:
         """No more work: one end mark per worker (on the loop)."""
@@ -165,7 +163,7 @@ class Engine:
         async def worker() -> None:
             while (work := await queue.get()) is not None:
                 if rt.stopping():
-                    work.future.set_result(
+                    work.slot.set_result(
                         CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
                     )
                     continue
@@ -196,22 +194,22 @@ class Engine:
             rt.stop(f"engine error: {type(crashes[0]).__name__}: {crashes[0]}")
         if self._pending_commits:
             await asyncio.gather(*self._pending_commits, return_exceptions=True)
-        for future in self.futures.values():
-            if not future.done():
-                future.set_result(
+        for slot in self.slots.values():
+            if not slot.done():
+                slot.set_result(
                     CellOutcome("pending", None, f"not dispatched: {rt.stop_reason or 'stopped'}")
                 )
         rt.writer.flush()
 
     async def _run_one(self, work: Work) -> None:
-        """Run one cell; its future resolves once its result row is committed (the worker
+        """Run one cell; its slot resolves once its result row is committed (the worker
         goes on meanwhile, so that commits batch)."""
         rt = self.runtime
         self.in_flight += 1
         try:
             result, committed = await run_cell(rt, work.case, work.target, work.adapter)
         except BaseException as error:  # never leave an item waiting forever
-            _engine_failure(work.future, error)
+            _engine_failure(work.slot, error)
             if isinstance(error, asyncio.CancelledError):
                 raise
             return
@@ -221,7 +219,7 @@ class Engine:
         self._pending_commits.add(committed)
         outcome = CellOutcome(result["status"], rt.redactor.value(result))
         committed.add_done_callback(
-            functools.partial(_report, work.future, outcome, self._pending_commits)
+            functools.partial(_report, work.slot, outcome, self._pending_commits)
         )
 
     async def _watch(self) -> None:
@@ -237,24 +235,23 @@ class Engine:
                     task.cancel()
                 return
 
-    def submit(self, case: Case, target: Target, adapter: Adapter) -> Future[CellOutcome]:
+    def submit(self, case: Case, target: Target, adapter: Adapter) -> OutcomeSlot[CellOutcome]:
         """Queue one cell run by ``adapter`` (from any thread); its outcome once committed."""
-        future: Future[CellOutcome] = Future()
-        self.futures[(case.id, target.id)] = future
+        slot: OutcomeSlot[CellOutcome] = OutcomeSlot(self._submission_done)
+        self.slots[(case.id, target.id)] = slot
         with self._submissions_lock:
             self._submissions += 1
-        future.add_done_callback(self._submission_done)
         loop, queue = self._loop, self._queue
         if loop is None or queue is None or self._done.is_set():
-            future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
-            return future
+            slot.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
+            return slot
         try:
-            loop.call_soon_threadsafe(queue.put_nowait, Work(case, target, adapter, future))
+            loop.call_soon_threadsafe(queue.put_nowait, Work(case, target, adapter, slot))
         except RuntimeError:  # the loop closed meanwhile
-            future.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
-        return future
+            slot.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
+        return slot
 
-    def _submission_done(self, _: Future[CellOutcome]) -> None:
+    def _submission_done(self, _: OutcomeSlot[CellOutcome]) -> None:
         with self._submissions_lock:
             self._submissions -= 1
 

@@ -4,7 +4,6 @@ the items; each item waits for its cell's outcome. Signals end a run like Ctrl-C
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import signal
 import threading
@@ -21,6 +20,7 @@ from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.plugin.bench_tests import (
     AppHandle,
     CaseView,
@@ -53,8 +53,9 @@ from pytest_srbench.transport.factory import make_transport
 AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
 # The engine's entry for a cell whose outcome its item took: still "dispatched by this
 # process", no longer holding the outcome (asked again, e.g. by a rerun, the store answers).
-TAKEN: concurrent.futures.Future[CellOutcome] = concurrent.futures.Future()
-TAKEN.set_result(CellOutcome("pending", None, "taken by its item"))
+TAKEN: OutcomeSlot[CellOutcome] = OutcomeSlot.filled(
+    CellOutcome("pending", None, "taken by its item")
+)
 
 
 class RunPhase(PluginState):
@@ -169,7 +170,7 @@ class RunPhase(PluginState):
         engine.close()
         if session.shouldstop or session.shouldfail:
             engine.cancel(f"pytest stopped: {session.shouldstop or session.shouldfail}", user=False)
-        elif not all(future.done() for future in engine.futures.values()):
+        elif not all(slot.done() for slot in engine.slots.values()):
             engine.cancel("pytest session ended before every cell finished", user=False)
         engine.join(timeout=60)
         runtime = engine.runtime
@@ -214,7 +215,7 @@ class RunPhase(PluginState):
         return (
             engine is not None
             and cell is not None
-            and cell in engine.futures  # started ahead: its fixtures are session-wide, set up
+            and cell in engine.slots  # started ahead: its fixtures are session-wide, set up
             and nextitem is not None
             and nextitem.parent is item.parent
             and self._lean_parent is item.parent
@@ -245,7 +246,7 @@ class RunPhase(PluginState):
             return None
         engine = self.engine
         if engine is not None and not self.view_only:
-            if cell not in engine.futures:  # not started ahead: it runs now, with its fixtures
+            if cell not in engine.slots:  # not started ahead: it runs now, with its fixtures
                 names = pyfuncitem._fixtureinfo.argnames
                 self._submit_body(pyfuncitem, cell, {n: pyfuncitem.funcargs[n] for n in names})
             self._start_ahead(pyfuncitem)
@@ -335,7 +336,7 @@ class RunPhase(PluginState):
             item = items[position]
             position += 1
             cell = cell_of(item)
-            if cell is None or cell in engine.futures:
+            if cell is None or cell in engine.slots:
                 continue
             handle = self._early_handle(item, cell[1])
             arguments = (
@@ -352,18 +353,18 @@ class RunPhase(PluginState):
         """The cell's terminal outcome: from this process's engine, or from the store."""
         engine = self.engine
         key = (case_id, target_id)
-        future = engine.futures.get(key) if engine is not None else None
-        if engine is not None and future is not None and future is not TAKEN:
+        slot = engine.slots.get(key) if engine is not None else None
+        if engine is not None and slot is not None and slot is not TAKEN:
             try:
                 while True:
                     try:
-                        outcome = future.result(timeout=0.25)
-                    except concurrent.futures.TimeoutError:
+                        outcome = slot.result(timeout=0.25)
+                    except TimeoutError:
                         self._show_progress()
                         continue
                     # the item keeps what it needs; the engine's entry stays (the cell was
                     # dispatched here) without holding the outcome for the rest of the run
-                    engine.futures[key] = TAKEN
+                    engine.slots[key] = TAKEN
                     return _with_stop_reason(outcome, engine.runtime.stop_reason)
             except KeyboardInterrupt:
                 self.interrupted = True

@@ -100,7 +100,7 @@ def drive(tmp_path, sim, suite_folder, assets):
     )  # fmt: skip
     engine = Engine(runtime, EngineOptions(concurrency=1))
     engine.start([(case, subject) for case in cases])
-    for future in engine.futures.values():
+    for future in engine.slots.values():
         future.result(timeout=120)
     assert engine.join(30)
     (row,) = store.results("run-s")

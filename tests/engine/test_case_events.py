@@ -77,7 +77,7 @@ def test_case_events_carry_the_result_and_a_failed_search_is_unavailable(
     )  # fmt: skip
     engine = Engine(runtime, EngineOptions(concurrency=2))
     engine.start([(plan.cases[0], target) for target in targets])
-    for future in engine.futures.values():
+    for future in engine.slots.values():
         future.result(timeout=60)
     assert engine.join(60)
 

@@ -69,7 +69,7 @@ def run_engine(
     )
     engine = Engine(runtime, EngineOptions(concurrency=concurrency))
     engine.start([(c, t) for c in cases for t in targets])
-    outcomes = {key: future.result(timeout=120) for key, future in engine.futures.items()}
+    outcomes = {key: future.result(timeout=120) for key, future in engine.slots.items()}
     assert engine.join(60)
     return store, plan, outcomes
 
@@ -270,7 +270,7 @@ def test_missing_credential_fails_before_sending(tmp_path, sim, monkeypatch):
     )
     engine = Engine(runtime, EngineOptions(concurrency=1))
     engine.start([(cases[0], target)])
-    outcome = engine.futures[(cases[0].id, "keyed")].result(timeout=120)
+    outcome = engine.slots[(cases[0].id, "keyed")].result(timeout=120)
     assert engine.join(60)
     assert outcome.status == "failed"
     assert "SRBENCH_TEST_KEY" in outcome.result["error"]
@@ -313,7 +313,7 @@ def test_stream_byte_cap(tmp_path, sim):
     )
     engine = Engine(runtime, EngineOptions(concurrency=1))
     engine.start([(cases[0], target)])
-    outcome = engine.futures[(cases[0].id, target.id)].result(timeout=120)
+    outcome = engine.slots[(cases[0].id, target.id)].result(timeout=120)
     assert engine.join(60)
     assert outcome.status == "failed" and "Stream byte cap exceeded" in outcome.result["error"]
     (call,) = store.calls("run-e")

@@ -39,7 +39,7 @@ def drive(tmp_path, sim, cases, subject="always-right", judge=None, options=None
     )  # fmt: skip
     engine = Engine(runtime, EngineOptions(concurrency=4))
     engine.start([(case, subject_target) for case in cases])
-    for future in engine.futures.values():
+    for future in engine.slots.values():
         future.result(timeout=120)
     assert engine.join(30)
     return store, plan

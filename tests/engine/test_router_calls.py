@@ -64,7 +64,7 @@ def run_router(
     )
     engine = Engine(runtime, EngineOptions(concurrency=8))
     engine.start([(case, target) for case in work])
-    for future in engine.futures.values():
+    for future in engine.slots.values():
         future.result(timeout=60)
     assert engine.join(30)
     return store, plan

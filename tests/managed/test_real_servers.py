@@ -68,7 +68,7 @@ def drive(
     )  # fmt: skip
     engine = Engine(runtime, EngineOptions(concurrency=concurrency))
     engine.start([(case, target) for case in cases for target in targets])
-    outcomes = {key: future.result(timeout=300) for key, future in engine.futures.items()}
+    outcomes = {key: future.result(timeout=300) for key, future in engine.slots.items()}
     assert engine.join(60)
     return store, plan, outcomes
 
