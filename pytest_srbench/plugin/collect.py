@@ -156,15 +156,17 @@ class CollectPhase(PluginState):
         mark = pytest.mark.srbench
         items: list[SrbenchCell] = []
         location_path = None  # every cell reports the same file: its path is resolved once
+        outcome = self.outcome  # one bound method for every item
         for case_id, target_id in cells:
+            name = f"{case_id}[{target_id}]"
             item = SrbenchCell.from_parent(
                 suite,
-                name=f"{case_id}[{target_id}]",
-                nodeid=f"{case_id}[{target_id}]",
+                name=name,
+                nodeid=name,
                 case_id=case_id,
                 target_id=target_id,
                 source=source,
-                outcome=self.outcome,
+                outcome=outcome,
                 mark=mark,
                 location_path=location_path,
             )
