@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
 
@@ -47,6 +48,47 @@ def digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
     text = encode_basestring(value) if type(value) is str else canonical_json(value)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()  # a string: its escaped literal
+
+
+def canonical_list_pieces(items: Iterable[Any]) -> Iterator[str]:
+    """``canonical_json`` of a list, written one item at a time (the items are never all
+    serialised, or held, at once)."""
+    yield "["
+    first = True
+    for item in items:
+        yield canonical_json(item) if first else "," + canonical_json(item)
+        first = False
+    yield "]"
+
+
+# A value no plan holds: it marks where a spliced list goes in its mapping's canonical text.
+_SPLICE = "\x00pytest-srbench: the spliced list goes here\x00"
+
+
+def canonical_spliced_pieces(head: dict[str, Any], key: str, items: Iterable[Any]) -> Iterator[str]:
+    """``canonical_json({**head, key: list(items)})``, written in pieces: ``head`` at once,
+    the list one item at a time. For a large plan's cases, whose full dump (a dict per case)
+    is several times the size of its text."""
+    text = canonical_json({**head, key: _SPLICE})
+    before, marker, after = text.partition(encode_basestring(_SPLICE))
+    if not marker or encode_basestring(_SPLICE) in after:  # pragma: no cover - see _SPLICE
+        raise ValueError("the splice marker is part of the value")
+    yield before
+    yield from canonical_list_pieces(items)
+    yield after
+
+
+def digest_pieces(pieces: Iterable[str]) -> str:
+    """``digest`` of the canonical text given in pieces (as the functions above write it)."""
+    hasher = hashlib.sha256()
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) == 1024:  # one update per batch: fewer calls, little held
+            hasher.update("".join(batch).encode("utf-8"))
+            batch.clear()
+    hasher.update("".join(batch).encode("utf-8"))
+    return hasher.hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:

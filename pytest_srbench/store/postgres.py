@@ -43,8 +43,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from pytest_srbench.core.canonical import canonical_json
 from pytest_srbench.core.models import Manifest, Run, outline_document
+from pytest_srbench.core.plan.build import manifest_json
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import shared_sql
 from pytest_srbench.store.base import (
@@ -619,7 +619,7 @@ class PostgresStore(SharedReads):
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
                 " RETURNING id",
                 (run_id, request_key, status, now, now, manifest.plan_sha256,
-                 canonical_json(manifest.model_dump(mode="json")), parent,
+                 manifest_json(manifest), parent,
                  shared_sql.dumps(runner) if runner is not None else None,
                  shared_sql.dumps(outline_document(manifest))),
             ).fetchone()  # fmt: skip

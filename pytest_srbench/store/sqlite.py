@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.canonical import canonical_json
 from pytest_srbench.core.models import Manifest, Run, outline_document
+from pytest_srbench.core.plan.build import manifest_json
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader, shared_sql
 from pytest_srbench.store.base import (
@@ -505,7 +505,7 @@ class SqliteStore(SharedReads):
                     now,
                     now,
                     manifest.plan_sha256,
-                    canonical_json(manifest.model_dump(mode="json")),
+                    manifest_json(manifest),
                     parent,
                     shared_sql.dumps(runner) if runner is not None else None,
                     shared_sql.dumps(outline_document(manifest)),

@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pytest_srbench.core.canonical import digest, protocol_digest
+from pytest_srbench.core.canonical import (
+    canonical_list_pieces,
+    canonical_spliced_pieces,
+    digest_pieces,
+    integralize,
+)
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import (
     Case,
@@ -84,7 +89,9 @@ def case_sha256(cases: Sequence[Case]) -> str:
     for case in cases:
         original = base_case(case)
         seen.setdefault(original.id, original)
-    return digest([case.model_dump(mode="json") for case in seen.values()])
+    return digest_pieces(
+        canonical_list_pieces(case.model_dump(mode="json") for case in seen.values())
+    )
 
 
 PREVIEW_CONTEXT_KEYS = frozenset({"session_id", "conversation_id", "sampling_seed"})
@@ -305,8 +312,23 @@ def _sorted_target(target: Target) -> Target:
 
 def seal(manifest: Manifest) -> Manifest:
     """Return the manifest with ``plan_sha256`` recomputed from every other field."""
-    body = manifest.model_dump(mode="json", exclude={"plan_sha256"})
-    return manifest.model_copy(update={"plan_sha256": protocol_digest(body)})
+    return manifest.model_copy(update={"plan_sha256": plan_digest(manifest)})
+
+
+def plan_digest(manifest: Manifest) -> str:
+    """``protocol_digest`` of the manifest without ``plan_sha256``, its cases serialised one
+    at a time (``canonical_spliced_pieces``)."""
+    head = integralize(manifest.model_dump(mode="json", exclude={"plan_sha256", "cases"}))
+    cases = (integralize(case.model_dump(mode="json")) for case in manifest.cases)
+    return digest_pieces(canonical_spliced_pieces(head, "cases", cases))
+
+
+def manifest_json(manifest: Manifest) -> str:
+    """``canonical_json`` of the whole manifest (as the store keeps it), its cases serialised
+    one at a time."""
+    head = manifest.model_dump(mode="json", exclude={"cases"})
+    cases = (case.model_dump(mode="json") for case in manifest.cases)
+    return "".join(canonical_spliced_pieces(head, "cases", cases))
 
 
 def verify_plan(manifest: Manifest) -> None:

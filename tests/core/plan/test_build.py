@@ -1,5 +1,6 @@
 """Freezing: stable hashes (acceptance item 1), validation errors, execution cells."""
 
+import hashlib
 import math
 from collections import OrderedDict
 
@@ -7,13 +8,17 @@ import pytest
 
 from pytest_srbench.core.canonical import (
     canonical_json,
+    canonical_list_pieces,
+    canonical_spliced_pieces,
     cell_digest,
     digest,
+    digest_pieces,
     integralize,
     pair_digest,
+    protocol_digest,
 )
-from pytest_srbench.core.models import Cell, Limits, Target
-from pytest_srbench.core.plan.build import PlanError, verify_plan
+from pytest_srbench.core.models import Case, Cell, Limits, Message, Target
+from pytest_srbench.core.plan.build import PlanError, manifest_json, verify_plan
 from tests.core.helpers import case, manifest, target
 
 
@@ -110,6 +115,47 @@ def test_case_hash_is_the_digest_of_the_cases():
     cases = [case("mmlu-pro", "1")]
     plan = manifest(cases, [target("t")])
     assert plan.case_sha256 == digest([c.model_dump(mode="json") for c in cases])
+
+
+def _varied_cases() -> list[Case]:
+    """Cases whose canonical text exercises the writer: floats (integral or not), unicode,
+    quotes and control characters, nested metadata, a case with no messages."""
+    return [
+        case("mmlu-pro", "1"),
+        Case(
+            id='gpqa-diamond/é"\n\u0000',
+            benchmark="gpqa-diamond",
+            messages=[Message(role="user", content=[{"type": "text", "text": "ünï 𝄞"}])],
+            answer=2.0,
+            metadata={"z": [1.5, 2.0, {"b": -0.0, "a": None}], "letters": "ABCD"},
+        ),
+        Case(id="mmlu-pro/2", benchmark="mmlu-pro", answer=None),
+    ]
+
+
+def test_streamed_plan_texts_equal_the_plain_formulas():
+    """The plan's hash, its case hash and its stored text are written case by case; each
+    equals the one-shot formula over the whole dump."""
+    plan = manifest(_varied_cases(), [target("t")], sampling={"temperature": 1.0})
+    body = plan.model_dump(mode="json", exclude={"plan_sha256"})
+    assert plan.plan_sha256 == protocol_digest(body)
+    assert manifest_json(plan) == canonical_json(plan.model_dump(mode="json"))
+    dumps = [c.model_dump(mode="json") for c in _varied_cases()]
+    assert plan.case_sha256 == digest(dumps)
+
+
+@pytest.mark.parametrize("items", [[], [1], [{"b": 1, "a": [2.5, "x"]}, None, "é"]])
+def test_canonical_pieces_join_to_the_canonical_text(items):
+    assert "".join(canonical_list_pieces(items)) == canonical_json(items)
+    head = {"z": 1, "a": {"cases": []}, "m": "\x00"}
+    spliced = "".join(canonical_spliced_pieces(head, "cases", iter(items)))
+    assert spliced == canonical_json({**head, "cases": items})
+    assert digest_pieces(canonical_list_pieces(items)) == digest(items)
+
+
+def test_digest_pieces_over_many_pieces_is_the_digest_of_their_text():
+    pieces = [f"piece {n}," for n in range(5000)]  # more than one batch
+    assert digest_pieces(pieces) == hashlib.sha256("".join(pieces).encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
