@@ -125,11 +125,6 @@ def integralize(value: Any) -> Any:
 _LEAVES = frozenset({str, int, bool, type(None)})  # exactly these types: nothing to change
 
 
-def protocol_digest(value: Any) -> str:
-    """Digest of the protocol-canonical form (integral floats as ints); used for plan hashes."""
-    return digest(integralize(value))
-
-
 def cell_digest(case_id: str, target_id: str) -> str:
     """Identity of one (case, target) cell; its first 24 hex name the cell's evidence folder."""
     return pair_digest(case_id, target_id)

@@ -316,8 +316,8 @@ def seal(manifest: Manifest) -> Manifest:
 
 
 def plan_digest(manifest: Manifest) -> str:
-    """``protocol_digest`` of the manifest without ``plan_sha256``, its cases serialised one
-    at a time (``canonical_spliced_pieces``)."""
+    """``digest(integralize(...))`` of the manifest without ``plan_sha256`` (the protocol's
+    form: integral floats as ints), its cases serialised one at a time."""
     head = integralize(manifest.model_dump(mode="json", exclude={"plan_sha256", "cases"}))
     cases = (integralize(case.model_dump(mode="json")) for case in manifest.cases)
     return digest_pieces(canonical_spliced_pieces(head, "cases", cases))

@@ -15,7 +15,6 @@ from pytest_srbench.core.canonical import (
     digest_pieces,
     integralize,
     pair_digest,
-    protocol_digest,
 )
 from pytest_srbench.core.models import Case, Cell, Limits, Message, Target
 from pytest_srbench.core.plan.build import PlanError, manifest_json, verify_plan
@@ -138,7 +137,7 @@ def test_streamed_plan_texts_equal_the_plain_formulas():
     equals the one-shot formula over the whole dump."""
     plan = manifest(_varied_cases(), [target("t")], sampling={"temperature": 1.0})
     body = plan.model_dump(mode="json", exclude={"plan_sha256"})
-    assert plan.plan_sha256 == protocol_digest(body)
+    assert plan.plan_sha256 == digest(integralize(body))
     assert manifest_json(plan) == canonical_json(plan.model_dump(mode="json"))
     dumps = [c.model_dump(mode="json") for c in _varied_cases()]
     assert plan.case_sha256 == digest(dumps)
