@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 from array import array
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,9 @@ from typing import Any
 import orjson
 
 import pytest_srbench
+from pytest_srbench.core.report.build import PlannedCases
 from pytest_srbench.render.cells_file import CellsFile
-from pytest_srbench.render.json_report import SavedReport, report_head
+from pytest_srbench.render.json_report import SavedReport, head_pieces
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.corrections import latest_correction
 
@@ -98,8 +100,10 @@ def save_report(store: Store, run_id: str, report: dict[str, Any], key: str | No
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "key").unlink(missing_ok=True)  # invalid until the new key is written
         summary = {name: value for name, value in report.items() if name != "cells"}
-        (folder / "summary.json").write_bytes(orjson.dumps(summary))
-        (folder / "head.json").write_text(report_head(report), encoding="utf-8")
+        with open(folder / "summary.json", "wb") as out:
+            out.writelines(summary_json_pieces(summary))
+        with open(folder / "head.json", "w", encoding="utf-8") as text:
+            text.writelines(head_pieces(report))
         with open(folder / "cells.bin", "wb") as out:
             offsets = cells.copy_to(out)
         (folder / "offsets.bin").write_bytes(offsets.tobytes())
@@ -109,6 +113,30 @@ def save_report(store: Store, run_id: str, report: dict[str, Any], key: str | No
     except OSError:
         return False
     return True
+
+
+def summary_json_pieces(summary: dict[str, Any]) -> Iterator[bytes]:
+    """``orjson.dumps(summary)`` a piece at a time (its ``plan`` first): the plan's case list
+    is written a batch of cases at a time, not made into one list of 10^5 dicts first."""
+    plan = summary.get("plan")
+    cases = plan.get("cases") if isinstance(plan, dict) else None
+    if not isinstance(plan, dict) or not isinstance(cases, PlannedCases):
+        yield orjson.dumps(summary)
+        return
+    rest = orjson.dumps({name: value for name, value in summary.items() if name != "plan"})
+    outline = orjson.dumps({name: value for name, value in plan.items() if name != "cases"})
+    yield b'{"plan":' + outline[:-1] + (b',"cases":[' if len(outline) > 2 else b'"cases":[')
+    batch: list[dict[str, Any]] = []
+    separator = b""
+    for entry in cases:
+        batch.append(entry)
+        if len(batch) == 1000:
+            yield separator + orjson.dumps(batch)[1:-1]
+            separator = b","
+            batch.clear()
+    if batch:
+        yield separator + orjson.dumps(batch)[1:-1]
+    yield b"]}" + (b"," + rest[1:] if len(rest) > 2 else b"}")
 
 
 def load_saved_report(store: Store, run_id: str, key: str) -> dict[str, Any] | None:

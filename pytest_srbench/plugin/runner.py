@@ -31,6 +31,8 @@ from pytest_srbench.plugin.bench_tests import (
     session_value,
 )
 from pytest_srbench.plugin.items import (
+    CELL_CATEGORIES,
+    CountedCell,
     SrbenchCell,
     outcome_summary,
     require_graded,
@@ -396,24 +398,31 @@ class RunPhase(PluginState):
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """The controller's progress line; and a benchmark cell's passed set-up and tear-down
-        reports let go once the terminal has logged them. pytest's terminal keeps every
-        report of every test to the end (two of three under the empty category, read only for
-        the tear-down output it prints); a cell's have none, and at 100,000 cells the 200,000
-        of them would hold about 250 MB."""
+        """The controller's progress line; and what pytest's terminal keeps of a benchmark
+        cell's passed reports once it has logged them. It keeps every report of every test
+        to the end: a cell's set-up and tear-down reports (under the empty category, read
+        only for the tear-down output it prints, which a cell never has) are let go, and its
+        call report (read only to be counted) becomes a ``CountedCell``. At 100,000 cells
+        the 300,000 reports would hold about 350 MB."""
         if self.role.kind == "controller" and self.progress is not None and self.progress.due():
             store = self.open()
             if store.get_run(self.run_id) is not None:
                 planned = len(store.get_manifest(self.run_id).planned_cells())
                 self.progress.show(read_status(store, self.run_id, planned, self.started))
-        if report.when == "call" or not report.passed or report.sections:
-            return
-        if "srbench" not in report.keywords:
+        if not report.passed or report.sections or "srbench" not in report.keywords:
             return
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        kept = getattr(terminal, "stats", {}).get("")
-        if kept and kept[-1] is report:
-            kept.pop()
+        stats = getattr(terminal, "stats", None)
+        if not stats:
+            return
+        for category in ("",) if report.when != "call" else CELL_CATEGORIES:
+            kept = stats.get(category)
+            if kept and kept[-1] is report:
+                if category:
+                    kept[-1] = CountedCell(report.nodeid)
+                else:
+                    kept.pop()
+                return
 
     # -- reporting -----------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)

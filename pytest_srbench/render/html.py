@@ -17,9 +17,8 @@ from typing import Any
 from jinja2 import Environment
 
 from pytest_srbench.core.origins import describe_origin, origin_kind
-from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.render import charts
-from pytest_srbench.render.json_report import shaped_cell
+from pytest_srbench.render.json_report import shaped_cell, validated_head
 from pytest_srbench.render.outputs import write_output_chunks
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import (
@@ -188,7 +187,7 @@ def run_html_chunks(
     """The report page for one run, a piece at a time: the report as validated for the JSON
     file, its case table embedded as pages of ``page`` cells (``details``: each cell's
     drill-down texts, alongside the report's cells)."""
-    shaped = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+    shaped = validated_head(report)  # (the plan's case list, as the JSON file has it)
     shaped["cells"] = report["cells"]
     view = run_view(shaped, details, page=page)
     return environment().get_template("run.html.j2").generate(**view)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.report.build import PlannedCases
 from pytest_srbench.core.report.model import CellOutcome, ReportModel
 from pytest_srbench.render.outputs import write_output_chunks
 
@@ -162,15 +163,34 @@ def cell_texts(cells: Iterable[Mapping[str, Any]]) -> Iterator[str]:
         yield cell_text(cell)
 
 
-class SavedReport(dict[str, Any]):
-    """A report with the text of its head (``report_head``) as it was validated and written
-    (read back as saved, or just written by the run that built it): serialising it again
-    only copies text. Setting a field (``report["gate"] = …``) drops that text; its sections
-    are not to be changed in place."""
+class ReportHead:
+    """A validated report's text up to its cells, held as the text before the plan's case
+    list, that list, and the text after it: the list is written out case by case each time
+    the head is (at 100,000 cases it is 22 MB of text that no file needs at once)."""
 
-    def __init__(self, report: Mapping[str, Any], head: str) -> None:
+    __slots__ = ("after", "before", "cases", "indent")
+
+    def __init__(self, before: str, cases: Sequence[Mapping[str, Any]], indent: str, after: str):
+        self.before = before
+        self.cases = cases
+        self.indent = indent
+        self.after = after
+
+    def pieces(self) -> Iterator[str]:
+        yield self.before
+        yield from _planned_cases_pieces(self.cases, self.indent)
+        yield self.after
+
+
+class SavedReport(dict[str, Any]):
+    """A report with its validated head (``report_head``: as read back from a saved report, or
+    as the run that built it validated it): serialising it again only copies text. Setting a
+    field (``report["gate"] = …``) drops the head; its sections are not to be changed in
+    place."""
+
+    def __init__(self, report: Mapping[str, Any], head: str | ReportHead) -> None:
         super().__init__(report)
-        self.head: str | None = head
+        self.head: str | ReportHead | None = head
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.head = None
@@ -186,11 +206,14 @@ class SavedReport(dict[str, Any]):
 
 
 PLANNED_CASE_FIELDS = ("id", "benchmark", "repeat_of")
+_CASES_BATCH = 1000  # planned cases per piece of text
 
 
 def _planned_cases_shaped(cases: Any) -> bool:
     """``plan.cases`` is already what ``PlannedCase`` validation would dump (the builder's
     list is: one entry per planned case, tens of thousands in a large run)."""
+    if isinstance(cases, PlannedCases):
+        return True  # made in that shape (each entry checks its repeat_of)
     if type(cases) is not list:
         return False
     for case in cases:
@@ -213,49 +236,85 @@ class _Written:
         self.render = render  # the text at an indentation (the value's own line is not indented)
 
 
-def _planned_cases_text(cases: list[dict[str, Any]], indent: str) -> str:
-    """``indented`` of a shaped ``plan.cases`` list, written out case by case."""
+def _planned_cases_pieces(cases: Iterable[Mapping[str, Any]], indent: str) -> Iterator[str]:
+    """``indented`` of a shaped ``plan.cases`` list, written out a batch of cases at a time."""
     inner = indent + "  "
     field = inner + "  "
-    return (
-        "[\n"
-        + ",\n".join(
+    batch: list[str] = []
+    started = False
+    for case in cases:
+        batch.append(
             f'{inner}{{\n{field}"id": {encode_basestring(case["id"])},\n'
             f'{field}"benchmark": {encode_basestring(case["benchmark"])},\n'
             f'{field}"repeat_of": {_text_or_null(case["repeat_of"])}\n{inner}}}'
-            for case in cases
         )
-        + "\n"
-        + indent
-        + "]"
-    )
+        if len(batch) == _CASES_BATCH:
+            yield (",\n" if started else "[\n") + ",\n".join(batch)
+            started = True
+            batch.clear()
+    if batch:
+        yield (",\n" if started else "[\n") + ",\n".join(batch)
+        started = True
+    yield "\n" + indent + "]" if started else "[]"
 
 
-def report_head(report: Mapping[str, Any]) -> str:
-    """The report validated and serialised up to its cells (``"cells": `` is its end).
-
-    A plan's case list already in shape is written out directly, not validated case by case
-    (the rest of the report is, and the text is the same either way)."""
-    if isinstance(report, SavedReport) and report.head is not None:
-        return report.head
+def validated_head(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The report without its cells, validated by ``ReportModel`` and dumped as JSON data; a
+    plan's case list already in shape is not validated case by case but kept as it is (the
+    rest of the report is; the text written is the same either way)."""
     plan = report.get("plan")
     cases = plan.get("cases") if isinstance(plan, dict) else None
     if isinstance(plan, dict) and cases and _planned_cases_shaped(cases):
         lean = {**report, "cells": [], "plan": {**plan, "cases": []}}
         head = ReportModel.model_validate(lean).model_dump(mode="json")
-        head["plan"]["cases"] = _Written(lambda indent: _planned_cases_text(cases, indent))
-    else:
-        head = ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+        head["plan"]["cases"] = cases
+        return head
+    return ReportModel.model_validate({**report, "cells": []}).model_dump(mode="json")
+
+
+_CASES_MARK = "\x00planned cases\x00"  # no JSON string value writes a raw NUL
+
+
+def _head(report: Mapping[str, Any]) -> str | ReportHead:
+    head = validated_head(report)
+    plan = head.get("plan")
+    cases = plan["cases"] if isinstance(plan, dict) else None
+    indents: list[str] = []
+
+    def mark(indent: str) -> str:
+        indents.append(indent)
+        return _CASES_MARK
+
+    if isinstance(plan, dict) and cases:
+        plan["cases"] = _Written(mark)
     text = indented(head)
     if not text.endswith(CELLS_KEY):  # pragma: no cover - "cells" is the model's last field
         raise AssertionError("ReportModel must end with its cells")
-    return text[: -len("[]\n}")]
+    text = text[: -len("[]\n}")]
+    if not indents or not cases:
+        return text
+    before, after = text.split(_CASES_MARK)
+    return ReportHead(before, cases, indents[0], after)
+
+
+def head_pieces(report: Mapping[str, Any]) -> Iterable[str]:
+    """The report validated and serialised up to its cells (``"cells": `` is its end), a piece
+    at a time."""
+    head = report.head if isinstance(report, SavedReport) and report.head is not None else None
+    if head is None:
+        head = _head(report)
+    return (head,) if isinstance(head, str) else head.pieces()
+
+
+def report_head(report: Mapping[str, Any]) -> str:
+    """The report validated and serialised up to its cells (``"cells": `` is its end)."""
+    return "".join(head_pieces(report))
 
 
 def report_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     """Validate and serialise a report, a piece at a time."""
     cells = report["cells"]
-    yield report_head(report)
+    yield from head_pieces(report)
     first = True
     for chunk in cell_texts(cells):
         yield ("[\n" if first else ",\n") + chunk
@@ -283,4 +342,4 @@ def with_head(report: dict[str, Any]) -> dict[str, Any]:
     run's ``report.json``, the saved report, the user's ``--json``) validates it once."""
     if isinstance(report, SavedReport) and report.head is not None:
         return report
-    return SavedReport(report, report_head(report))
+    return SavedReport(report, _head(report))

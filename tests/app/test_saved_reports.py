@@ -144,3 +144,18 @@ def test_the_end_of_run_report_is_the_report_rebuilt_from_the_store_byte_for_byt
 
 def rebuilt_for(store, run_id: str) -> str:
     return report_json(report_from_store(store, run_id, saved=False))
+
+
+def test_the_summary_of_a_plan_read_case_by_case_is_the_summary_of_its_list():
+    """``summary.json`` written a batch of cases at a time reads back as the summary would
+    have been written whole, whatever else the summary and the plan hold."""
+    from pytest_srbench.app.saved_reports import summary_json_pieces
+    from pytest_srbench.core.report.build import PlannedCases
+    from tests.render.test_json_report import planned
+
+    for count in (0, 1, 1000, 2345):
+        cases = PlannedCases(planned(count))
+        for plan_rest, rest in (({}, {}), ({"seed": 7}, {"run_id": "r", "x": [1.5, None]})):
+            summary = {"plan": {**plan_rest, "cases": cases}, **rest}
+            written = b"".join(summary_json_pieces(summary))
+            assert json.loads(written) == {"plan": {**plan_rest, "cases": list(cases)}, **rest}

@@ -107,9 +107,11 @@ import pytest
 def pytest_sessionfinish(session):
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     kept = [(r.nodeid, r.when) for r in terminal.stats.get("", [])]
-    calls = [r.nodeid for name, reports in terminal.stats.items() if name for r in reports
-             if getattr(r, "when", None) == "call"]
-    Path("kept.json").write_text(json.dumps({"kept": kept, "calls": calls}))
+    calls = [[r.nodeid, type(r).__name__, name] for name, reports in terminal.stats.items()
+             if name for r in reports if getattr(r, "when", None) == "call"]
+    from _pytest.tmpdir import tmppath_result_key
+    stashed = [item.nodeid for item in session.items if tmppath_result_key in item.stash]
+    Path("kept.json").write_text(json.dumps({"kept": kept, "calls": calls, "stashed": stashed}))
 """
 
 PLAIN = """
@@ -127,10 +129,11 @@ def test_plain(noisy):
 """
 
 
-def test_a_cells_passed_set_up_and_tear_down_reports_are_not_kept_to_the_end(pytester, sim):
+def test_a_cells_passed_reports_are_not_kept_to_the_end(pytester, sim):
     """The terminal keeps each test's reports to the end; a benchmark cell's set-up and
-    tear-down reports say nothing and are let go once logged, while an ordinary test's stay
-    (its tear-down printed something, which ``-rA`` still shows)."""
+    tear-down reports say nothing and are let go once logged, its call report is kept as a
+    ``CountedCell`` (counted in the last line), while an ordinary test's stay (its tear-down
+    printed something, which ``-rA`` still shows)."""
     project(pytester, sim, "always-right")
     pytester.makeconftest(KEPT)
     pytester.makepyfile(test_plain=PLAIN)
@@ -141,6 +144,10 @@ def test_a_cells_passed_set_up_and_tear_down_reports_are_not_kept_to_the_end(pyt
     assert result.ret == 0, result.stdout.str()[-2000:]
     found = json.loads((pytester.path / "kept.json").read_text())
     assert len(found["calls"]) == 4, found  # three cells and the plain test
+    kinds = sorted((kind, category) for _, kind, category in found["calls"])
+    assert kinds == [("CountedCell", "correct")] * 3 + [("TestReport", "passed")], found
+    assert found["stashed"] == ["test_plain.py::test_plain"], found  # cells drop tmp_path's record
+    result.stdout.fnmatch_lines(["*= 1 passed, 3 correct in *"])
     assert sorted(found["kept"]) == [
         ["test_plain.py::test_plain", "setup"],
         ["test_plain.py::test_plain", "teardown"],

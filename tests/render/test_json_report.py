@@ -7,12 +7,15 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from pytest_srbench.core.report.build import build_report
+from pytest_srbench.core.models import Case, Message
+from pytest_srbench.core.report.build import PlannedCases, build_report
 from pytest_srbench.core.report.model import CellOutcome, ReportModel
 from pytest_srbench.render.json_report import (
     CELL_LEVEL,
     cell_text,
+    head_pieces,
     indented,
+    report_head,
     report_chunks,
     report_json,
 )
@@ -61,7 +64,9 @@ def test_the_report_is_the_indented_dump_of_the_validated_report(seed):
     whole = ReportModel.model_validate(report).model_dump(mode="json")
     expected = json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
     assert report_json(report) == expected
-    assert len(list(report_chunks(report))) == len(report["cells"]) + 2
+    head = list(head_pieces(report))  # the plan's case list a batch of cases at a time
+    assert len(head) <= 2 + len(report["plan"]["cases"]) // 1000 + 2
+    assert len(list(report_chunks(report))) == len(head) + len(report["cells"]) + 1
     assert report_json({**report, "cells": []}).endswith('"cells": []\n}\n')
 
 
@@ -79,3 +84,46 @@ def test_a_plan_case_list_in_shape_is_written_as_validated_and_one_out_of_shape_
     extra = {**report, "plan": {**report["plan"], "cases": [{**odd[0], "secret": "x"}]}}
     with pytest.raises(ValidationError, match="secret"):
         report_json(extra)
+
+
+def planned(count: int, repeat_every: int = 7) -> list[Case]:
+    return [
+        Case(id=f'b/q{i}"é\n', benchmark="b", messages=[Message(role="user", content="?")],
+             metadata={"repeat_of": f"b/q{i - 1}"} if i % repeat_every == 3 else {})
+        for i in range(count)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("count", [0, 1, 999, 1000, 1001, 2345])
+def test_a_plan_case_list_read_from_the_plan_is_written_as_the_list_it_stands_for(count):
+    """Across the batch boundaries: the head written from the plan's cases equals the one
+    written from the same list of dicts (which the first test shows equal to the dump)."""
+    rng = random.Random(3)
+    report = build_report(plan(rng), run("completed"), *rows(rng, plan(random.Random(3))))
+    cases = PlannedCases(planned(count))
+    as_list = [{"id": c["id"], "benchmark": "b", "repeat_of": c["repeat_of"]} for c in cases]
+    assert cases == as_list and list(cases) == as_list and cases[1:3] == as_list[1:3]
+    lazy = {**report, "plan": {**report["plan"], "cases": cases}}
+    eager = {**report, "plan": {**report["plan"], "cases": as_list}}
+    assert report_head(lazy) == report_head(eager)
+    whole = ReportModel.model_validate(eager).model_dump(mode="json")
+    assert report_json(lazy) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    assert max(len(piece) for piece in head_pieces(lazy)) < 200_000
+
+
+def test_a_planned_case_repeating_something_that_is_no_case_id_is_refused():
+    odd = planned(1)[0].model_copy(update={"metadata": {"repeat_of": 3}})
+    with pytest.raises(ValueError, match="repeat_of must be a case id"):
+        list(PlannedCases([odd]))
+
+
+def test_an_answer_holding_the_head_marker_text_is_written_as_any_answer():
+    """The head is cut where the plan's case list goes; a model's answer that spells the
+    marker (a NUL is escaped in any JSON string) cannot move that cut."""
+    rng = random.Random(5)
+    report = build_report(plan(rng), run("completed"), *rows(rng, plan(random.Random(5))))
+    report = {**report, "plan": {**report["plan"], "cases": PlannedCases(planned(3))},
+              "run_id": "\x00planned cases\x00"}  # fmt: skip
+    eager = {**report, "plan": {**report["plan"], "cases": list(report["plan"]["cases"])}}
+    whole = ReportModel.model_validate(eager).model_dump(mode="json")
+    assert report_json(report) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
