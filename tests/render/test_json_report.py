@@ -15,8 +15,8 @@ from pytest_srbench.render.json_report import (
     cell_text,
     head_pieces,
     indented,
-    report_head,
     report_chunks,
+    report_head,
     report_json,
 )
 from tests.core.helpers import run
