@@ -69,7 +69,7 @@ def finalize_run(
         settle_in_flight(store, run_id)
         stops = [e["data"] for e in every_event(store, run_id, kinds=("dispatch_stopped",))]
         if manifest is not None and manifest.plan_sha256 == run.plan_sha256:
-            planned = len(manifest.planned_keys())  # the plan this process holds
+            planned = manifest.planned_count()  # the plan this process holds
         else:
             planned = len(store.plan_outline(run_id).cells)
         status = final_status(

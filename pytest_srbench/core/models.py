@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -516,6 +517,17 @@ class Manifest(Frozen):
             [(target.id, target.kind) for target in self.targets],
             [(cell.case_id, cell.target_id) for cell in self.execution_cells or ()],
             self.target_kinds,
+        )
+
+    def planned_count(self) -> int:
+        """``len(planned_keys())``, without making the pairs (a progress line asks often)."""
+        if self.execution_cells:
+            return len(self.execution_cells)
+        kinds = self.target_kinds or {}
+        per_benchmark = Counter(case.benchmark for case in self.cases)
+        return sum(
+            count * sum(1 for t in self.targets if t.kind in kinds.get(name, CHAT_TARGET_KINDS))
+            for name, count in per_benchmark.items()
         )
 
     def target_inventory(self) -> dict[str, Target]:

@@ -354,7 +354,7 @@ class CollectPhase(PluginState):
         if dropped:
             session.items[:] = kept
             self.config.hook.pytest_deselected(items=dropped)
-        others = len(self.manifest.planned_keys()) - len(claim.share)
+        others = self.manifest.planned_count() - len(claim.share)
         line = (
             f"srbench: shard {spec.label} of run {run.id} runs {len(claim.to_run)} of "
             f"{len(claim.share) + others} cells; {others} cells of other shards deselected"

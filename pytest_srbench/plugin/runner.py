@@ -393,8 +393,18 @@ class RunPhase(PluginState):
         if self.progress is None or self.role.kind == "worker" or self.manifest is None:
             return
         if self.progress.due():
-            planned = len(self.manifest.planned_cells())
+            planned = self._planned_count()
             self.progress.show(read_status(self.open(), self.run_id, planned, self.started))
+
+    def _planned_count(self) -> int:
+        """The run's number of planned cells, worked out once (from the plan this process
+        holds, or the store's outline of it)."""
+        if self._planned is None:
+            if self.manifest is not None:
+                self._planned = self.manifest.planned_count()
+            else:
+                self._planned = len(self.open().plan_outline(self.run_id).cells)
+        return self._planned
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -407,7 +417,7 @@ class RunPhase(PluginState):
         if self.role.kind == "controller" and self.progress is not None and self.progress.due():
             store = self.open()
             if store.get_run(self.run_id) is not None:
-                planned = len(store.get_manifest(self.run_id).planned_cells())
+                planned = self._planned_count()
                 self.progress.show(read_status(store, self.run_id, planned, self.started))
         if not report.passed or report.sections or "srbench" not in report.keywords:
             return

@@ -126,6 +126,7 @@ class PluginState:
         self.managed_slots: dict[str, int] = {}  # managed target -> its server's slots
         self.draft: PlanDraft | None = None
         self.manifest: Manifest | None = None
+        self._planned: int | None = None  # the run's planned cells, once counted
         self.engine: Engine | None = None
         self.view_only = False
         self.report: dict[str, Any] | None = None

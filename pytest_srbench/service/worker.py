@@ -96,7 +96,7 @@ def review(manifest: Manifest) -> dict[str, Any]:
         "profile": manifest.profile,
         "mode": manifest.mode,
         "seed": manifest.seed,
-        "cells": len(manifest.planned_keys()),
+        "cells": manifest.planned_count(),
         "targets": [
             {
                 "id": t.id,

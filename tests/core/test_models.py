@@ -7,7 +7,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from pytest_srbench.core.models import Case, Message
+from pytest_srbench.core.models import Case, Cell, Manifest, Message, Target
 from tests.core.helpers import case
 
 
@@ -42,3 +42,28 @@ def test_a_frozen_record_still_refuses_assignment() -> None:
         "content",
         "name",
     }
+
+
+def test_the_planned_count_is_the_number_of_planned_pairs():
+    """``planned_count`` counts what ``planned_keys`` makes: kinds per benchmark, chat kinds
+    by default, explicit execution cells (an empty list of them is none)."""
+
+    def target(name: str, kind: str) -> Target:
+        return Target.model_construct(id=name, kind=kind, model="m")
+
+    cases = [
+        Case(id=f"{b}/{i}", benchmark=b, messages=[]) for b in ("a", "b", "c") for i in range(3)
+    ]
+    targets = [target("chat", "single"), target("router", "mom"), target("rag", "retrieval")]
+    kinds = {"b": ["retrieval"], "c": ["single", "retrieval"]}
+    for target_kinds, cells in (
+        (None, None),
+        (kinds, None),
+        (kinds, []),
+        (kinds, [("a/0", "rag")]),
+    ):
+        manifest = Manifest.model_construct(
+            cases=cases, targets=targets, target_kinds=target_kinds,
+            execution_cells=None if cells is None else [Cell(case_id=c, target_id=t) for c, t in cells],
+        )  # fmt: skip
+        assert manifest.planned_count() == len(manifest.planned_keys()), (target_kinds, cells)
