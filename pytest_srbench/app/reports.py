@@ -86,7 +86,7 @@ def _build_report(
         manifest = store.get_manifest(run_id)
     # the one event the report reads (a run journals three or more per cell)
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
-    planned = manifest.planned_keys()
+    planned = manifest.iter_planned_keys()  # read once, into the store's scratch table
     cells = (
         store.cell_rows(run_id, planned)
         if page is None
@@ -206,7 +206,7 @@ def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tu
     reveal = reveals_answers(manifest)
     cases = {case.id: case for case in manifest.cases}
     last = None
-    for cell in store.cell_rows(run_id, manifest.planned_keys()):
+    for cell in store.cell_rows(run_id, manifest.iter_planned_keys()):
         if not cell.planned:
             return
         case = None

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -512,22 +511,32 @@ class Manifest(Frozen):
 
     def planned_keys(self) -> list[tuple[str, str]]:
         """``planned_cells`` as (case id, target id) pairs, without building a record per cell."""
-        return planned_keys(
-            [(case.id, case.benchmark) for case in self.cases],
-            [(target.id, target.kind) for target in self.targets],
-            [(cell.case_id, cell.target_id) for cell in self.execution_cells or ()],
-            self.target_kinds,
-        )
+        return list(self.iter_planned_keys())
+
+    def iter_planned_keys(self) -> Iterator[tuple[str, str]]:
+        """``planned_keys`` one pair at a time (a reader that goes through them once holds
+        none: 12 MB of pairs at 100,000 cells)."""
+        if self.execution_cells:
+            for cell in self.execution_cells:
+                yield (cell.case_id, cell.target_id)
+            return
+        runs_on = self._runs_on()
+        for case in self.cases:
+            for target_id in runs_on[case.benchmark]:
+                yield (case.id, target_id)
 
     def planned_count(self) -> int:
         """``len(planned_keys())``, without making the pairs (a progress line asks often)."""
         if self.execution_cells:
             return len(self.execution_cells)
-        kinds = self.target_kinds or {}
-        per_benchmark = Counter(case.benchmark for case in self.cases)
-        return sum(
-            count * sum(1 for t in self.targets if t.kind in kinds.get(name, CHAT_TARGET_KINDS))
-            for name, count in per_benchmark.items()
+        runs_on = self._runs_on()
+        return sum(len(runs_on[case.benchmark]) for case in self.cases)
+
+    def _runs_on(self) -> dict[str, list[str]]:
+        return runs_on(
+            {case.benchmark for case in self.cases},
+            [(target.id, target.kind) for target in self.targets],
+            self.target_kinds,
         )
 
     def target_inventory(self) -> dict[str, Target]:
@@ -553,14 +562,28 @@ def planned_keys(
     ``cases`` are (id, benchmark) and ``targets`` (id, kind) pairs."""
     if execution_cells:
         return list(execution_cells)
-    kinds = target_kinds or {}
-    runs_on: dict[str, list[str]] = {}  # per benchmark, once: the targets it runs against
-    for benchmark in {benchmark for _, benchmark in cases}:
-        allowed = kinds.get(benchmark, CHAT_TARGET_KINDS)
-        runs_on[benchmark] = [target_id for target_id, kind in targets if kind in allowed]
+    targets_of = runs_on({benchmark for _, benchmark in cases}, targets, target_kinds)
     return [
-        (case_id, target_id) for case_id, benchmark in cases for target_id in runs_on[benchmark]
+        (case_id, target_id) for case_id, benchmark in cases for target_id in targets_of[benchmark]
     ]
+
+
+def runs_on(
+    benchmarks: Iterable[str],
+    targets: list[tuple[str, str]],
+    target_kinds: dict[str, list[str]] | None = None,
+) -> dict[str, list[str]]:
+    """Per benchmark, the (id, kind) targets it runs against, in the targets' order: those of
+    a kind the benchmark lists in ``target_kinds``, else chat models and routers."""
+    kinds = target_kinds or {}
+    return {
+        benchmark: [
+            target_id
+            for target_id, kind in targets
+            if kind in kinds.get(benchmark, CHAT_TARGET_KINDS)
+        ]
+        for benchmark in benchmarks
+    }
 
 
 def outline_document(manifest: Manifest) -> dict[str, Any]:

@@ -67,3 +67,22 @@ def test_the_planned_count_is_the_number_of_planned_pairs():
             execution_cells=None if cells is None else [Cell(case_id=c, target_id=t) for c, t in cells],
         )  # fmt: skip
         assert manifest.planned_count() == len(manifest.planned_keys()), (target_kinds, cells)
+
+
+def test_the_planned_pairs_one_at_a_time_are_the_planned_pairs():
+    def target(name: str, kind: str) -> Target:
+        return Target.model_construct(id=name, kind=kind, model="m")
+
+    cases = [Case(id=f"{b}/{i}", benchmark=b, messages=[]) for b in ("a", "b") for i in range(2)]
+    targets = [target("chat", "single"), target("rag", "retrieval")]
+    for cells in (None, [], [("b/1", "rag"), ("a/0", "chat")]):
+        manifest = Manifest.model_construct(
+            cases=cases, targets=targets, target_kinds={"b": ["retrieval"]},
+            execution_cells=None if cells is None else [Cell(case_id=c, target_id=t) for c, t in cells],
+        )  # fmt: skip
+        pairs = list(manifest.iter_planned_keys())
+        assert (
+            pairs
+            == manifest.planned_keys()
+            == (cells or [("a/0", "chat"), ("a/1", "chat"), ("b/0", "rag"), ("b/1", "rag")])
+        )

@@ -113,9 +113,11 @@ def rag_sample(case: Case, target: Target, row: Row | None) -> RagSample:
 def _planned(
     manifest: Manifest, kinds: Mapping[str, str], kind: str
 ) -> dict[tuple[str, str], list[Case]]:
-    cases = {case.id: case for case in manifest.cases}
     grouped: dict[tuple[str, str], list[Case]] = defaultdict(list)
-    for case_id, target_id in manifest.planned_keys():
+    if kind not in kinds.values():
+        return grouped  # (a run without such cells: nothing to look up)
+    cases = {case.id: case for case in manifest.cases}
+    for case_id, target_id in manifest.iter_planned_keys():
         case = cases[case_id]
         if kinds.get(case.benchmark) == kind:
             grouped[(case.benchmark, target_id)].append(case)
@@ -288,7 +290,7 @@ def _each_planned(
 ) -> Iterator[tuple[Case, str, Row | None]]:
     cases = {case.id: case for case in manifest.cases}
     by_cell = {(r["case_id"], r["target_id"]): r for r in results}
-    for case_id, target_id in manifest.planned_keys():
+    for case_id, target_id in manifest.iter_planned_keys():
         yield cases[case_id], target_id, by_cell.get((case_id, target_id))
 
 
