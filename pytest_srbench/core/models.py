@@ -586,19 +586,23 @@ def runs_on(
     }
 
 
-def outline_document(manifest: Manifest) -> dict[str, Any]:
+def outline_document(manifest: Manifest, *, cases: bool = True) -> dict[str, Any]:
     """The manifest's skeleton that ``PlanOutline.from_document`` reads: ids, hash, mode and
-    budget, without case content (a store keeps it beside the full manifest)."""
-    return {
+    budget, without case content (a store keeps it beside the full manifest); ``cases``
+    False: its case list left empty (``core.plan.build.outline_json`` writes it)."""
+    document = {
         "plan_sha256": manifest.plan_sha256,
         "mode": manifest.mode,
         "profile": manifest.profile,
         "targets": [{"id": target.id, "kind": target.kind} for target in manifest.targets],
         "limits": {"max_cost_usd": manifest.limits.max_cost_usd},
-        "cases": [{"id": case.id, "benchmark": case.benchmark} for case in manifest.cases],
+        "cases": [{"id": case.id, "benchmark": case.benchmark} for case in manifest.cases]
+        if cases
+        else [],
         "execution_cells": [cell.model_dump() for cell in manifest.execution_cells or ()],
         "target_kinds": manifest.target_kinds,
     }
+    return document
 
 
 @dataclass(frozen=True)

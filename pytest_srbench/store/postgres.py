@@ -43,8 +43,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from pytest_srbench.core.models import Manifest, Run, outline_document
-from pytest_srbench.core.plan.build import manifest_json
+from pytest_srbench.core.models import Manifest, Run
+from pytest_srbench.core.plan.build import manifest_json, outline_json
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import shared_sql
 from pytest_srbench.store.base import (
@@ -621,7 +621,7 @@ class PostgresStore(SharedReads):
                 (run_id, request_key, status, now, now, manifest.plan_sha256,
                  manifest_json(manifest), parent,
                  shared_sql.dumps(runner) if runner is not None else None,
-                 shared_sql.dumps(outline_document(manifest))),
+                 outline_json(manifest)),
             ).fetchone()  # fmt: skip
             if inserted is not None:
                 self._lock([run_id])

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.models import Manifest, Run, outline_document
-from pytest_srbench.core.plan.build import manifest_json
+from pytest_srbench.core.models import Manifest, Run
+from pytest_srbench.core.plan.build import manifest_json, outline_json
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader, shared_sql
 from pytest_srbench.store.base import (
@@ -508,7 +508,7 @@ class SqliteStore(SharedReads):
                     manifest_json(manifest),
                     parent,
                     shared_sql.dumps(runner) if runner is not None else None,
-                    shared_sql.dumps(outline_document(manifest)),
+                    outline_json(manifest),
                 ),
             )
             self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})

@@ -16,8 +16,8 @@ from pytest_srbench.core.canonical import (
     integralize,
     pair_digest,
 )
-from pytest_srbench.core.models import Case, Cell, Limits, Message, Target
-from pytest_srbench.core.plan.build import PlanError, manifest_json, verify_plan
+from pytest_srbench.core.models import Case, Cell, Limits, Message, Target, outline_document
+from pytest_srbench.core.plan.build import PlanError, manifest_json, outline_json, verify_plan
 from tests.core.helpers import case, manifest, target
 
 
@@ -141,6 +141,25 @@ def test_streamed_plan_texts_equal_the_plain_formulas():
     assert manifest_json(plan) == canonical_json(plan.model_dump(mode="json"))
     dumps = [c.model_dump(mode="json") for c in _varied_cases()]
     assert plan.case_sha256 == digest(dumps)
+
+
+@pytest.mark.parametrize("count", [0, 1, 1000, 2345])
+def test_the_outline_written_in_batches_is_the_outline_document(count):
+    """The store's outline text, its case list written a batch at a time, is byte for byte
+    the plain dump (across the batch boundaries); a plan that spells the splice marker is
+    written the plain way."""
+    import orjson
+
+    cases = (_varied_cases() * (count // 3 + 1))[:count]
+    cases = [c.model_copy(update={"id": f"{c.id}#{n}"}) for n, c in enumerate(cases)]
+    plan = (
+        manifest(cases, [target("t")])
+        if cases
+        else manifest([case("mmlu-pro", "1")], [target("t")]).model_copy(update={"cases": []})
+    )
+    assert outline_json(plan) == orjson.dumps(outline_document(plan)).decode()
+    odd = plan.model_copy(update={"profile": "\x00srbench outline cases\x00"})
+    assert outline_json(odd) == orjson.dumps(outline_document(odd)).decode()
 
 
 @pytest.mark.parametrize("items", [[], [1], [{"b": 1, "a": [2.5, "x"]}, None, "é"]])
