@@ -28,6 +28,13 @@ from pytest_srbench.store.sqlite import SqliteStore
 Row = dict[str, Any]
 RUN_FIELDS = ("id, request_key, status, created_at, updated_at, plan_sha256, manifest, error,"
               " parent_run_id, runner, outline")  # fmt: skip
+# a SQLite store keeps a run's plan apart from its row (run_plans; in the row before schema 2)
+SQLITE_RUN = (
+    "SELECT r.id, r.request_key, r.status, r.created_at, r.updated_at, r.plan_sha256,"
+    " coalesce(p.manifest, r.manifest) AS manifest, r.error, r.parent_run_id, r.runner,"
+    " coalesce(p.outline, r.outline) AS outline"
+    " FROM runs r LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
+)
 CALL_FIELDS = ("seq, id, case_id, target_id, role, status, data, updated_at, usage_known,"
                " cost_usd, finish_reason")  # fmt: skip
 
@@ -78,7 +85,10 @@ def export_run(store: Store, run_id: str) -> RunDump:
     """Read all of one run (inside one snapshot, so the parts agree)."""
     order = "row_id" if is_postgres(store) else "rowid"
     with store.snapshot():
-        found = rows(store, f"SELECT {RUN_FIELDS} FROM runs WHERE id = ?", (run_id,))
+        run_row = (
+            f"SELECT {RUN_FIELDS} FROM runs WHERE id = ?" if is_postgres(store) else SQLITE_RUN
+        )
+        found = rows(store, run_row, (run_id,))
         if not found:
             raise StoreError(f"no run {run_id!r} in the source store")
 
@@ -179,7 +189,13 @@ def import_run(store: Store, dump: RunDump) -> bool:
     keep_events = not (sqlite and _numbers_taken(store, "events", [e["seq"] for e in dump.events]))
     with store.transaction():
         _write_evidence(store, run_id, dump.evidence)  # before the rows that point at it
-        _insert(store, "runs", dump.run)
+        if sqlite:  # the plan in run_plans (see SqliteStore.create_run)
+            plan = {"run_id": run_id, "manifest": dump.run["manifest"],
+                    "outline": dump.run["outline"]}  # fmt: skip
+            _insert(store, "runs", {**dump.run, "manifest": "", "outline": None})
+            _insert(store, "run_plans", plan)
+        else:
+            _insert(store, "runs", dump.run)
         for result in dump.results:
             _insert(store, "results", {"run_id": run_id, **result})
         for call in dump.calls:

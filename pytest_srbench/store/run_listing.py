@@ -88,7 +88,10 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
             " (SELECT json_group_array(json_extract(s.value, '$.kind'))"
             "  FROM json_each(manifest, '$.dataset.suites') AS s"
             "  WHERE coalesce(json_extract(s.value, '$.selected'), 1) != 0) AS kinds"
-            f" FROM runs WHERE id IN ({marks})"
+            # the plan apart from the run's row (run_plans), or in it (a schema 1 run)
+            " FROM (SELECT r.id, coalesce(p.manifest, r.manifest) AS manifest,"
+            "  coalesce(p.outline, r.outline) AS outline FROM runs r"
+            f"  LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id IN ({marks}))"
         )  # fmt: skip
         for row in rows(store, query, list(chunk)):
             targets = orjson.loads(row["targets"]) if row["targets"] else []

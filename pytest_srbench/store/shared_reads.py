@@ -48,6 +48,9 @@ class SharedReads(ABC):
     location: str
     _BYTE_ORDER: ClassVar[str]
     _RESULT_ROW: ClassVar[str]
+    # a run's frozen plan and its outline (the SQLite store keeps them apart from the run row)
+    _MANIFEST_OF_RUN: ClassVar[str] = "SELECT manifest FROM runs WHERE id = ?"
+    _OUTLINE_OF_RUN: ClassVar[str] = "SELECT coalesce(outline, manifest) FROM runs WHERE id = ?"
 
     @abstractmethod
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -93,7 +96,7 @@ class SharedReads(ABC):
         return run_of(row) if row else None
 
     def get_manifest(self, run_id: str) -> Manifest:
-        row = self._first("SELECT manifest FROM runs WHERE id = ?", (run_id,))
+        row = self._first(self._MANIFEST_OF_RUN, (run_id,))
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.location}")
         return Manifest.model_validate_json(row[0])
@@ -101,9 +104,8 @@ class SharedReads(ABC):
     def plan_outline(self, run_id: str) -> PlanOutline:
         """The run's plan outline (hash, mode, targets, budget, planned cells) without validating
         every case: a fraction of ``get_manifest``'s cost on large plans."""
-        row = self._first(
-            "SELECT coalesce(outline, manifest) FROM runs WHERE id = ?", (run_id,)
-        )  # a run written before outlines were kept falls back to its manifest
+        row = self._first(self._OUTLINE_OF_RUN, (run_id,))
+        # (a run written before outlines were kept falls back to its manifest)
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.location}")
         return PlanOutline.from_document(orjson.loads(row[0]))

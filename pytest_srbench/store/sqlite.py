@@ -50,7 +50,7 @@ from pytest_srbench.store.writes import (
     Write,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a run's plan and outline live in run_plans, not in its row
 DB_NAME = "journal.sqlite3"
 BUSY_TIMEOUT_ENV = "SRBENCH_BUSY_TIMEOUT_S"
 DEFAULT_BUSY_TIMEOUT_S = 60.0
@@ -71,6 +71,11 @@ CREATE TABLE IF NOT EXISTS runs (
     outline TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
+CREATE TABLE IF NOT EXISTS run_plans (
+    run_id TEXT PRIMARY KEY,
+    manifest TEXT NOT NULL,
+    outline TEXT
+);
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL,
     case_id TEXT NOT NULL,
@@ -218,6 +223,15 @@ class SqliteStore(SharedReads):
 
     _BYTE_ORDER = ""  # SQLite's default collation already orders text by bytes
     _RESULT_ROW = "rowid"
+    # a run from before run_plans (schema 1) keeps its plan in its own row
+    _MANIFEST_OF_RUN = (
+        "SELECT coalesce(p.manifest, r.manifest) FROM runs r"
+        " LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
+    )
+    _OUTLINE_OF_RUN = (
+        "SELECT coalesce(p.outline, r.outline, p.manifest, r.manifest) FROM runs r"
+        " LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
+    )
 
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = Path(root)
@@ -430,10 +444,12 @@ class SqliteStore(SharedReads):
                     with self.transaction():
                         for statement in statements:
                             self.db.execute(statement)
-            if self._check_schema() is None:
+            version = self._check_schema()
+            if version is None or version < SCHEMA_VERSION:  # (the tables are there now)
                 with self.transaction():
                     self.db.execute(
-                        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                        "INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
+                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (str(SCHEMA_VERSION),),
                     )
         except sqlite3.OperationalError as error:
@@ -462,6 +478,8 @@ class SqliteStore(SharedReads):
                 for table, column, _ in ADDED_COLUMNS
                 if table not in tables or column not in self._columns(table)
             ]
+            if "run_plans" not in tables:
+                missing.append("run_plans")
             if row is None or missing:
                 raise StoreError(
                     f"the store {self.root} is read-only and was written by an older "
@@ -495,9 +513,12 @@ class SqliteStore(SharedReads):
                 return shared_sql.run_of(existing), False
             now = now_iso()
             parent = (manifest.recovery or {}).get("parent_run_id")
+            # the plan apart from the run's row: SQLite rewrites a whole row on any update,
+            # and a run's status and runner change several times (a 100,000-case plan is
+            # 35 MB of text, read and written again each time)
             self.db.execute(
                 "INSERT INTO runs(id, request_key, status, created_at, updated_at, plan_sha256,"
-                " manifest, parent_run_id, runner, outline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " manifest, parent_run_id, runner) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)",
                 (
                     run_id,
                     request_key,
@@ -505,11 +526,13 @@ class SqliteStore(SharedReads):
                     now,
                     now,
                     manifest.plan_sha256,
-                    manifest_json(manifest),
                     parent,
                     shared_sql.dumps(runner) if runner is not None else None,
-                    outline_json(manifest),
                 ),
+            )
+            self.db.execute(
+                "INSERT INTO run_plans(run_id, manifest, outline) VALUES (?, ?, ?)",
+                (run_id, manifest_json(manifest), outline_json(manifest)),
             )
             self.append_event(run_id, "created", {"plan_sha256": manifest.plan_sha256})
             row = self.db.execute(

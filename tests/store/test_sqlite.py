@@ -68,6 +68,57 @@ def test_store_written_before_accounting_columns_is_migrated(tmp_path, plan):
     assert reopened.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
 
 
+def test_a_schema_1_store_keeping_plans_in_run_rows_is_read_and_upgraded(tmp_path, plan):
+    """Before schema 2 a run's plan and outline were columns of its row; such a store still
+    reads (plan, outline, listing, copy) once opened with write access, which upgrades it,
+    and runs written afterwards keep their plan apart. Read-only, it asks for that first."""
+    from pytest_srbench.store.copy import export_run
+    from pytest_srbench.store.run_listing import plan_facts
+
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", plan)
+    expected = export_run(store, "run-1").run
+    store.close()
+    db = sqlite3.connect(tmp_path / "s" / "journal.sqlite3")
+    db.execute("UPDATE runs SET manifest = (SELECT manifest FROM run_plans WHERE run_id = id),"
+               " outline = (SELECT outline FROM run_plans WHERE run_id = id)")  # fmt: skip
+    db.execute("DROP TABLE run_plans")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="written by an older pytest-srbench"):
+        open_store(tmp_path / "s", read_only=True)
+    old = open_store(tmp_path / "s")
+    version = old.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert int(version[0]) == SCHEMA_VERSION == 2
+    assert old.get_manifest("run-1") == plan
+    assert old.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
+    assert plan_facts(old, ["run-1"])["run-1"].targets[0]["id"] == "t"
+    assert export_run(old, "run-1").run == expected
+    other = plan.model_copy(update={"name": "second"})
+    old.create_run("run-2", other)
+    kept = old.db.execute("SELECT id, length(manifest) FROM runs ORDER BY id").fetchall()
+    assert [tuple(row) for row in kept] == [("run-1", len(expected["manifest"])), ("run-2", 0)]
+    assert old.get_manifest("run-2") == other
+    assert plan_facts(old, ["run-2"])["run-2"].name == "second"
+
+
+def test_a_runs_status_and_runner_updates_do_not_rewrite_its_plan(tmp_path):
+    """SQLite writes a whole row again on any update: the plan lives apart from the run's row,
+    so a status or runner change writes a page or two, not the plan (WAL bytes measured)."""
+    cases = [case("mmlu-pro", str(n)).model_copy(update={"metadata": {"letters": "ABCD",
+             "pad": "x" * 2000}}) for n in range(1000)]  # fmt: skip
+    big = manifest(cases, [target("t")])
+    store = open_store(tmp_path / "s")
+    store.create_run("run-1", big)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    wal = tmp_path / "s" / "journal.sqlite3-wal"
+    store.set_runner("run-1", {"pid": 1})
+    store.set_run_status("run-1", "running")
+    assert wal.stat().st_size < 100_000, wal.stat().st_size  # the plan is over 2 MB
+    assert store.get_manifest("run-1") == big
+
+
 def test_a_read_only_store_reads_and_says_so_on_a_write(tmp_path, plan):
     store = open_store(tmp_path / "s")
     store.create_run("run-1", plan)
