@@ -151,9 +151,7 @@ class RunPhase(PluginState):
         for url, cases in by_url.items():
             admin = sim_client.admin_url_for(url)
             sim_client.register_models(admin, self.project.simulator.sim_models().values())
-            sim_client.register_scripts(
-                admin, sim_client.scripts_for(list(cases.values()), self.registry)
-            )
+            sim_client.register_case_scripts(admin, cases.values(), self.registry)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -45,20 +45,41 @@ def _get(url: str, timeout: float = 30.0) -> Any:
         return json.loads(response.read())
 
 
-def scripts_for(cases: Iterable[Case], registry: AdapterRegistry) -> dict[str, dict[str, Any]]:
-    """The simulator scripts of ``cases``, keyed as the simulator recognises them."""
-    scripts: dict[str, dict[str, Any]] = {}
+SCRIPTS_PER_REQUEST = 5000
+
+
+def iter_scripts(
+    cases: Iterable[Case], registry: AdapterRegistry
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The simulator scripts of ``cases`` one at a time, keyed as the simulator recognises them."""
     for case in cases:
         for opening, script in registry.get(case.benchmark).simulator_scripts(case):
             key = registration_key(opening)
             if key is not None:
-                scripts[key] = script
-    return scripts
+                yield key, script
+
+
+def scripts_for(cases: Iterable[Case], registry: AdapterRegistry) -> dict[str, dict[str, Any]]:
+    """The simulator scripts of ``cases``, keyed as the simulator recognises them."""
+    return dict(iter_scripts(cases, registry))
 
 
 def register_scripts(admin_url: str, scripts: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add ``scripts`` to the simulator's (a key given again replaces its script)."""
     if scripts:
         _post(admin_url + "/scripts", {"scripts": dict(scripts)})
+
+
+def register_case_scripts(admin_url: str, cases: Iterable[Case], registry: AdapterRegistry) -> None:
+    """Register the scripts of ``cases``, ``SCRIPTS_PER_REQUEST`` per request: a
+    100,000-case run's scripts (about 400 bytes each, and their JSON) are never held at once."""
+    batch: dict[str, dict[str, Any]] = {}
+    for key, script in iter_scripts(cases, registry):
+        batch[key] = script
+        if len(batch) == SCRIPTS_PER_REQUEST:
+            register_scripts(admin_url, batch)
+            batch = {}
+    register_scripts(admin_url, batch)
 
 
 def register_models(admin_url: str, models: Iterable[SimModel]) -> None:

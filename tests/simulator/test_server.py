@@ -185,3 +185,27 @@ def test_admin_payloads_arrive_exactly_whichever_encoder_could_write_them():
         server.server_close()
     assert [json.loads(body) for body in received] == payloads
     assert "é".encode() in received[0]  # orjson's bytes (the standard library escapes it)
+
+
+def test_case_scripts_are_registered_a_batch_at_a_time_and_all_kept(sim, monkeypatch):
+    """A run's scripts go to the simulator a batch per request (never all held at once);
+    the simulator adds each batch to what it has, so every case answers as scripted."""
+    from pytest_srbench.benchmarks.registry import default_registry
+    from pytest_srbench.core.models import Case, Message
+
+    posted = []
+    post = sim_client._post
+    monkeypatch.setattr(sim_client, "SCRIPTS_PER_REQUEST", 3)
+    monkeypatch.setattr(sim_client, "_post", lambda url, payload: posted.append(
+        len(payload["scripts"])) or post(url, payload))  # fmt: skip
+    before = sim_client.stats(sim.admin_url)["scripts"]
+    questions = [QUESTION.replace("Which letter?", f"Which letter, {n}?") for n in range(7)]
+    cases = [Case(id=f"mmlu-pro/s{n}", benchmark="mmlu-pro", answer="ABCD"[n % 4],
+                  messages=[Message(role="user", content=q)], metadata={"letters": "ABCD"})
+             for n, q in enumerate(questions)]  # fmt: skip
+    sim_client.register_case_scripts(sim.admin_url, iter(cases), default_registry())
+    assert posted == [3, 3, 1]
+    assert sim_client.stats(sim.admin_url)["scripts"] == before + 7
+    for case, question in zip(cases, questions, strict=True):
+        _, state = parse(stream(sim, body("always-right", question=question))[1])
+        assert state.outcome().final_text == case.answer
