@@ -108,29 +108,27 @@ def load_suite(folder: Path) -> Suite:
         raise SuiteError(
             f"{meta_path}: benchmark {meta['benchmark']!r} differs from the folder name {folder.name!r}"
         )
+    # read line by line, hashed as read: the file, its lines and its rows are never all held
+    # at once (a 100,000-row suite is ~60 MB of bytes and line copies beside its rows)
+    hasher = hashlib.sha256()
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problem: str | None = None  # the first bad row, reported once the file's hash is right
     try:
-        body = cases_path.read_bytes()
+        with open(cases_path, "rb") as lines:
+            for number, raw in enumerate(lines, start=1):
+                hasher.update(raw)
+                if problem is None and raw.strip():
+                    problem = _read_row(raw, number, rows)
     except FileNotFoundError:
         raise SuiteError(f"{cases_path}: missing") from None
-    actual = hashlib.sha256(body).hexdigest()
+    actual = hasher.hexdigest()
     if actual != meta["sha256"]:
         raise SuiteError(
             f"{cases_path}: sha256 mismatch (suite.json says {meta['sha256']}, the file is {actual}); "
             "the cases changed after the suite was frozen"
         )
-    rows: list[tuple[int, dict[str, Any]]] = []
-    for number, raw in enumerate(body.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise SuiteError(f"{cases_path} line {number}: not valid UTF-8") from None
-        except json.JSONDecodeError as error:
-            raise SuiteError(f"{cases_path} line {number}: invalid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise SuiteError(f"{cases_path} line {number}: each line must be a JSON object")
-        rows.append((number, row))
+    if problem is not None:
+        raise SuiteError(f"{cases_path} line {problem}")
     if not rows:
         raise SuiteError(f"{cases_path}: holds no cases")
     for relative, expected in sorted((meta.get("assets") or {}).items()):
@@ -144,6 +142,20 @@ def load_suite(folder: Path) -> Suite:
                 f"{asset}: sha256 mismatch (suite.json says {expected}, the file is {actual})"
             )
     return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=tuple(rows))
+
+
+def _read_row(raw: bytes, number: int, rows: list[tuple[int, dict[str, Any]]]) -> str | None:
+    """Add one line's row to ``rows``; what is wrong with it (after its number) otherwise."""
+    try:
+        row = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return f"{number}: not valid UTF-8"
+    except json.JSONDecodeError as error:
+        return f"{number}: invalid JSON ({error.msg})"
+    if not isinstance(row, dict):
+        return f"{number}: each line must be a JSON object"
+    rows.append((number, row))
+    return None
 
 
 def data_kind(folder: Path) -> str | None:

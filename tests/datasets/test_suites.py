@@ -75,6 +75,23 @@ def test_corrupt_lines(tmp_path, lines, message):
         load_suite(write_suite(tmp_path, "mmlu-pro", lines))
 
 
+def test_a_changed_file_is_reported_as_changed_before_any_bad_row(tmp_path):
+    """Rows are read as the file is hashed; a file whose hash is wrong is named changed even
+    when a row of it is broken too (the frozen file may not be the one being read)."""
+    folder = write_suite(tmp_path, "mmlu-pro", b'{"a": 1}\n{broken\n', sha256="0" * 64)
+    with pytest.raises(SuiteError, match="sha256 mismatch"):
+        load_suite(folder)
+
+
+def test_rows_keep_their_line_numbers_across_blank_lines_crlf_and_a_last_unended_line(tmp_path):
+    lines = b'{"a": 1}\r\n\n  \n{"a": 2}\r\n{"a": 3}'
+    suite = load_suite(write_suite(tmp_path, "mmlu-pro", lines))
+    assert [(number, row["a"]) for number, row in suite.rows] == [(1, 1), (4, 2), (5, 3)]
+    broken = write_suite(tmp_path / "b", "mmlu-pro", b'{"a": 1}\r\n\n{"a": 2}\n{oops')
+    with pytest.raises(SuiteError, match="line 4: invalid JSON"):
+        load_suite(broken)
+
+
 def test_bad_metadata(tmp_path):
     folder = tmp_path / "x"
     folder.mkdir()
