@@ -45,7 +45,7 @@ from pytest_srbench.datasets.suites import (
     Suite,
     SuiteError,
     discover_suites,
-    load_suite,
+    open_suite,
     shipped_suites_dir,
 )
 from pytest_srbench.simulator.profiles import BUILTIN_MODELS, simulated_target
@@ -218,16 +218,25 @@ def _rows_file(suite: Suite) -> Path:
 
 
 def render_suite(suite: Suite, adapter: Adapter, seed: int) -> list[tuple[Case, str]]:
-    """Every row of a suite as a case with its stratum; errors name the file and line."""
+    """Every row of a suite as a case with its stratum; errors name the file and line. Rows
+    read from the file as they are rendered (``SuiteRows``) are read to the end before a
+    row's error is raised, so a file changed since it was opened is named as changed."""
     rendered = []
     seen: set[str] = set()
-    for number, row in suite.rows:
+    rows = iter(suite.rows)
+    for number, row in rows:
+        problem = None
         try:
             case = adapter.render(row, seed)
         except (SuiteRowError, ValueError) as error:
-            raise SuiteError(f"{_rows_file(suite)} line {number}: {error}") from None
-        if case.id in seen:
-            raise SuiteError(f"{_rows_file(suite)} line {number}: duplicate case id {case.id!r}")
+            problem = f"{_rows_file(suite)} line {number}: {error}"
+        else:
+            if case.id in seen:
+                problem = f"{_rows_file(suite)} line {number}: duplicate case id {case.id!r}"
+        if problem is not None:
+            for _ in rows:  # the rest read (and the file's hash checked) first
+                pass
+            raise SuiteError(problem)
         seen.add(case.id)
         rendered.append((case, adapter.stratum(row)))
     return rendered
@@ -304,7 +313,7 @@ def build_draft(
     shortfalls: list[Shortfall] = []  # every benchmark short of cases is named at once
     for benchmark in benchmarks:
         adapter = registry.get(benchmark)
-        suite = datasets.get(benchmark) or load_suite(available[benchmark])
+        suite = datasets.get(benchmark) or open_suite(available[benchmark])
         suite_paths[benchmark] = suite.path
         rendered = render_suite(suite, adapter, seed)
         by_id = {case.id: case for case, _ in rendered}

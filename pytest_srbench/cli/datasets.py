@@ -7,6 +7,7 @@ converters, pyarrow, huggingface_hub and the suite writers when it runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -264,7 +265,7 @@ def cmd_datasets_show(args: argparse.Namespace) -> int:
     except InputError as error:
         return _error(error)
     print(json.dumps(suite.meta, indent=2, sort_keys=True, ensure_ascii=False))
-    shown = suite.rows[: args.rows]
+    shown = list(itertools.islice(suite.rows, args.rows))
     print(f"first {len(shown)} of {len(suite.rows)} rows:")
     for number, row in shown:
         print(f"  {number}: {_preview(row)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -36,7 +37,7 @@ class Suite:
     benchmark: str
     path: Path
     meta: dict[str, Any]
-    rows: tuple[tuple[int, dict[str, Any]], ...]
+    rows: Collection[tuple[int, dict[str, Any]]]  # (line number, row); see ``SuiteRows``
 
     @property
     def location(self) -> str:
@@ -80,10 +81,9 @@ def is_shipped(path: Path) -> bool:
     return True
 
 
-def load_suite(folder: Path) -> Suite:
-    """Load and verify one suite folder."""
+def _suite_meta(folder: Path) -> dict[str, Any]:
+    """A suite folder's verified ``suite.json``."""
     meta_path = folder / SUITE_META
-    cases_path = folder / SUITE_CASES
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -108,29 +108,10 @@ def load_suite(folder: Path) -> Suite:
         raise SuiteError(
             f"{meta_path}: benchmark {meta['benchmark']!r} differs from the folder name {folder.name!r}"
         )
-    # read line by line, hashed as read: the file, its lines and its rows are never all held
-    # at once (a 100,000-row suite is ~60 MB of bytes and line copies beside its rows)
-    hasher = hashlib.sha256()
-    rows: list[tuple[int, dict[str, Any]]] = []
-    problem: str | None = None  # the first bad row, reported once the file's hash is right
-    try:
-        with open(cases_path, "rb") as lines:
-            for number, raw in enumerate(lines, start=1):
-                hasher.update(raw)
-                if problem is None and raw.strip():
-                    problem = _read_row(raw, number, rows)
-    except FileNotFoundError:
-        raise SuiteError(f"{cases_path}: missing") from None
-    actual = hasher.hexdigest()
-    if actual != meta["sha256"]:
-        raise SuiteError(
-            f"{cases_path}: sha256 mismatch (suite.json says {meta['sha256']}, the file is {actual}); "
-            "the cases changed after the suite was frozen"
-        )
-    if problem is not None:
-        raise SuiteError(f"{cases_path} line {problem}")
-    if not rows:
-        raise SuiteError(f"{cases_path}: holds no cases")
+    return meta
+
+
+def _check_assets(folder: Path, meta: dict[str, Any]) -> None:
     for relative, expected in sorted((meta.get("assets") or {}).items()):
         asset = folder / relative
         try:
@@ -141,21 +122,102 @@ def load_suite(folder: Path) -> Suite:
             raise SuiteError(
                 f"{asset}: sha256 mismatch (suite.json says {expected}, the file is {actual})"
             )
-    return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=tuple(rows))
 
 
-def _read_row(raw: bytes, number: int, rows: list[tuple[int, dict[str, Any]]]) -> str | None:
-    """Add one line's row to ``rows``; what is wrong with it (after its number) otherwise."""
+def _rows_of(path: Path, sha256: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """A suite file's rows, parsed one at a time as the file is read and hashed: no copy of
+    the file, its lines or its other rows is held. Once the file has been read, a hash other
+    than ``sha256`` raises (before the first bad row, which is raised otherwise)."""
+    hasher = hashlib.sha256()
+    problem: str | None = None  # the first bad row, reported once the file's hash is right
+    try:
+        with open(path, "rb") as lines:
+            for number, raw in enumerate(lines, start=1):
+                hasher.update(raw)
+                if problem is None and raw.strip():
+                    row, problem = _read_row(raw, number)
+                    if row is not None:
+                        yield number, row
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: missing") from None
+    _check_hash(path, sha256, hasher.hexdigest())
+    if problem is not None:
+        raise SuiteError(f"{path} line {problem}")
+
+
+def _check_hash(path: Path, expected: str, actual: str) -> None:
+    if actual != expected:
+        raise SuiteError(
+            f"{path}: sha256 mismatch (suite.json says {expected}, the file is {actual}); "
+            "the cases changed after the suite was frozen"
+        )
+
+
+class SuiteRows(Collection[tuple[int, dict[str, Any]]]):
+    """A suite file's rows read from the file on each pass, one at a time (``_rows_of``): a
+    plan renders each row once and keeps only its case, so a 100,000-row suite's parsed rows
+    (about 1 kB each) are never all held. The file was hashed when the suite was opened;
+    each pass hashes it again and raises if it changed since."""
+
+    def __init__(self, path: Path, sha256: str, count: int) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        return _rows_of(self.path, self.sha256)
+
+    def __contains__(self, item: object) -> bool:
+        return any(item == row for row in self)
+
+
+def load_suite(folder: Path) -> Suite:
+    """Load and verify one suite folder, its rows read into memory."""
+    meta = _suite_meta(folder)
+    cases_path = folder / SUITE_CASES
+    rows = tuple(_rows_of(cases_path, meta["sha256"]))
+    if not rows:
+        raise SuiteError(f"{cases_path}: holds no cases")
+    _check_assets(folder, meta)
+    return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=rows)
+
+
+def open_suite(folder: Path) -> Suite:
+    """Verify one suite folder (its file hashed, its rows counted, not parsed) whose rows are
+    then read from the file as they are used (``SuiteRows``; a bad row is named then)."""
+    meta = _suite_meta(folder)
+    cases_path = folder / SUITE_CASES
+    hasher = hashlib.sha256()
+    count = 0
+    try:
+        with open(cases_path, "rb") as lines:
+            for raw in lines:
+                hasher.update(raw)
+                count += 1 if raw.strip() else 0
+    except FileNotFoundError:
+        raise SuiteError(f"{cases_path}: missing") from None
+    _check_hash(cases_path, meta["sha256"], hasher.hexdigest())
+    if not count:
+        raise SuiteError(f"{cases_path}: holds no cases")
+    _check_assets(folder, meta)
+    rows = SuiteRows(cases_path, meta["sha256"], count)
+    return Suite(benchmark=str(meta["benchmark"]), path=folder, meta=meta, rows=rows)
+
+
+def _read_row(raw: bytes, number: int) -> tuple[dict[str, Any] | None, str | None]:
+    """One line's row, or what is wrong with it (after its number)."""
     try:
         row = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return f"{number}: not valid UTF-8"
+        return None, f"{number}: not valid UTF-8"
     except json.JSONDecodeError as error:
-        return f"{number}: invalid JSON ({error.msg})"
+        return None, f"{number}: invalid JSON ({error.msg})"
     if not isinstance(row, dict):
-        return f"{number}: each line must be a JSON object"
-    rows.append((number, row))
-    return None
+        return None, f"{number}: each line must be a JSON object"
+    return row, None
 
 
 def data_kind(folder: Path) -> str | None:

@@ -157,3 +157,44 @@ def test_a_synthetic_suite_never_replaces_released_data(tmp_path):
     assert found["hle"] == tmp_path / "b" / "hle" != original  # later folder wins otherwise
     prepared = _suite(tmp_path / "b" / "mmlu-pro.quick", origin={"kind": "synthetic"})
     assert discover_suites([tmp_path / "a", tmp_path / "b"], "quick")["mmlu-pro"] == prepared
+
+
+def test_an_opened_suite_reads_its_rows_from_the_file_as_they_are_used(tmp_path):
+    """``open_suite`` hashes and counts the file; its rows are parsed as they are iterated
+    (as ``load_suite`` reads them), a bad row is named then, and a file changed since it was
+    opened is named as changed — also before a row's error while rendering."""
+    from pytest_srbench.app.planning import render_suite
+    from pytest_srbench.benchmarks.registry import default_registry
+    from pytest_srbench.datasets.suites import SuiteRows, open_suite
+
+    lines = b"".join(
+        json.dumps({"question_id": str(n), "question": f"q{n}?", "options": ["a", "b"],
+                    "answer": "A", "category": "c"}).encode() + b"\n"
+        for n in range(5)
+    )  # fmt: skip
+    folder = write_suite(tmp_path, "mmlu-pro", lines)
+    opened = open_suite(folder)
+    assert isinstance(opened.rows, SuiteRows) and len(opened.rows) == 5
+    assert list(opened.rows) == list(load_suite(folder).rows)
+    assert (3, json.loads(lines.splitlines()[2])) in opened.rows
+    adapter = default_registry(with_entry_points=False).get("mmlu-pro")
+    assert [c.id for c, _ in render_suite(opened, adapter, 1)] == [
+        f"mmlu-pro/{n}" for n in range(5)
+    ]
+    (folder / "cases.jsonl").write_bytes(lines.replace(b'"answer": "A"', b'"answer": "Z"'))
+    with pytest.raises(SuiteError, match="sha256 mismatch"):
+        list(opened.rows)
+    with pytest.raises(SuiteError, match="sha256 mismatch"):  # not the row's own error
+        render_suite(opened, adapter, 1)
+    wrong = lines.replace(b'"answer": "A"', b'"answer": "Z"', 1)
+    bad = write_suite(tmp_path / "bad", "mmlu-pro", wrong)
+    with pytest.raises(SuiteError, match=r"line 1: answer 'Z' is not one of"):
+        render_suite(open_suite(bad), adapter, 1)
+    worse = write_suite(tmp_path / "worse", "mmlu-pro", wrong + b"{oops\n")
+    with pytest.raises(SuiteError, match="line 6: invalid JSON"):  # as load_suite says it
+        render_suite(open_suite(worse), adapter, 1)
+    broken = write_suite(tmp_path / "broken", "mmlu-pro", lines + b"{oops\n")
+    with pytest.raises(SuiteError, match="line 6: invalid JSON"):
+        list(open_suite(broken).rows)
+    with pytest.raises(SuiteError, match="holds no cases"):
+        open_suite(write_suite(tmp_path / "empty", "mmlu-pro", b"\n \n"))
