@@ -7,10 +7,12 @@ import asyncio
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,6 +216,14 @@ class PytestRun:
     phases: dict[str, float] | None = None  # seconds per phase (with ``phases=True``)
 
 
+def store_folder(pythonpath: str | None) -> str:
+    """The store of the runs of a source tree (the default tree's: ``.srbench``), so that trees
+    of different store schemas can be measured side by side in one project."""
+    if pythonpath is None:
+        return ".srbench"
+    return ".srbench-" + hashlib.sha256(pythonpath.encode()).hexdigest()[:12]
+
+
 def run_pytest(
     project: Path,
     workload: Workload,
@@ -232,10 +242,12 @@ def run_pytest(
     ``_phase_marks`` plugin and return where the command's time went."""
     selection = ["--srbench-profile", "smoke", TEST_MODULES[as_test]] if as_test else [
         "--srbench-benchmark", "bench-mcq"]  # fmt: skip
+    # each source tree its own store: trees of different store schemas may be compared
+    store = store_folder(pythonpath)
     command = [
         PYTHON[0], "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
         "--srbench-concurrency", str(workload.concurrency), "--srbench-json", "report.json",
-        "--srbench-store", ".srbench", "--srbench-transport", workload.transport,
+        "--srbench-store", store, "--srbench-transport", workload.transport,
     ]  # fmt: skip
     command += ["-n", str(workload.workers)] if workload.workers > 1 else ["-p", "no:xdist"]
     marks_path = project / "phase-marks.json"
@@ -262,10 +274,15 @@ def run_pytest(
         marks_path.unlink()
         spent = {name: marks[end] - marks[begin] for name, begin, end in PHASES
                  if begin in marks and end in marks}  # fmt: skip
-    from pytest_srbench.store import open_store
-
-    store = open_store(project / ".srbench")
-    calls = store.calls(report["run_id"])
+    # read with sqlite3 itself: the tree measured may write an older store schema, which this
+    # tree's store would upgrade (and the older tree then refuse)
+    with closing(sqlite3.connect(project / store / "journal.sqlite3")) as db:
+        calls = [
+            {"id": row[0], "case_id": row[1], "target_id": row[2]}
+            for row in db.execute(
+                "SELECT id, case_id, target_id FROM calls WHERE run_id = ?", (report["run_id"],)
+            )
+        ]
     runner = report["provenance"]["runner"] or {}
     return PytestRun(
         wall_s=report["summary"]["wall_time_s"],
