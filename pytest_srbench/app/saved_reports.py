@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 import pytest_srbench
+from pytest_srbench.core.canonical import SPLICED_LIST, compact_spliced_pieces
 from pytest_srbench.core.report.build import PlannedCases
 from pytest_srbench.render.cells_file import CellsFile
 from pytest_srbench.render.json_report import SavedReport, head_pieces
@@ -115,28 +116,17 @@ def save_report(store: Store, run_id: str, report: dict[str, Any], key: str | No
     return True
 
 
-def summary_json_pieces(summary: dict[str, Any]) -> Iterator[bytes]:
-    """``orjson.dumps(summary)`` a piece at a time (its ``plan`` first): the plan's case list
-    is written a batch of cases at a time, not made into one list of 10^5 dicts first."""
+def summary_json_pieces(summary: dict[str, Any]) -> Iterable[bytes]:
+    """``orjson.dumps(summary)``, the plan's case list written a batch of cases at a time
+    rather than made into one list of 10^5 dicts first."""
     plan = summary.get("plan")
     cases = plan.get("cases") if isinstance(plan, dict) else None
     if not isinstance(plan, dict) or not isinstance(cases, PlannedCases):
-        yield orjson.dumps(summary)
-        return
-    rest = orjson.dumps({name: value for name, value in summary.items() if name != "plan"})
-    outline = orjson.dumps({name: value for name, value in plan.items() if name != "cases"})
-    yield b'{"plan":' + outline[:-1] + (b',"cases":[' if len(outline) > 2 else b'"cases":[')
-    batch: list[dict[str, Any]] = []
-    separator = b""
-    for entry in cases:
-        batch.append(entry)
-        if len(batch) == 1000:
-            yield separator + orjson.dumps(batch)[1:-1]
-            separator = b","
-            batch.clear()
-    if batch:
-        yield separator + orjson.dumps(batch)[1:-1]
-    yield b"]}" + (b"," + rest[1:] if len(rest) > 2 else b"}")
+        return (orjson.dumps(summary),)
+    try:
+        return compact_spliced_pieces({**summary, "plan": {**plan, "cases": SPLICED_LIST}}, cases)
+    except ValueError:  # the marker spelled elsewhere in the report: the plain way
+        return (orjson.dumps({**summary, "plan": {**plan, "cases": list(cases)}}),)
 
 
 def load_saved_report(store: Store, run_id: str, key: str) -> dict[str, Any] | None:

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
 
+import orjson
+
 from pytest_srbench.core.errors import InputError
 
 _CANONICAL = json.JSONEncoder(
@@ -76,6 +78,37 @@ def canonical_spliced_pieces(head: dict[str, Any], key: str, items: Iterable[Any
     yield before
     yield from canonical_list_pieces(items)
     yield after
+
+
+SPLICED_LIST = "\x00pytest-srbench: the list written in batches goes here\x00"
+
+
+def compact_spliced_pieces(
+    document: Any, items: Iterable[Any], batch: int = 1000
+) -> Iterator[bytes]:
+    """``orjson.dumps`` of ``document`` with ``items`` as a list where it holds
+    ``SPLICED_LIST``, the list dumped ``batch`` items at a time (a 10^5-entry list is never
+    made whole). Raises ValueError, before anything is written, unless the marker is there
+    exactly once (a JSON string holding it elsewhere: the caller dumps the plain way)."""
+    parts = orjson.dumps(document).split(orjson.dumps(SPLICED_LIST))
+    if len(parts) != 2:
+        raise ValueError("the splice marker is not in the document exactly once")
+    return _spliced(parts[0], items, batch, parts[1])
+
+
+def _spliced(before: bytes, items: Iterable[Any], batch: int, after: bytes) -> Iterator[bytes]:
+    yield before + b"["
+    pending: list[Any] = []
+    separator = b""
+    for item in items:
+        pending.append(item)
+        if len(pending) == batch:
+            yield separator + orjson.dumps(pending)[1:-1]
+            separator = b","
+            pending.clear()
+    if pending:
+        yield separator + orjson.dumps(pending)[1:-1]
+    yield b"]" + after
 
 
 def digest_pieces(pieces: Iterable[str]) -> str:

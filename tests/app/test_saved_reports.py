@@ -159,3 +159,15 @@ def test_the_summary_of_a_plan_read_case_by_case_is_the_summary_of_its_list():
             summary = {"plan": {**plan_rest, "cases": cases}, **rest}
             written = b"".join(summary_json_pieces(summary))
             assert json.loads(written) == {"plan": {**plan_rest, "cases": list(cases)}, **rest}
+
+
+def test_a_summary_that_spells_the_splice_marker_is_written_the_plain_way():
+    from pytest_srbench.app.saved_reports import summary_json_pieces
+    from pytest_srbench.core.canonical import SPLICED_LIST
+    from pytest_srbench.core.report.build import PlannedCases
+    from tests.render.test_json_report import planned
+
+    cases = PlannedCases(planned(5))
+    summary = {"run_id": SPLICED_LIST, "plan": {"cases": cases}}
+    written = b"".join(summary_json_pieces(summary))
+    assert json.loads(written) == {"run_id": SPLICED_LIST, "plan": {"cases": list(cases)}}

@@ -12,8 +12,10 @@ from typing import Any, Literal
 import orjson
 
 from pytest_srbench.core.canonical import (
+    SPLICED_LIST,
     canonical_list_pieces,
     canonical_spliced_pieces,
+    compact_spliced_pieces,
     digest_pieces,
     integralize,
 )
@@ -334,25 +336,17 @@ def manifest_json(manifest: Manifest) -> str:
     return "".join(canonical_spliced_pieces(head, "cases", cases))
 
 
-_OUTLINE_CASES = "\x00srbench outline cases\x00"
-
-
 def outline_json(manifest: Manifest) -> str:
     """``orjson.dumps(outline_document(manifest))`` as text (what a store keeps beside the
     manifest), its case list written a batch of cases at a time instead of made into a dict
     per case first (20 MB at 100,000 cases)."""
     document = outline_document(manifest, cases=False)
-    document["cases"] = _OUTLINE_CASES  # (in its place: the text is the plain dump's)
-    text = orjson.dumps(document)
-    parts = text.split(orjson.dumps(_OUTLINE_CASES))
-    if len(parts) != 2:  # the marker spelled elsewhere in the plan: the plain way
+    document["cases"] = SPLICED_LIST  # (in its place: the text is the plain dump's)
+    cases = ({"id": case.id, "benchmark": case.benchmark} for case in manifest.cases)
+    try:
+        pieces = compact_spliced_pieces(document, cases)
+    except ValueError:  # the marker spelled elsewhere in the plan: the plain way
         return orjson.dumps(outline_document(manifest)).decode("utf-8")
-    pieces = [parts[0], b"["]
-    cases = manifest.cases
-    for start in range(0, len(cases), 1000):
-        batch = [{"id": c.id, "benchmark": c.benchmark} for c in cases[start : start + 1000]]
-        pieces.append((b"," if start else b"") + orjson.dumps(batch)[1:-1])
-    pieces += [b"]", parts[1]]
     return b"".join(pieces).decode("utf-8")
 
 

@@ -230,3 +230,17 @@ def test_target_validation():
         Limits(idle_timeout_s=500)
     with pytest.raises(ValueError, match="finite and > 0"):
         Limits.model_validate({"max_cost_usd": 0})
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 4, 10])
+def test_compact_spliced_pieces_are_the_plain_dump(count):
+    import orjson
+
+    from pytest_srbench.core.canonical import SPLICED_LIST, compact_spliced_pieces
+
+    items = [{"id": f"c{n}", "é": [n, None]} for n in range(count)]
+    document = {"a": 1, "plan": {"cases": SPLICED_LIST, "z": "x"}, "b": [2.5]}
+    joined = b"".join(compact_spliced_pieces(document, iter(items), batch=3))
+    assert joined == orjson.dumps({**document, "plan": {"cases": items, "z": "x"}})
+    with pytest.raises(ValueError, match="exactly once"):
+        compact_spliced_pieces({"x": SPLICED_LIST, "y": SPLICED_LIST}, items)
