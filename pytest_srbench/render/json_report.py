@@ -183,7 +183,7 @@ class ReportHead:
 
 
 class SavedReport(dict[str, Any]):
-    """A report with its validated head (``report_head``: as read back from a saved report, or
+    """A report with its validated head (``head_pieces``: as read back from a saved report, or
     as the run that built it validated it): serialising it again only copies text. Setting a
     field (``report["gate"] = …``) drops the head; its sections are not to be changed in
     place."""
@@ -304,11 +304,6 @@ def head_pieces(report: Mapping[str, Any]) -> Iterable[str]:
     if head is None:
         head = _head(report)
     return (head,) if isinstance(head, str) else head.pieces()
-
-
-def report_head(report: Mapping[str, Any]) -> str:
-    """The report validated and serialised up to its cells (``"cells": `` is its end)."""
-    return "".join(head_pieces(report))
 
 
 def report_chunks(report: Mapping[str, Any]) -> Iterator[str]:
