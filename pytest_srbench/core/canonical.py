@@ -9,8 +9,6 @@ from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
 
-import orjson
-
 from pytest_srbench.core.errors import InputError
 
 _CANONICAL = json.JSONEncoder(
@@ -90,6 +88,8 @@ def compact_spliced_pieces(
     ``SPLICED_LIST``, the list dumped ``batch`` items at a time (a 10^5-entry list is never
     made whole). Raises ValueError, before anything is written, unless the marker is there
     exactly once (a JSON string holding it elsewhere: the caller dumps the plain way)."""
+    import orjson  # (not at import: the plugin's entry point loads this module)
+
     parts = orjson.dumps(document).split(orjson.dumps(SPLICED_LIST))
     if len(parts) != 2:
         raise ValueError("the splice marker is not in the document exactly once")
@@ -97,6 +97,8 @@ def compact_spliced_pieces(
 
 
 def _spliced(before: bytes, items: Iterable[Any], batch: int, after: bytes) -> Iterator[bytes]:
+    import orjson
+
     yield before + b"["
     pending: list[Any] = []
     separator = b""
