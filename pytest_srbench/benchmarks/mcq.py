@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import string
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -73,7 +74,7 @@ class MmluProAdapter(McqAdapter):
             isinstance(o, str) and o.strip() for o in options
         ):
             raise SuiteRowError("'options' must hold 2 to 10 non-empty strings")
-        letters = string.ascii_uppercase[: len(options)]
+        letters = sys.intern(string.ascii_uppercase[: len(options)])  # one per count, not case
         answer = require(row, "answer")
         if answer not in letters:
             raise SuiteRowError(f"answer {answer!r} is not one of the option letters {letters}")
@@ -84,7 +85,7 @@ class MmluProAdapter(McqAdapter):
             answer=answer,
             metadata={
                 "letters": letters,
-                "category": str(row.get("category", "")),
+                "category": sys.intern(str(row.get("category", ""))),  # a few values, many rows
                 "src": row.get("src"),
             },
         )

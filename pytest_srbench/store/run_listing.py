@@ -89,7 +89,7 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
             "  FROM json_each(manifest, '$.dataset.suites') AS s"
             "  WHERE coalesce(json_extract(s.value, '$.selected'), 1) != 0) AS kinds"
             # the plan apart from the run's row (run_plans), or in it (a schema 1 run)
-            " FROM (SELECT r.id, coalesce(p.manifest, r.manifest) AS manifest,"
+            " FROM (SELECT r.id, coalesce(CAST(p.manifest AS TEXT), r.manifest) AS manifest,"
             "  coalesce(p.outline, r.outline) AS outline FROM runs r"
             f"  LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id IN ({marks}))"
         )  # fmt: skip

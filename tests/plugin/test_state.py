@@ -98,6 +98,7 @@ def test_the_heap_is_frozen_again_for_the_interpreters_exit(pytester, sim):
 
 KEPT = """
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,20 @@ def pytest_sessionfinish(session):
              if name for r in reports if getattr(r, "when", None) == "call"]
     from _pytest.tmpdir import tmppath_result_key
     stashed = [item.nodeid for item in session.items if tmppath_result_key in item.stash]
-    Path("kept.json").write_text(json.dumps({"kept": kept, "calls": calls, "stashed": stashed}))
+    cells = [item for item in session.items if hasattr(item, "case_id")]
+    held = {
+        "locations": sum("location" in item.__dict__ for item in cells),
+        "grown_stashes": sum(
+            sys.getsizeof(item.stash._storage) > sys.getsizeof({}) or item._store is not item.stash
+            for item in cells
+        ),
+        "engine_entries": len(session.config.pluginmanager.get_plugin("srbench-session").engine.slots),
+        "cells": len(cells),
+        "location": list(cells[0].location),
+    }
+    Path("kept.json").write_text(
+        json.dumps({"kept": kept, "calls": calls, "stashed": stashed, "held": held})
+    )
 """
 
 PLAIN = """
@@ -147,6 +161,17 @@ def test_a_cells_passed_reports_are_not_kept_to_the_end(pytester, sim):
     kinds = sorted((kind, category) for _, kind, category in found["calls"])
     assert kinds == [("CountedCell", "correct")] * 3 + [("TestReport", "passed")], found
     assert found["stashed"] == ["test_plain.py::test_plain"], found  # cells drop tmp_path's record
+    # nor does a cell item keep its location, a grown stash or its engine entry to the end
+    held = found["held"]
+    path, line, domain = held["location"]  # made when asked, the same as when kept
+    assert (path, line) == ("pyproject.toml", None), held
+    assert domain.startswith("mmlu-pro/") and domain.endswith(" [always-right]"), held
+    assert (held["cells"], held["locations"], held["grown_stashes"], held["engine_entries"]) == (
+        3,
+        0,
+        0,
+        0,
+    ), held
     result.stdout.fnmatch_lines(["*= 1 passed, 3 correct in *"])
     assert sorted(found["kept"]) == [
         ["test_plain.py::test_plain", "setup"],

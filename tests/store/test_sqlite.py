@@ -80,7 +80,8 @@ def test_a_schema_1_store_keeping_plans_in_run_rows_is_read_and_upgraded(tmp_pat
     expected = export_run(store, "run-1").run
     store.close()
     db = sqlite3.connect(tmp_path / "s" / "journal.sqlite3")
-    db.execute("UPDATE runs SET manifest = (SELECT manifest FROM run_plans WHERE run_id = id),"
+    db.execute("UPDATE runs SET manifest = (SELECT CAST(manifest AS TEXT) FROM run_plans"
+               " WHERE run_id = id),"
                " outline = (SELECT outline FROM run_plans WHERE run_id = id)")  # fmt: skip
     db.execute("DROP TABLE run_plans")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -117,6 +118,59 @@ def test_a_runs_status_and_runner_updates_do_not_rewrite_its_plan(tmp_path):
     store.set_run_status("run-1", "running")
     assert wal.stat().st_size < 100_000, wal.stat().st_size  # the plan is over 2 MB
     assert store.get_manifest("run-1") == big
+
+
+def test_a_plan_is_written_in_pieces_into_a_reserved_last_column(tmp_path):
+    """A large plan's text is never one SQLite parameter (bound by copying, then copied into
+    the row): its room is a zero blob in the row's last column, written a megabyte at a time,
+    and every reader gets the same text back."""
+    from pytest_srbench.core.plan.build import manifest_json
+    from pytest_srbench.store.copy import export_run, import_run
+    from pytest_srbench.store.run_listing import plan_facts
+
+    cases = [case("mmlu-pro", str(n)).model_copy(update={"metadata": {"letters": "ABCD",
+             "pad": "é" * 1500}}) for n in range(1000)]  # fmt: skip
+    big = manifest(cases, [target("t")])
+    store = open_store(tmp_path / "s")
+    columns = [row[1] for row in store.db.execute("PRAGMA table_info(run_plans)")]
+    assert columns[-1] == "manifest", columns
+    store.create_run("run-1", big)
+    kind, size = store.db.execute(
+        "SELECT typeof(manifest), length(manifest) FROM run_plans WHERE run_id = 'run-1'"
+    ).fetchone()
+    text = manifest_json(big)
+    assert (kind, size) == ("blob", len(text.encode("utf-8"))) and size > 3 * (1 << 20)
+    assert store.get_manifest("run-1") == big
+    assert store.plan_outline("run-1").cells == [(c.id, "t") for c in cases]
+    assert [t["id"] for t in plan_facts(store, ["run-1"])["run-1"].targets] == ["t"]
+    dump = export_run(store, "run-1")
+    assert dump.run["manifest"] == text  # text, as a store of any kind takes it
+    other = open_store(tmp_path / "copy")
+    import_run(other, dump)
+    assert other.get_manifest("run-1") == big
+
+
+def test_a_plan_table_from_before_the_plan_was_its_last_column_still_works(tmp_path, plan):
+    """Stores made by the first schema 2 builds keep the plan in the middle of the row: a
+    plan is written into them the same way (the zero blob made whole) and reads back."""
+    store = open_store(tmp_path / "s")
+    store.db.execute("DROP TABLE run_plans")
+    store.db.execute(
+        "CREATE TABLE run_plans (run_id TEXT PRIMARY KEY, manifest TEXT NOT NULL, outline TEXT)"
+    )
+    store.create_run("run-1", plan)
+    assert store.get_manifest("run-1") == plan
+    assert store.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
+
+
+def test_joined_chunks_hold_every_piece_in_order():
+    from pytest_srbench.store.sqlite import _joined_chunks
+
+    pieces = [bytes([65 + n % 26]) * (n % 7) for n in range(500)]
+    chunks = _joined_chunks(iter(pieces), size=100)
+    assert b"".join(chunks) == b"".join(pieces)
+    assert all(len(chunk) >= 100 for chunk in chunks[:-1]) and len(chunks) > 10
+    assert _joined_chunks(iter([])) == []
 
 
 def test_a_read_only_store_reads_and_says_so_on_a_write(tmp_path, plan):

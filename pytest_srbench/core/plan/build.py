@@ -6,7 +6,7 @@ protocol-canonical JSON of the whole manifest without ``plan_sha256``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import orjson
@@ -331,9 +331,15 @@ def plan_digest(manifest: Manifest) -> str:
 def manifest_json(manifest: Manifest) -> str:
     """``canonical_json`` of the whole manifest (as the store keeps it), its cases serialised
     one at a time."""
+    return "".join(manifest_json_pieces(manifest))
+
+
+def manifest_json_pieces(manifest: Manifest) -> Iterator[str]:
+    """``manifest_json`` in pieces (the head, then a case at a time), for a store that
+    writes the text without making it whole."""
     head = manifest.model_dump(mode="json", exclude={"cases"})
     cases = (case.model_dump(mode="json") for case in manifest.cases)
-    return "".join(canonical_spliced_pieces(head, "cases", cases))
+    return canonical_spliced_pieces(head, "cases", cases)
 
 
 def outline_json(manifest: Manifest) -> str:
