@@ -10,6 +10,8 @@ exits (``wait4``), not a sample taken by the process.
 
     python bench/overhead.py                       # the default settings
     python bench/overhead.py --settings large      # N=20,000, L=1 s, C=512 in one process
+    python bench/overhead.py --settings 100000-0ms --no-loop --no-test-functions
+                                                   # 100,000 cells in one process (memory)
     python bench/overhead.py --settings all --repeat 3
     python bench/overhead.py --peers               # also lm-eval and inspect-ai (installed once
                                                    # into .cache/bench-peers, a throwaway venv)
@@ -50,6 +52,7 @@ SETTINGS = {
     "4000-200ms-n2": Workload(cells=4000, latency_s=0.2, chunks=200, concurrency=32, workers=2),
     "20000-0ms": Workload(cells=20000, latency_s=0.0, chunks=1, concurrency=64),
     "large": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=512),
+    "100000-0ms": Workload(cells=100000, latency_s=0.0, chunks=1, concurrency=64),
     "quick-200ms": Workload(cells=500, latency_s=0.2, chunks=200, concurrency=64),
     "quick-0ms": Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
 }
