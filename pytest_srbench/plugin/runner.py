@@ -67,6 +67,9 @@ class RunPhase(PluginState):
     def _start_engine(self) -> None:
         assert self.manifest is not None and self.store is not None
         manifest = self.manifest
+        # made first: it loads the HTTP client (0.1 s) while the simulator, launched when the
+        # session started, may still be starting (its address is waited for below)
+        transport = make_transport(self.settings.transport, connections=self.settings.concurrency)
         targets = manifest.target_inventory()
         cases = {case.id: case for case in manifest.cases}
         work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
@@ -96,9 +99,7 @@ class RunPhase(PluginState):
             manifest=manifest,
             store=self.store,
             writer=GroupCommitWriter(self.store),  # bound to the engine loop
-            transport=make_transport(
-                self.settings.transport, connections=self.settings.concurrency
-            ),
+            transport=transport,
             adapters=self.registry,
             base_urls=base_urls,
             budget=Budget(cap_usd=budget_share),
