@@ -23,7 +23,7 @@ import orjson
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.dialect import execute, is_postgres, rows
 from pytest_srbench.store.postgres import PostgresStore
-from pytest_srbench.store.sqlite import SqliteStore
+from pytest_srbench.store.sqlite import RUN_MANIFEST_SQL, SqliteStore
 
 Row = dict[str, Any]
 RUN_FIELDS = ("id, request_key, status, created_at, updated_at, plan_sha256, manifest, error,"
@@ -31,8 +31,7 @@ RUN_FIELDS = ("id, request_key, status, created_at, updated_at, plan_sha256, man
 # a SQLite store keeps a run's plan apart from its row (run_plans; in the row before schema 2)
 SQLITE_RUN = (
     "SELECT r.id, r.request_key, r.status, r.created_at, r.updated_at, r.plan_sha256,"
-    " coalesce(CAST(p.manifest AS TEXT), r.manifest) AS manifest, r.error, r.parent_run_id,"
-    " r.runner,"
+    f" {RUN_MANIFEST_SQL} AS manifest, r.error, r.parent_run_id, r.runner,"
     " coalesce(p.outline, r.outline) AS outline"
     " FROM runs r LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
 )

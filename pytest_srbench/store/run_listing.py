@@ -15,6 +15,7 @@ from pytest_srbench.core.models import Run
 from pytest_srbench.core.report.tasks import RunKind, run_kind
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.dialect import is_postgres, rows
+from pytest_srbench.store.sqlite import RUN_MANIFEST_SQL
 
 COLUMNS = "id, status, created_at, updated_at, plan_sha256, request_key, error, parent_run_id"
 NEWEST_FIRST = ' ORDER BY created_at COLLATE "C" DESC, id COLLATE "C" DESC'
@@ -89,7 +90,7 @@ def plan_facts(store: Store, ids: Sequence[str]) -> dict[str, PlanFacts]:
             "  FROM json_each(manifest, '$.dataset.suites') AS s"
             "  WHERE coalesce(json_extract(s.value, '$.selected'), 1) != 0) AS kinds"
             # the plan apart from the run's row (run_plans), or in it (a schema 1 run)
-            " FROM (SELECT r.id, coalesce(CAST(p.manifest AS TEXT), r.manifest) AS manifest,"
+            f" FROM (SELECT r.id, {RUN_MANIFEST_SQL} AS manifest,"
             "  coalesce(p.outline, r.outline) AS outline FROM runs r"
             f"  LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id IN ({marks}))"
         )  # fmt: skip

@@ -217,6 +217,12 @@ def _writable(root: Path, db_path: Path) -> bool:
     return os.access(root, os.W_OK) and os.access(db_path, os.W_OK)
 
 
+# A run's manifest as its readers read it: from run_plans, where it is written as a blob (see
+# ``SqliteStore._insert_plan``; SQLite's JSON functions would take a blob for JSONB), or from
+# the run's row (schema 1). Queries join ``runs r LEFT JOIN run_plans p``.
+RUN_MANIFEST_SQL = "coalesce(CAST(p.manifest AS TEXT), r.manifest)"
+
+
 class SqliteStore(SharedReads):
     """The default store: SQLite (WAL, synchronous=FULL) plus evidence files. The reads both
     backends share are ``SharedReads``'s (``store/shared_reads.py``)."""
@@ -225,11 +231,11 @@ class SqliteStore(SharedReads):
     _RESULT_ROW = "rowid"
     # a run from before run_plans (schema 1) keeps its plan in its own row
     _MANIFEST_OF_RUN = (
-        "SELECT coalesce(CAST(p.manifest AS TEXT), r.manifest) FROM runs r"
+        f"SELECT {RUN_MANIFEST_SQL} FROM runs r"
         " LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
     )
     _OUTLINE_OF_RUN = (
-        "SELECT coalesce(p.outline, r.outline, CAST(p.manifest AS TEXT), r.manifest) FROM runs r"
+        f"SELECT coalesce(p.outline, r.outline, {RUN_MANIFEST_SQL}) FROM runs r"
         " LEFT JOIN run_plans p ON p.run_id = r.id WHERE r.id = ?"
     )
 
