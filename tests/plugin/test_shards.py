@@ -119,18 +119,24 @@ def wait_until(condition, what: str, timeout: float = 60.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def shard_1_mid_run(location: str | Path) -> bool:
+def shard_1_mid_run(location: str | Path, sim) -> bool:
     """Both shards of the store's newest run have claimed, and shard 1 has a finished call and
-    one still in flight."""
+    one still in flight: its request has reached the simulator. (A call's row is committed
+    before its request leaves, so a row in ``sent`` alone may not have been sent yet; the
+    simulator counted before the rows were read, every row has arrived when the counts agree.)"""
+    requests = sim_client.stats(sim.admin_url)["requests"]
     store = open_store(location)
     try:
         runs = store.list_runs(limit=1)
         if not runs or len(store.shards(runs[0].id)) < 2:
             return False
         share = set(share_of(store.get_manifest(runs[0].id), ShardSpec(1, 2)))
-        calls = [c for c in store.calls(runs[0].id) if (c["case_id"], c["target_id"]) in share]
-        return any(c["status"] == "completed" for c in calls) and any(
-            c["status"] == "sent" for c in calls
+        every_call = store.calls(runs[0].id)
+        calls = [c for c in every_call if (c["case_id"], c["target_id"]) in share]
+        return (
+            any(c["status"] == "completed" for c in calls)
+            and any(c["status"] == "sent" for c in calls)
+            and requests == len(every_call)
         )
     finally:
         store.close()
@@ -144,7 +150,7 @@ def test_a_killed_shard_leaves_its_share_interrupted_and_recoverable(pytester, s
     shards = {k: start(root, *key, f"--srbench-shard={k}/2", f"--srbench-json=s{k}.json", env=env)
               for k in (1, 2)}  # fmt: skip
     journal = root / ".srbench" / "journal.sqlite3"
-    wait_until(lambda: journal.exists() and shard_1_mid_run(root / ".srbench"),
+    wait_until(lambda: journal.exists() and shard_1_mid_run(root / ".srbench", sim),
                "shard 1 to be mid-run")  # fmt: skip
     shards[1].send_signal(signal.SIGKILL)
     shards[1].wait(timeout=10)

@@ -40,7 +40,7 @@ def test_a_shard_killed_on_another_host_is_settled_once_its_lease_expires(
         for k in (1, 2)
     }  # fmt: skip
 
-    wait_until(lambda: shard_1_mid_run(postgres_url), "shard 1 to be mid-run")
+    wait_until(lambda: shard_1_mid_run(postgres_url, sim), "shard 1 to be mid-run")
     shards[1].send_signal(signal.SIGKILL)
     shards[1].wait(timeout=10)
     out = finish(shards[2])
