@@ -15,6 +15,7 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CONFTEST = """
 from pytest_srbench.benchmarks.mcq import MmluProAdapter
@@ -81,8 +82,10 @@ def model_spec(workload: Workload, name: str = "bench") -> dict[str, object]:
     }
 
 
-def make_project(root: Path, workload: Workload) -> Path:
-    """A project folder whose only suite holds ``workload.cells`` cases."""
+def make_project(root: Path, workload: Workload, base_url: str | None = None) -> Path:
+    """A project folder whose only suite holds ``workload.cells`` cases; its target is the
+    built-in simulator (started by the plugin, inside the command) or, with ``base_url``, an
+    OpenAI-compatible endpoint already running (as the peers are measured)."""
     root.mkdir(parents=True, exist_ok=True)
     suite = root / "suites" / "bench-mcq"
     suite.mkdir(parents=True, exist_ok=True)
@@ -110,17 +113,20 @@ def make_project(root: Path, workload: Workload) -> Path:
         "[[targets]]",
         'id = "bench"',
         'model = "bench"',
-        "simulated = true",
+        f"base_url = {json.dumps(base_url)}" if base_url else "simulated = true",
         "[targets.prices.bench]",
         PRICES,
-        "[simulator.models.bench]",
-        "accuracy = 1.0",
-        f"latency_s = {workload.latency_s}",
-        f"chunks = {workload.chunks}",
-        "styles = { declaration = 1.0 }",
-        "[simulator.models.bench.prices]",
-        PRICES,
     ]
+    if base_url is None:
+        lines += [
+            "[simulator.models.bench]",
+            "accuracy = 1.0",
+            f"latency_s = {workload.latency_s}",
+            f"chunks = {workload.chunks}",
+            "styles = { declaration = 1.0 }",
+            "[simulator.models.bench.prices]",
+            PRICES,
+        ]
     assert model["name"] == "bench"
     (root / "srbench.toml").write_text("\n".join(lines))
     return root
@@ -252,6 +258,7 @@ def run_pytest(
     command += ["-n", str(workload.workers)] if workload.workers > 1 else ["-p", "no:xdist"]
     marks_path = project / "phase-marks.json"
     extra: dict[str, str] = {}
+    path: str | None
     if phases:
         command += ["-p", "_phase_marks"]
         extra["SRBENCH_BENCH_MARKS"] = str(marks_path)
@@ -333,12 +340,21 @@ async def _hand_loop(base_url: str, workload: Workload) -> float:
         return time.perf_counter() - started
 
 
-def run_hand_loop(workload: Workload) -> float:
-    """The practical limit: semaphore + aiohttp + orjson over the same simulator."""
+def start_endpoint(workload: Workload) -> Any:
+    """The simulator serving ``workload``'s model, as an endpoint of its own (``.base_url``,
+    ``.stop()``)."""
     from pytest_srbench.simulator.process import start_simulator
     from pytest_srbench.simulator.profiles import SimModel
 
-    sim = start_simulator([SimModel.model_validate(model_spec(workload))])
+    return start_simulator([SimModel.model_validate(model_spec(workload))])
+
+
+def run_hand_loop(workload: Workload, base_url: str | None = None) -> float:
+    """The practical limit: semaphore + aiohttp + orjson over the same simulator (started here
+    unless ``base_url`` names one already running)."""
+    if base_url is not None:
+        return asyncio.run(_hand_loop(base_url, workload))
+    sim = start_endpoint(workload)
     try:
         return asyncio.run(_hand_loop(sim.base_url, workload))
     finally:
@@ -353,9 +369,14 @@ class LoopRun:
     peak_rss_mb: float
 
 
-def run_hand_loop_command(workload: Workload, pythonpath: str | None = None) -> LoopRun:
-    """The hand-written loop as a command of its own, timed from spawn to exit like ours."""
-    spec = json.dumps([workload.cells, workload.latency_s, workload.chunks, workload.concurrency])
+def run_hand_loop_command(
+    workload: Workload, pythonpath: str | None = None, base_url: str | None = None
+) -> LoopRun:
+    """The hand-written loop as a command of its own, timed from spawn to exit like ours
+    (against ``base_url``, or a simulator it starts itself)."""
+    spec = json.dumps(
+        [workload.cells, workload.latency_s, workload.chunks, workload.concurrency, base_url]
+    )
     done = run_command(
         [PYTHON[0], str(Path(__file__).resolve()), "hand-loop", spec],
         cwd=BENCH_DIR,
@@ -369,6 +390,6 @@ def run_hand_loop_command(workload: Workload, pythonpath: str | None = None) -> 
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["hand-loop"]:
-    cells, latency, chunks, concurrency = json.loads(sys.argv[2])
-    wall = run_hand_loop(Workload(cells, latency, chunks, concurrency))
+    cells, latency, chunks, concurrency, endpoint = json.loads(sys.argv[2])
+    wall = run_hand_loop(Workload(cells, latency, chunks, concurrency), endpoint)
     print(json.dumps({"wall_s": wall}))

@@ -1,9 +1,10 @@
-"""Framework overhead: pytest-srbench against the built-in simulator at fixed latency, beside a
+"""Framework overhead: pytest-srbench against the simulator at fixed latency, beside a
 hand-written asyncio loop on the same transport and, with --peers, lm-eval and inspect-ai; the
 same cases also run as a benchmark written as a pytest test ("as test functions").
 
 Every tool is timed twice: the whole command as a user types it (from spawn to exit: start-up,
-imports, the simulator, collection, the run, the report, the exit), and the run alone (for
+imports, collection, the run, the report, the exit; with --endpoint built-in the simulator's
+start too), and the run alone (for
 pytest-srbench the run's own wall time, created → finished; the request phase for the loop
 and the peers). Peak RSS is the operating system's figure for the whole command, read when it
 exits (``wait4``), not a sample taken by the process.
@@ -18,6 +19,9 @@ exits (``wait4``), not a sample taken by the process.
     python bench/overhead.py --phases              # where each command's time went
     python bench/overhead.py --baseline-tree DIR   # also an earlier source tree, side by side
                                                    # (e.g. `git archive main | tar -x -C DIR`)
+    python bench/overhead.py --endpoint built-in   # the plugin's own simulated target (started
+                                                   # inside the command) instead of one
+                                                   # simulator per setting started outside
 
 Prints one table; every ratio compares tools measured side by side in this run.
 """
@@ -42,14 +46,17 @@ from _workload import (
     make_project,
     run_hand_loop_command,
     run_pytest,
+    start_endpoint,
     use_python,
 )
 
 SETTINGS = {
     "2000-200ms": Workload(cells=2000, latency_s=0.2, chunks=200, concurrency=64),
+    "2000-200ms-short": Workload(cells=2000, latency_s=0.2, chunks=1, concurrency=64),
     "2000-0ms-stream": Workload(cells=2000, latency_s=0.0, chunks=200, concurrency=64),
     "2000-0ms": Workload(cells=2000, latency_s=0.0, chunks=1, concurrency=64),
     "4000-200ms-n2": Workload(cells=4000, latency_s=0.2, chunks=200, concurrency=32, workers=2),
+    "4000-200ms-n2-short": Workload(cells=4000, latency_s=0.2, chunks=1, concurrency=32, workers=2),
     "20000-0ms": Workload(cells=20000, latency_s=0.0, chunks=1, concurrency=64),
     "large": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=512),
     "100000-0ms": Workload(cells=100000, latency_s=0.0, chunks=1, concurrency=64),
@@ -57,8 +64,25 @@ SETTINGS = {
     "quick-0ms": Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
 }
 GROUPS = {
-    "default": ["2000-200ms", "2000-0ms-stream", "2000-0ms", "4000-200ms-n2", "20000-0ms"],
-    "all": ["2000-200ms", "2000-0ms-stream", "2000-0ms", "4000-200ms-n2", "20000-0ms", "large"],
+    "default": [
+        "2000-200ms-short",
+        "2000-200ms",
+        "2000-0ms-stream",
+        "2000-0ms",
+        "4000-200ms-n2-short",
+        "4000-200ms-n2",
+        "20000-0ms",
+    ],
+    "all": [
+        "2000-200ms-short",
+        "2000-200ms",
+        "2000-0ms-stream",
+        "2000-0ms",
+        "4000-200ms-n2-short",
+        "4000-200ms-n2",
+        "20000-0ms",
+        "large",
+    ],
     "quick": ["quick-200ms", "quick-0ms"],
 }
 HEADER = ["tool", "workload", "command s", "cmd/ideal", "run s", "run/ideal", "ideal s",
@@ -111,6 +135,71 @@ def print_table(rows: list[list[str]], header: list[str]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 
+def measure(
+    args: argparse.Namespace,
+    workload: Workload,
+    folder: Path,
+    endpoint: Any,
+    trees: dict[str, str | None],
+    rows: list[list[str]],
+    phase_rows: list[list[str]],
+) -> None:
+    """Every tool's rows for one setting (against ``endpoint`` when one runs)."""
+    base_url = endpoint.base_url if endpoint is not None else None
+    project = make_project(folder, workload, base_url)
+    by_tree: dict[str, list[Any]] = {label: [] for label in trees}
+    for _ in range(args.repeat):  # interleaved, so that noise falls on every tree alike
+        for label, tree in trees.items():
+            by_tree[label].append(
+                run_pytest(project, workload, pythonpath=tree, phases=args.phases)
+            )
+    ours = median(by_tree["pytest-srbench"], "process_s")
+    for label, runs in by_tree.items():
+        rss = max(run.peak_rss_mb or 0 for run in runs) or None
+        reported = max(run.report_rss_mb or 0 for run in runs) or None
+        note = f"{checked(runs, workload.cells)}; report says {fmt(reported, 0)} MB"
+        rows.append(
+            row(label, workload, median(runs, "process_s"), median(runs, "wall_s"),
+                median(runs, "cpu_s"), rss, ours, note)
+        )  # fmt: skip
+        if args.phases:
+            spent = {
+                phase: statistics.median((r.phases or {}).get(phase, 0.0) for r in runs)
+                for phase, _, _ in PHASES
+            }
+            phase_rows.append([label.strip(), workload.label(), *(fmt(v) for v in spent.values())])
+    if workload.cells <= 4000 and not args.no_test_functions:
+        for path, label in (("target", "as test functions"),
+                            ("client", "as tests, srbench_client")):  # fmt: skip
+            tests = [run_pytest(project, workload, as_test=path) for _ in range(args.repeat)]
+            rows.append(
+                row(f"  {label}", workload, median(tests, "process_s"),
+                    median(tests, "wall_s"), median(tests, "cpu_s"),
+                    max(r.peak_rss_mb or 0 for r in tests),
+                    ours, checked(tests, workload.cells))
+            )  # fmt: skip
+    if workload.workers == 1 and not args.no_loop:
+        loops = [run_hand_loop_command(workload, base_url=base_url) for _ in range(args.repeat)]
+        rows.append(
+            row("hand-written loop", workload, median(loops, "process_s"),
+                median(loops, "wall_s"), median(loops, "cpu_s"),
+                max(r.peak_rss_mb for r in loops), ours,
+                "aiohttp + orjson, no journal")
+        )  # fmt: skip
+    if args.peers and workload.workers == 1 and workload.cells <= 2000 and workload.chunks == 200:  # fmt: skip
+        for peer in PEERS:
+            try:
+                peers = [run_peer(peer, workload) for _ in range(args.repeat)]
+            except RuntimeError as error:
+                rows.append([peer, workload.label(), *["—"] * 10, f"failed: {error}"[:80]])
+                continue
+            rows.append(
+                row(peer, workload, median(peers, "process_s"), median(peers, "wall_s"),
+                    median(peers, "cpu_s"), max(r.peak_rss_mb for r in peers), ours,
+                    "non-streaming (its default); simulator not in its cpu s")
+            )  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,6 +218,15 @@ def main() -> int:
         "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
     )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
+    parser.add_argument(
+        "--endpoint",
+        choices=["external", "built-in"],
+        default="external",
+        help="external (default): every tool drives one simulator this benchmark starts per "
+        "setting, outside the timed commands, as the peers are measured; built-in: "
+        "pytest-srbench's simulated target (the plugin starts it inside the command, beside "
+        "collection) and a simulator the loop's command starts before its requests",
+    )
     parser.add_argument("--quick", action="store_true", help="the same as --settings quick")
     parser.add_argument(
         "--dev-env",
@@ -145,7 +243,7 @@ def main() -> int:
         parser.error(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTINGS)}")
     rows: list[list[str]] = []
     phase_rows: list[list[str]] = []
-    trees = {"pytest-srbench": None}
+    trees: dict[str, str | None] = {"pytest-srbench": None}
     if args.baseline_tree:
         trees["  baseline tree"] = str(Path(args.baseline_tree).resolve())
     with tempfile.TemporaryDirectory(prefix="srbench-bench-") as scratch:
@@ -154,69 +252,25 @@ def main() -> int:
             run_pytest(warm, SETTINGS["quick-0ms"], pythonpath=tree)
         for index, name in enumerate(names):
             workload = SETTINGS[name]
-            project = make_project(Path(scratch) / f"w{index}", workload)
-            by_tree: dict[str, list[Any]] = {label: [] for label in trees}
-            for _ in range(args.repeat):  # interleaved, so that noise falls on every tree alike
-                for label, tree in trees.items():
-                    by_tree[label].append(
-                        run_pytest(project, workload, pythonpath=tree, phases=args.phases)
-                    )
-            ours = median(by_tree["pytest-srbench"], "process_s")
-            for label, runs in by_tree.items():
-                rss = max(run.peak_rss_mb or 0 for run in runs) or None
-                reported = max(run.report_rss_mb or 0 for run in runs) or None
-                note = f"{checked(runs, workload.cells)}; report says {fmt(reported, 0)} MB"
-                rows.append(
-                    row(label, workload, median(runs, "process_s"), median(runs, "wall_s"),
-                        median(runs, "cpu_s"), rss, ours, note)
-                )  # fmt: skip
-                if args.phases:
-                    spent = {
-                        phase: statistics.median((r.phases or {}).get(phase, 0.0) for r in runs)
-                        for phase, _, _ in PHASES
-                    }
-                    phase_rows.append(
-                        [label.strip(), workload.label(), *(fmt(v) for v in spent.values())]
-                    )
-            if workload.cells <= 4000 and not args.no_test_functions:
-                for path, label in (("target", "as test functions"),
-                                    ("client", "as tests, srbench_client")):  # fmt: skip
-                    tests = [
-                        run_pytest(project, workload, as_test=path) for _ in range(args.repeat)
-                    ]
-                    rows.append(
-                        row(f"  {label}", workload, median(tests, "process_s"),
-                            median(tests, "wall_s"), median(tests, "cpu_s"),
-                            max(r.peak_rss_mb or 0 for r in tests),
-                            ours, checked(tests, workload.cells))
-                    )  # fmt: skip
-            if workload.workers == 1 and not args.no_loop:
-                loops = [run_hand_loop_command(workload) for _ in range(args.repeat)]
-                rows.append(
-                    row("hand-written loop", workload, median(loops, "process_s"),
-                        median(loops, "wall_s"), median(loops, "cpu_s"),
-                        max(r.peak_rss_mb for r in loops), ours,
-                        "aiohttp + orjson, no journal")
-                )  # fmt: skip
-            if args.peers and workload.workers == 1 and workload.cells <= 2000 and workload.chunks == 200:  # fmt: skip
-                for peer in PEERS:
-                    try:
-                        peers = [run_peer(peer, workload) for _ in range(args.repeat)]
-                    except RuntimeError as error:
-                        rows.append([peer, workload.label(), *["—"] * 10, f"failed: {error}"[:80]])
-                        continue
-                    rows.append(
-                        row(peer, workload, median(peers, "process_s"), median(peers, "wall_s"),
-                            median(peers, "cpu_s"), max(r.peak_rss_mb for r in peers), ours,
-                            "non-streaming (its default); simulator not in its cpu s")
-                    )  # fmt: skip
+            endpoint = start_endpoint(workload) if args.endpoint == "external" else None
+            try:
+                measure(args, workload, Path(scratch) / f"w{index}", endpoint, trees, rows,
+                        phase_rows)  # fmt: skip
+            finally:
+                if endpoint is not None:
+                    endpoint.stop()
     print_table(rows, HEADER)
     print(
         "\ncommand = the whole command, spawn to exit; run = the run's own wall time (created → "
         "finished) for pytest-srbench, the request phase for the loop and the peers; ideal = "
         "cells × latency / total concurrency; ms/cell = (time − ideal) / cells; peak RSS = the "
         "OS's ru_maxrss of the command at exit (its largest process); cpu s = the command's CPU time "
-        "(with the simulator it started); × ours = command / ours."
+        "(with a simulator it started); × ours = command / ours. Endpoint: "
+        + (
+            "one simulator per setting, started before and outside the timed commands."
+            if args.endpoint == "external"
+            else "the plugin's simulated target; the loop starts its own simulator."
+        )
     )
     if phase_rows:
         print()

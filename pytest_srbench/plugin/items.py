@@ -143,7 +143,9 @@ class CountedCell:
         return f"<CountedCell {self.nodeid}>"
 
 
-CELL_CATEGORIES = ("correct", "wrong", "routed")  # a passed cell's test status (runner.py)
+# a passed cell's test status (the runner's ``pytest_report_teststatus``)
+CORRECT, WRONG, ROUTED = "correct", "wrong", "routed"
+CELL_CATEGORIES = (CORRECT, WRONG, ROUTED)
 
 _TMP_PATH_RESULTS: pytest.StashKey[dict[str, bool]] | None
 try:  # pytest's tmp_path plugin records each phase's result in every item's stash (200 bytes)

@@ -32,6 +32,9 @@ from pytest_srbench.plugin.bench_tests import (
 )
 from pytest_srbench.plugin.items import (
     CELL_CATEGORIES,
+    CORRECT,
+    ROUTED,
+    WRONG,
     CountedCell,
     SrbenchCell,
     outcome_summary,
@@ -456,11 +459,11 @@ class RunPhase(PluginState):
         if not info or report.when != "call" or not report.passed:
             return None
         if info.get("correct"):
-            return "correct", ".", ("CORRECT", {"green": True})
+            return CORRECT, ".", ("CORRECT", {"green": True})
         if info.get("routed_to") is not None or self.settings.run.mode == "preview":
-            return "routed", "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
+            return ROUTED, "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
         why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
-        return "wrong", "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
+        return WRONG, "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
 
     # -- SIGTERM -------------------------------------------------------------------------
     def _on_terminate(self, signum: int, frame: FrameType | None) -> None:
