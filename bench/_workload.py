@@ -15,7 +15,10 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_srbench.simulator.process import SimulatorProcess
 
 CONFTEST = """
 from pytest_srbench.benchmarks.mcq import MmluProAdapter
@@ -340,7 +343,7 @@ async def _hand_loop(base_url: str, workload: Workload) -> float:
         return time.perf_counter() - started
 
 
-def start_endpoint(workload: Workload) -> Any:
+def start_endpoint(workload: Workload) -> SimulatorProcess:
     """The simulator serving ``workload``'s model, as an endpoint of its own (``.base_url``,
     ``.stop()``)."""
     from pytest_srbench.simulator.process import start_simulator
@@ -352,13 +355,12 @@ def start_endpoint(workload: Workload) -> Any:
 def run_hand_loop(workload: Workload, base_url: str | None = None) -> float:
     """The practical limit: semaphore + aiohttp + orjson over the same simulator (started here
     unless ``base_url`` names one already running)."""
-    if base_url is not None:
-        return asyncio.run(_hand_loop(base_url, workload))
-    sim = start_endpoint(workload)
+    sim = start_endpoint(workload) if base_url is None else None
     try:
-        return asyncio.run(_hand_loop(sim.base_url, workload))
+        return asyncio.run(_hand_loop(sim.base_url if sim is not None else str(base_url), workload))
     finally:
-        sim.stop()
+        if sim is not None:
+            sim.stop()
 
 
 @dataclass

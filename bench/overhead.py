@@ -34,9 +34,12 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+if TYPE_CHECKING:
+    from pytest_srbench.simulator.process import SimulatorProcess
 
 from _peers import PEERS, run_peer
 from _user_venv import user_python
@@ -63,26 +66,18 @@ SETTINGS = {
     "quick-200ms": Workload(cells=500, latency_s=0.2, chunks=200, concurrency=64),
     "quick-0ms": Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
 }
+DEFAULT_SETTINGS = [
+    "2000-200ms-short",
+    "2000-200ms",
+    "2000-0ms-stream",
+    "2000-0ms",
+    "4000-200ms-n2-short",
+    "4000-200ms-n2",
+    "20000-0ms",
+]
 GROUPS = {
-    "default": [
-        "2000-200ms-short",
-        "2000-200ms",
-        "2000-0ms-stream",
-        "2000-0ms",
-        "4000-200ms-n2-short",
-        "4000-200ms-n2",
-        "20000-0ms",
-    ],
-    "all": [
-        "2000-200ms-short",
-        "2000-200ms",
-        "2000-0ms-stream",
-        "2000-0ms",
-        "4000-200ms-n2-short",
-        "4000-200ms-n2",
-        "20000-0ms",
-        "large",
-    ],
+    "default": DEFAULT_SETTINGS,
+    "all": [*DEFAULT_SETTINGS, "large"],
     "quick": ["quick-200ms", "quick-0ms"],
 }
 HEADER = ["tool", "workload", "command s", "cmd/ideal", "run s", "run/ideal", "ideal s",
@@ -139,7 +134,7 @@ def measure(
     args: argparse.Namespace,
     workload: Workload,
     folder: Path,
-    endpoint: Any,
+    endpoint: SimulatorProcess | None,
     trees: dict[str, str | None],
     rows: list[list[str]],
     phase_rows: list[list[str]],
