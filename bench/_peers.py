@@ -4,13 +4,12 @@ timed like ours, from spawn to exit, beside its own evaluation call."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from _workload import Workload, child_env, model_spec, run_command
+from _workload import Workload, child_env, reported_wall, run_command, start_endpoint
 
 PEERS = ("lm-eval", "inspect-ai")
 VENV = Path(__file__).resolve().parents[1] / ".cache" / "bench-peers"
@@ -84,28 +83,24 @@ class PeerRun:
     peak_rss_mb: float
 
 
-def run_peer(peer: str, workload: Workload) -> PeerRun:
-    """The peer's evaluation against a fresh simulator, timed like ours: its evaluation call,
-    and the whole command from spawn to exit (its set-up included)."""
-    from pytest_srbench.simulator.process import start_simulator
-    from pytest_srbench.simulator.profiles import SimModel
-
+def run_peer(peer: str, workload: Workload, base_url: str | None = None) -> PeerRun:
+    """The peer's evaluation against ``base_url`` (or a fresh simulator), timed like ours: its
+    evaluation call, and the whole command from spawn to exit (its set-up included)."""
     python = ensure_venv()
     script = LM_EVAL if peer == "lm-eval" else INSPECT
-    sim = start_simulator([SimModel.model_validate(model_spec(workload))])
+    sim = start_endpoint(workload) if base_url is None else None
+    url = sim.base_url if sim is not None else str(base_url)
     env = child_env(
         None, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
     )
     env.pop("PYTHONPATH", None)  # the peer's own environment, not our source tree
     try:
         done = run_command(
-            [str(python), "-c", script, str(workload.cells), str(workload.concurrency), sim.base_url],
+            [str(python), "-c", script, str(workload.cells), str(workload.concurrency), url],
             cwd=VENV, env=env,
         )  # fmt: skip
     finally:
-        sim.stop()
-    lines = [line for line in done.output.splitlines() if line.startswith('{"wall_s"')]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(done.output.strip().splitlines()[-1] if done.output else "no output")
-    wall = float(json.loads(lines[-1])["wall_s"])
+        if sim is not None:
+            sim.stop()
+    wall = reported_wall(done, peer)
     return PeerRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)

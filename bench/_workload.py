@@ -384,11 +384,17 @@ def run_hand_loop_command(
         cwd=BENCH_DIR,
         env=child_env(pythonpath),
     )
+    wall = reported_wall(done, "the hand-written loop")
+    return LoopRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)
+
+
+def reported_wall(done: Command, what: str) -> float:
+    """The ``{"wall_s": …}`` line a timed script printed last (its own timing of its work);
+    RuntimeError with the end of its output when it failed or printed none."""
     lines = [line for line in done.output.splitlines() if line.startswith('{"wall_s"')]
     if done.returncode != 0 or not lines:
-        raise RuntimeError(f"the hand-written loop failed:\n{done.output[-3000:]}")
-    wall = float(json.loads(lines[-1])["wall_s"])
-    return LoopRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)
+        raise RuntimeError(f"{what} failed (exit {done.returncode}):\n{done.output[-3000:]}")
+    return float(json.loads(lines[-1])["wall_s"])
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["hand-loop"]:

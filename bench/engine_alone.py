@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ from _workload import (
     Workload,
     child_env,
     make_project,
+    reported_wall,
+    run_command,
     run_hand_loop_command,
     run_pytest,
     start_endpoint,
@@ -88,15 +89,12 @@ def engine_alone(store_dir: Path, run_id: str, base_url: str, concurrency: int) 
 def run_engine_alone_command(
     store_dir: Path, run_id: str, base_url: str, concurrency: int
 ) -> float:
-    done = subprocess.run(
+    done = run_command(
         [PYTHON[0], str(Path(__file__).resolve()), "engine-child", str(store_dir), run_id,
          base_url, str(concurrency)],
-        cwd=BENCH_DIR, env=child_env(), capture_output=True, text=True, check=False,
+        cwd=BENCH_DIR, env=child_env(),
     )  # fmt: skip
-    lines = [line for line in done.stdout.splitlines() if line.startswith('{"wall_s"')]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(f"the engine alone failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}")
-    return float(json.loads(lines[-1])["wall_s"])
+    return reported_wall(done, "the engine alone")
 
 
 def latest_run(store_dir: Path) -> str:

@@ -184,9 +184,10 @@ def measure(
     if args.peers and workload.workers == 1 and workload.cells <= 2000 and workload.chunks == 200:  # fmt: skip
         for peer in PEERS:
             try:
-                peers = [run_peer(peer, workload) for _ in range(args.repeat)]
+                peers = [run_peer(peer, workload, base_url) for _ in range(args.repeat)]
             except RuntimeError as error:
-                rows.append([peer, workload.label(), *["—"] * 10, f"failed: {error}"[:80]])
+                last = str(error).strip().splitlines()[-1]
+                rows.append([peer, workload.label(), *["—"] * 10, f"failed: {last}"[:80]])
                 continue
             rows.append(
                 row(peer, workload, median(peers, "process_s"), median(peers, "wall_s"),
