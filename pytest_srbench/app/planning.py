@@ -3,7 +3,7 @@ resolve targets, and freeze (optionally over the subset of cells a user selected
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -87,15 +87,16 @@ class PlanDraft:
             self.frozen_target_kinds(),
         )
 
-    def freeze(self, selected: Sequence[Cell] | None = None) -> Manifest:
-        """Freeze over all cells, or over ``selected`` (a user's subset of them)."""
+    def freeze(self, selected: Iterable[tuple[str, str]] | None = None) -> Manifest:
+        """Freeze over all cells, or over ``selected`` (a user's subset of them, as (case id,
+        target id) pairs)."""
         targets = [target.to_target() for target in self.targets]
         cases = self.cases
         dataset = self.dataset
         execution_cells: list[Cell] | None = None
         compatible = set(self.cells())
         if selected is not None:
-            chosen = {(cell.case_id, cell.target_id) for cell in selected}
+            chosen = set(selected)
             if chosen != compatible:
                 case_ids = {case_id for case_id, _ in chosen}
                 target_ids = {target_id for _, target_id in chosen}

@@ -69,13 +69,19 @@ def canonical_spliced_pieces(head: dict[str, Any], key: str, items: Iterable[Any
     """``canonical_json({**head, key: list(items)})``, written in pieces: ``head`` at once,
     the list one item at a time. For a large plan's cases, whose full dump (a dict per case)
     is several times the size of its text."""
+    before, after = canonical_splice(head, key)
+    yield before
+    yield from canonical_list_pieces(items)
+    yield after
+
+
+def canonical_splice(head: dict[str, Any], key: str) -> tuple[str, str]:
+    """The canonical text of ``{**head, key: <a list>}`` before and after the list's text."""
     text = canonical_json({**head, key: _SPLICE})
     before, marker, after = text.partition(encode_basestring(_SPLICE))
     if not marker or encode_basestring(_SPLICE) in after:  # pragma: no cover - see _SPLICE
         raise ValueError("the splice marker is part of the value")
-    yield before
-    yield from canonical_list_pieces(items)
-    yield after
+    return before, after
 
 
 SPLICED_LIST = "\x00pytest-srbench: the list written in batches goes here\x00"

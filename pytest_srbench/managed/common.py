@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import socket
 import subprocess
 import time
@@ -21,6 +22,24 @@ def cache_root() -> Path:
     """``$SRBENCH_CACHE``, else ``~/.cache/pytest-srbench``: builds are kept here and reused."""
     configured = os.environ.get("SRBENCH_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "pytest-srbench"
+
+
+# Intel's AMX tile instructions, turned off in every llama.cpp build made here: a virtual
+# machine may list them among its CPU's features (so ``-march=native`` uses them) while its
+# host does not let a process run them; llama-server then dies of SIGILL at its first matrix
+# product (seen 2026-12-02 on an x86_64 machine of this kind).
+NO_AMX = ("-mno-amx-tile", "-mno-amx-int8", "-mno-amx-bf16")
+
+
+def native_compile_flags() -> tuple[str, ...]:
+    """The C and C++ flags every llama.cpp build made here adds to ``-march=native``."""
+    return NO_AMX if platform.machine().lower() in ("x86_64", "amd64") else ()
+
+
+def cmake_compile_args() -> list[str]:
+    """``native_compile_flags`` as CMake cache settings for the C and C++ compilers."""
+    flags = " ".join(native_compile_flags())
+    return [f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"] if flags else []
 
 
 def free_port() -> int:

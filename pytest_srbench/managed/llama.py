@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
-from pytest_srbench.managed.common import RealPartError, cache_root, free_port, wait_until_ready
+from pytest_srbench.managed.common import (
+    RealPartError,
+    cache_root,
+    cmake_compile_args,
+    free_port,
+    wait_until_ready,
+)
 from pytest_srbench.managed.gguf import model_facts
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -55,7 +61,9 @@ CMAKE_FLAGS = [
     "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF",
     "-DLLAMA_OPENSSL=OFF",
+    *cmake_compile_args(),
 ]
+BUILT_WITH = "BUILT_WITH"  # the CMake settings of the build in the cache (rebuilt when they change)
 
 
 def gguf_path() -> Path | None:
@@ -74,7 +82,17 @@ def server_dir(cache: Path | None = None) -> Path:
 def server_binary(cache: Path | None = None) -> Path | None:
     """The built ``llama-server``, or None when it has not been built on this machine."""
     binary = server_dir(cache) / "build" / "bin" / "llama-server"
-    return binary if binary.is_file() and os.access(binary, os.X_OK) else None
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        return None
+    try:
+        built_with = (server_dir(cache) / BUILT_WITH).read_text()
+    except OSError:
+        return None  # built before the settings were recorded: build again
+    return binary if built_with == _settings_text() else None
+
+
+def _settings_text() -> str:
+    return "\n".join(CMAKE_FLAGS) + "\n"
 
 
 def install_model(log: Callable[[str], None] = print) -> Path:
@@ -124,12 +142,14 @@ def build_server(
             shutil.rmtree(source)
         shutil.copytree(vendored, source)
     build = target / "build"
+    (target / BUILT_WITH).unlink(missing_ok=True)
     log("configuring llama.cpp with CMake")
     subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True)
     log(f"building llama-server with {jobs} jobs (15 min on 2 idle cores, up to 50 loaded)")
     subprocess.run(
         ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], check=True
     )
+    (target / BUILT_WITH).write_text(_settings_text())
     binary = server_binary(cache)
     if binary is None:
         raise RealPartError(f"the build finished but {build}/bin/llama-server is missing")

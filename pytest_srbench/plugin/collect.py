@@ -17,8 +17,9 @@ from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_c
 from pytest_srbench.app.shards import ShardRefused, claim_shard
 from pytest_srbench.core.compare.design import gate_design, plan_groups
 from pytest_srbench.core.compare.runs import ComparisonError, check_plans, plan_side
-from pytest_srbench.core.models import Cell, Manifest, Run
+from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.offline.recovery import RecoveryError
+from pytest_srbench.core.plan.build import release_case_text
 from pytest_srbench.core.user_targets import declared_targets, target_record
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, marked_benchmark
@@ -271,10 +272,7 @@ class CollectPhase(PluginState):
             self._assign(session, selected)
             return
         assert self.draft is not None
-        # the plan's own (case, target) ids: no validation per cell
-        cells = [
-            Cell.model_construct(case_id=c[0], target_id=c[1]) for c in map(cell_of, selected) if c
-        ]
+        cells = [pair for pair in map(cell_of, selected) if pair]  # the plan's own ids
         try:
             self.manifest = self.draft.freeze(cells)
         except ValueError as error:
@@ -309,6 +307,8 @@ class CollectPhase(PluginState):
                 "freeze the same plan (the same options, configuration, suites and selection)",
             )
             return
+        finally:
+            release_case_text(self.manifest)  # the store has the plan's text (or never will)
         if created:
             self._capture_recipes(store, run.id, self.manifest)
             with store.transaction():

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.core.models import Manifest, Run
-from pytest_srbench.core.plan.build import manifest_json_pieces, outline_json
+from pytest_srbench.core.plan.build import manifest_json_chunks, outline_json
 from pytest_srbench.core.report.rows import CellRows
 from pytest_srbench.store import cell_reader, shared_sql
 from pytest_srbench.store.base import (
@@ -549,7 +549,7 @@ class SqliteStore(SharedReads):
         its size at once). Its place is reserved as a zero blob, which SQLite does not
         allocate when it is the row's last column, then filled a megabyte at a time; its
         readers cast it back to text."""
-        chunks = _joined_chunks(piece.encode("utf-8") for piece in manifest_json_pieces(manifest))
+        chunks = list(manifest_json_chunks(manifest))
         cursor = self.db.execute(
             "INSERT INTO run_plans(run_id, outline, manifest) VALUES (?, ?, zeroblob(?))",
             (run_id, outline_json(manifest), sum(map(len, chunks))),
@@ -757,20 +757,3 @@ def sqlite_of(store: Store) -> SqliteStore:
     if not isinstance(store, SqliteStore):
         raise StoreError(f"this query needs the SQLite store, not {type(store).__name__}")
     return store
-
-
-def _joined_chunks(pieces: Iterable[bytes], size: int = 1 << 20) -> list[bytes]:
-    """``pieces`` joined into chunks of about ``size`` bytes (each a whole number of pieces):
-    the text whole, held without an object per piece."""
-    chunks: list[bytes] = []
-    pending: list[bytes] = []
-    held = 0
-    for piece in pieces:
-        pending.append(piece)
-        held += len(piece)
-        if held >= size:
-            chunks.append(b"".join(pending))
-            pending, held = [], 0
-    if pending:
-        chunks.append(b"".join(pending))
-    return chunks

@@ -163,16 +163,6 @@ def test_a_plan_table_from_before_the_plan_was_its_last_column_still_works(tmp_p
     assert store.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
 
 
-def test_joined_chunks_hold_every_piece_in_order():
-    from pytest_srbench.store.sqlite import _joined_chunks
-
-    pieces = [bytes([65 + n % 26]) * (n % 7) for n in range(500)]
-    chunks = _joined_chunks(iter(pieces), size=100)
-    assert b"".join(chunks) == b"".join(pieces)
-    assert all(len(chunk) >= 100 for chunk in chunks[:-1]) and len(chunks) > 10
-    assert _joined_chunks(iter([])) == []
-
-
 def test_a_read_only_store_reads_and_says_so_on_a_write(tmp_path, plan):
     store = open_store(tmp_path / "s")
     store.create_run("run-1", plan)

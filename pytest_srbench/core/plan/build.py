@@ -6,6 +6,7 @@ protocol-canonical JSON of the whole manifest without ``plan_sha256``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -14,6 +15,7 @@ import orjson
 from pytest_srbench.core.canonical import (
     SPLICED_LIST,
     canonical_list_pieces,
+    canonical_splice,
     canonical_spliced_pieces,
     compact_spliced_pieces,
     digest_pieces,
@@ -31,6 +33,7 @@ from pytest_srbench.core.models import (
     check_request_params,
     outline_document,
 )
+from pytest_srbench.core.plan.case_text import CaseListText, text_chunks
 from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS
 
 
@@ -87,9 +90,12 @@ def base_case(case: Case) -> Case:
     return case.model_copy(update={"id": original, "metadata": metadata})
 
 
-def case_sha256(cases: Sequence[Case]) -> str:
+def case_sha256(cases: Sequence[Case], text: CaseListText | None = None) -> str:
     """Digest of the exact list of distinct cases (repeats of a case count once, so runs with
-    different repeat counts over the same cases stay comparable)."""
+    different repeat counts over the same cases stay comparable). ``text``: the cases'
+    canonical text when it was already made (``CaseListText``)."""
+    if text is not None and not text.has_repeats and text.made_from(cases):
+        return _chunks_digest(text.chunks)
     seen: dict[str, Case] = {}
     for case in cases:
         original = base_case(case)
@@ -260,6 +266,7 @@ def freeze_plan(
                 raise PlanError(f"{benchmark}: {role} target {bound!r} is not defined")
             if inventory[bound].kind != "single":
                 raise PlanError(f"{benchmark}: {role} target {bound!r} must be a single model")
+    text = CaseListText.of(cases)  # each case serialised once for both digests and the store
     manifest = Manifest(
         name=name,
         profile=dataset.profile,
@@ -275,7 +282,7 @@ def freeze_plan(
         adapter_versions={benchmark: adapter_versions[benchmark] for benchmark in present},
         limits=limits,
         sampling=key_sorted(sampled),
-        case_sha256=case_sha256(cases),
+        case_sha256=case_sha256(cases, text),
         dataset=dataset.model_copy(update={"suites": key_sorted(list(dataset.suites))}),
         recovery=key_sorted(dict(recovery)) if recovery else None,
         limitations=list(limitations),
@@ -290,6 +297,7 @@ def freeze_plan(
         idle = [target.id for target in targets if target.id not in covered]
         if idle:
             raise PlanError(f"target(s) {idle} can run none of the plan's benchmarks")
+    hold_case_text(manifest, text)
     return seal(manifest)
 
 
@@ -324,14 +332,51 @@ def plan_digest(manifest: Manifest) -> str:
     """``digest(integralize(...))`` of the manifest without ``plan_sha256`` (the protocol's
     form: integral floats as ints), its cases serialised one at a time."""
     head = integralize(manifest.model_dump(mode="json", exclude={"plan_sha256", "cases"}))
+    text = held_case_text(manifest)
+    if text is not None and not text.has_integral_floats:
+        before, after = canonical_splice(head, "cases")
+        return _chunks_digest([before.encode("utf-8"), *text.chunks, after.encode("utf-8")])
     cases = (integralize(case.model_dump(mode="json")) for case in manifest.cases)
     return digest_pieces(canonical_spliced_pieces(head, "cases", cases))
+
+
+# Where a manifest holds its cases' text: in the instance's own ``__dict__``, beside (not
+# among) its fields, so that it is copied with the manifest (``seal``'s ``model_copy``) and
+# neither compared (pydantic compares fields only when the dicts' keys differ), dumped, nor
+# shown. Only the text of the very case objects the manifest holds is ever used.
+_HELD_TEXT = "_srbench_case_text"
+
+
+def hold_case_text(manifest: Manifest, text: CaseListText) -> None:
+    """Let ``manifest`` carry its cases' canonical text (a cache; the plan is unchanged)."""
+    manifest.__dict__[_HELD_TEXT] = text
+
+
+def held_case_text(manifest: Manifest) -> CaseListText | None:
+    """The canonical text of the manifest's cases made when it was frozen, if it still holds
+    it (and it is the text of exactly these cases)."""
+    text = manifest.__dict__.get(_HELD_TEXT)
+    if isinstance(text, CaseListText) and text.made_from(manifest.cases):
+        return text
+    return None
+
+
+def release_case_text(manifest: Manifest) -> None:
+    """Let go of the cases' text made when the plan was frozen (once the store has the plan)."""
+    manifest.__dict__.pop(_HELD_TEXT, None)
+
+
+def _chunks_digest(chunks: Sequence[bytes]) -> str:
+    hasher = hashlib.sha256()
+    for chunk in chunks:
+        hasher.update(chunk)
+    return hasher.hexdigest()
 
 
 def manifest_json(manifest: Manifest) -> str:
     """``canonical_json`` of the whole manifest (as the store keeps it), its cases serialised
     one at a time."""
-    return "".join(manifest_json_pieces(manifest))
+    return b"".join(manifest_json_chunks(manifest)).decode("utf-8")
 
 
 def manifest_json_pieces(manifest: Manifest) -> Iterator[str]:
@@ -340,6 +385,19 @@ def manifest_json_pieces(manifest: Manifest) -> Iterator[str]:
     head = manifest.model_dump(mode="json", exclude={"cases"})
     cases = (case.model_dump(mode="json") for case in manifest.cases)
     return canonical_spliced_pieces(head, "cases", cases)
+
+
+def manifest_json_chunks(manifest: Manifest) -> Iterator[bytes]:
+    """``manifest_json`` as UTF-8 chunks of about a megabyte (the cases' text made when the
+    plan was frozen, when the manifest holds it)."""
+    text = held_case_text(manifest)
+    if text is None:
+        yield from text_chunks(manifest_json_pieces(manifest))
+        return
+    before, after = canonical_splice(manifest.model_dump(mode="json", exclude={"cases"}), "cases")
+    yield before.encode("utf-8")
+    yield from text.chunks
+    yield after.encode("utf-8")
 
 
 def outline_json(manifest: Manifest) -> str:
