@@ -138,6 +138,8 @@ class RunPhase(PluginState):
         assert self.manifest is not None
         inventory = self.manifest.target_inventory()
         simulated = [t for t in inventory.values() if t.simulated]
+        if not simulated:
+            return  # no simulator plays a part in this plan
         options = self.manifest.benchmark_options
         by_url: dict[str, dict[str, Any]] = {}
         for case, target in work:
