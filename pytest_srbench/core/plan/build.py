@@ -388,8 +388,9 @@ def manifest_json_pieces(manifest: Manifest) -> Iterator[str]:
 
 
 def manifest_json_chunks(manifest: Manifest) -> Iterator[bytes]:
-    """``manifest_json`` as UTF-8 chunks of about a megabyte (the cases' text made when the
-    plan was frozen, when the manifest holds it)."""
+    """``manifest_json`` as UTF-8 chunks of about a megabyte: the cases' text made when the
+    plan was frozen when the manifest holds it, handed over (let go once written out: the
+    store keeps the plan's text, a service or session that keeps the manifest does not)."""
     text = held_case_text(manifest)
     if text is None:
         yield from text_chunks(manifest_json_pieces(manifest))
@@ -398,6 +399,7 @@ def manifest_json_chunks(manifest: Manifest) -> Iterator[bytes]:
     yield before.encode("utf-8")
     yield from text.chunks
     yield after.encode("utf-8")
+    release_case_text(manifest)
 
 
 def outline_json(manifest: Manifest) -> str:
