@@ -34,24 +34,22 @@ class CaseListText:
     @classmethod
     def of(cls, cases: Iterable[Case]) -> CaseListText:
         made = tuple(cases)
-        chunks: list[bytes] = []
-        pending: list[str] = ["["]
-        held = 0
-        repeats = integral = False
-        for index, case in enumerate(made):
-            dumped = case.model_dump(mode="json")
-            repeats = repeats or isinstance(case.metadata.get("repeat_of"), str)
-            text = canonical_json(dumped)
-            if not integral and _MAYBE_INTEGRAL.search(text):  # most texts hold none: no walk
-                integral = has_integral_float(dumped)
-            pending.append(text if index == 0 else "," + text)
-            held += len(text)
-            if held >= CHUNK_BYTES:
-                chunks.append("".join(pending).encode("utf-8"))
-                pending, held = [], 0
-        pending.append("]")
-        chunks.append("".join(pending).encode("utf-8"))
-        return cls(made, tuple(chunks), repeats, integral)
+        integral = False
+
+        def pieces() -> Iterator[str]:
+            nonlocal integral
+            yield "["
+            for index, case in enumerate(made):
+                dumped = case.model_dump(mode="json")
+                text = canonical_json(dumped)
+                if not integral and _MAYBE_INTEGRAL.search(text):  # most hold none: no walk
+                    integral = has_integral_float(dumped)
+                yield text if index == 0 else "," + text
+            yield "]"
+
+        chunks = tuple(text_chunks(pieces()))
+        repeats = any(isinstance(case.metadata.get("repeat_of"), str) for case in made)
+        return cls(made, chunks, repeats, integral)
 
     def made_from(self, cases: Sequence[Case]) -> bool:
         """Whether this is the text of ``cases`` (the same case objects, in the same order)."""
