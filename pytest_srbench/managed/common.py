@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import socket
 import subprocess
 import time
@@ -48,6 +49,24 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def how_it_ended(returncode: int) -> str:
+    """A server process's end in words: its exit status, or the signal that killed it (with
+    what to do about an illegal instruction: a build for a CPU that this one is not)."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        return f"was killed by signal {-returncode}"
+    said = f"was killed by {name} (exit status {returncode})"
+    if name == "SIGILL":
+        said += (
+            ": an illegal instruction, so its build uses CPU instructions this machine does not "
+            "run; build it again here with `srbench real build`"
+        )
+    return said
+
+
 def wait_until_ready(
     url: str,
     *,
@@ -61,7 +80,7 @@ def wait_until_ready(
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RealPartError(
-                f"the server exited with status {process.returncode} before {url} answered"
+                f"the server {how_it_ended(process.returncode)} before {url} answered"
             )
         try:
             request = urllib.request.Request(url, headers=headers or {})

@@ -55,3 +55,24 @@ def test_a_side_environment_is_ready_only_with_todays_build_settings(tmp_path, m
     assert "-mno-amx-tile" in settings["CMAKE_ARGS"]
     marker.write_text("ok\n" + f"CMAKE_ARGS={settings['CMAKE_ARGS']}\n")
     assert venvs.is_ready(venvs.LLAMA_CPP_PYTHON[0], tmp_path)
+
+
+def test_a_server_killed_by_an_illegal_instruction_says_to_build_it_again():
+    """A real process that dies of SIGILL before it answers (as llama-server built with AMX
+    did on a machine that lists AMX but does not run it)."""
+    import signal
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]
+    )
+    process.wait(timeout=30)
+    port = common.free_port()
+    with pytest.raises(common.RealPartError) as raised:
+        common.wait_until_ready(f"http://127.0.0.1:{port}/health", timeout_s=5, process=process)
+    message = str(raised.value)
+    assert "killed by SIGILL (exit status -4)" in message and "srbench real build" in message
+    assert common.how_it_ended(3) == "exited with status 3"
+    assert common.how_it_ended(-signal.SIGKILL) == "was killed by SIGKILL (exit status -9)"
+    assert common.how_it_ended(-200) == "was killed by signal 200"
