@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
+from pytest_srbench.app.report_ahead import ReportAhead
 from pytest_srbench.app.reports import report_from_store, write_html_report
 from pytest_srbench.app.saved_reports import save_report
 from pytest_srbench.core.models import Manifest
@@ -50,6 +51,7 @@ def finalize_run(
     held_elsewhere: bool = False,
     manifest: Manifest | None = None,
     late_peak: tuple[str, Callable[[], float]] | None = None,
+    ahead: ReportAhead | None = None,
 ) -> dict[str, Any]:
     """Settle, set the final status and write ``report.json`` (and ``json_path``).
 
@@ -58,7 +60,8 @@ def finalize_run(
     ``manifest``: the run's frozen plan as this process holds it (not read again).
     ``late_peak``: (this process's id, a sampler of its peak RSS in MB): sampled again once
     the report is built, just before it is written, so the run's ``peak_rss_mb`` includes
-    building the report."""
+    building the report. ``ahead``: the report this process began while the run's last cells
+    ran (``app/report_ahead.py``), given up when ending the run settles anything."""
     run = store.require_run(run_id)
     if held_elsewhere:
         report = report_from_store(store, run_id, manifest=manifest, saved=False)
@@ -66,7 +69,8 @@ def finalize_run(
             write_report(report, json_path)
         return report
     if run.status in ("queued", "running"):
-        settle_in_flight(store, run_id)
+        if settle_in_flight(store, run_id) and ahead is not None:
+            ahead.give_up()  # a cell it was fed may have changed
         stops = [e["data"] for e in every_event(store, run_id, kinds=("dispatch_stopped",))]
         if manifest is not None and manifest.plan_sha256 == run.plan_sha256:
             planned = manifest.planned_count()  # the plan this process holds
@@ -96,7 +100,7 @@ def finalize_run(
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
-        report = report_from_store(store, run_id, manifest=manifest, saved=False)
+        report = report_from_store(store, run_id, manifest=manifest, saved=False, ahead=ahead)
         if late_peak is not None:
             process, sample = late_peak
             report["provenance"]["runner"] = record_peak(store, run_id, process, sample())

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import ValidationError
@@ -26,6 +26,9 @@ from pytest_srbench.render.json_report import shaped_cell
 from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
+
+if TYPE_CHECKING:
+    from pytest_srbench.app.report_ahead import ReportAhead
 
 
 class RunNotFound(InputError):
@@ -53,6 +56,7 @@ def report_from_store(
     page: int | None = None,
     manifest: Manifest | None = None,
     saved: bool = True,
+    ahead: ReportAhead | None = None,
 ) -> dict[str, Any]:
     """Recompute a run's full report from its stored manifest, rows, calls and events,
     reading the calls through the run's latest accounting correction when it has one.
@@ -63,7 +67,10 @@ def report_from_store(
     already holds it (the session that ran it), not read again; it must be the run's.
 
     ``saved``: a finished run's report saved with nothing changed since is served as saved
-    (``app/saved_reports.py``), and one built now is saved for the next reader."""
+    (``app/saved_reports.py``), and one built now is saved for the next reader.
+
+    ``ahead``: the report begun while the run's last cells ran (``app/report_ahead.py``);
+    only the cells after the ones it was fed are read, when it still holds."""
     from pytest_srbench.app.saved_reports import load_saved_report, report_key, save_report
 
     use_saved = saved and page is None
@@ -71,14 +78,18 @@ def report_from_store(
         key = report_key(store, run_id) if use_saved else None
         if key is not None and (report := load_saved_report(store, run_id, key)) is not None:
             return report
-        report = _build_report(store, run_id, page, manifest)
+        report = _build_report(store, run_id, page, manifest, ahead)
     if key is not None:  # the key of what the report was built from, in the same snapshot
         save_report(store, run_id, report, key)
     return report
 
 
 def _build_report(
-    store: Store, run_id: str, page: int | None, manifest: Manifest | None
+    store: Store,
+    run_id: str,
+    page: int | None,
+    manifest: Manifest | None,
+    ahead: ReportAhead | None = None,
 ) -> dict[str, Any]:
     """The report built from the store's rows (inside the caller's snapshot)."""
     run = store.require_run(run_id)
@@ -86,11 +97,14 @@ def _build_report(
         manifest = store.get_manifest(run_id)
     # the one event the report reads (a run journals three or more per cell)
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+    correction = latest_correction(store, run_id)
+    started = ahead.take(manifest, correction) if ahead is not None else None
+    fed = ahead.fed if started is not None and ahead is not None else 0
     planned = manifest.iter_planned_keys()  # read once, into the store's scratch table
     cells = (
-        store.cell_rows(run_id, planned)
+        store.cell_rows(run_id, planned, start=fed)
         if page is None
-        else store.cell_rows(run_id, planned, page=page)
+        else store.cell_rows(run_id, planned, page=page, start=fed)
     )
     return assemble_report(
         manifest,
@@ -98,13 +112,14 @@ def _build_report(
         cells,
         failure_event=observed[0] if observed else None,
         runner=store.get_runner(run_id),
-        correction=latest_correction(store, run_id),
+        correction=correction,
         child_attempts=child_attempts(store, run_id),
         recipes=store.recipes(run_id),
         indexes=store.snapshots(run_id, "index"),
         local_embedding=local_baseline(manifest),
-        cell_sink=CellsFile(),
+        cell_sink=None if started is not None else CellsFile(),
         shards=shard_provenance(store.shards(run_id)),
+        started=started,
     )
 
 

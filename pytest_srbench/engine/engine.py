@@ -12,7 +12,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_srbench.benchmarks.base import Adapter
@@ -40,6 +40,7 @@ class CellOutcome:
     status: str
     result: dict[str, Any] | None
     reason: str | None = None
+    stored: bool = False  # this engine ran the cell and its result row is committed
 
 
 def _report(
@@ -55,7 +56,7 @@ def _report(
     if committed.cancelled() or committed.exception() is not None:
         slot.set_result(CellOutcome("failed", outcome.result, "the result could not be stored"))
     else:
-        slot.set_result(outcome)
+        slot.set_result(replace(outcome, stored=True))
 
 
 def _engine_failure(slot: OutcomeSlot[CellOutcome], error: BaseException) -> None:

@@ -29,6 +29,7 @@ from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.state import PluginState, long_lived
 from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.transport.factory import make_transport
 
 
 class CollectPhase(PluginState):
@@ -293,6 +294,11 @@ class CollectPhase(PluginState):
                 ) from None
             self._check_gate_design(self.manifest)
         indexes = self._check_indexes(self.manifest)
+        # the HTTP client loads (0.1 s) before the run is created: the run's wall time starts
+        # when its cells can be sent
+        self.transport = make_transport(
+            self.settings.transport, connections=self.settings.concurrency
+        )
         store = self.open()
         try:
             run, created = store.create_run(

@@ -99,6 +99,7 @@ class FinishPhase(PluginState):
                 held_elsewhere=self._held_elsewhere(store),
                 manifest=self.manifest,  # the plan this session froze: not read again
                 late_peak=(process_id(), peak_rss_mb),
+                ahead=self.report_ahead,
             )
         except (StoreError, ValueError) as error:
             self.report_error = f"pytest-srbench could not build the report: {error}"

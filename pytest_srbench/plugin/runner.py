@@ -10,7 +10,7 @@ import threading
 from collections.abc import Generator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -55,6 +55,9 @@ from pytest_srbench.store.liveness import host_id
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.transport.factory import make_transport
 
+if TYPE_CHECKING:
+    from pytest_srbench.app.report_ahead import ReportAhead
+
 AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
 # The engine's entry for a cell whose outcome its item took: still "dispatched by this
 # process", no longer holding the outcome (asked again, e.g. by a rerun, the store answers).
@@ -70,9 +73,13 @@ class RunPhase(PluginState):
     def _start_engine(self) -> None:
         assert self.manifest is not None and self.store is not None
         manifest = self.manifest
-        # made first: it loads the HTTP client (0.1 s) while the simulator, launched when the
-        # session started, may still be starting (its address is waited for below)
-        transport = make_transport(self.settings.transport, connections=self.settings.concurrency)
+        # made before the run was created (or first here: a recovery child), loading the HTTP
+        # client (0.1 s) while the simulator, launched when the session started, may still be
+        # starting (its address is waited for below)
+        transport = self.transport or make_transport(
+            self.settings.transport, connections=self.settings.concurrency
+        )
+        self.transport = None  # the engine's from now on
         targets = manifest.target_inventory()
         cases = {case.id: case for case in manifest.cases}
         work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
@@ -131,6 +138,7 @@ class RunPhase(PluginState):
         if self.store.cancellation_requested(self.run_id):  # SIGTERM / cancel during start-up
             runtime.stop("cancelled by request before dispatch", user=True)
         self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
+        self._may_report_ahead = self.role.kind == "single" and self.settings.shard is None
         # marked test functions: each item submits its own cell when pytest runs it
         self.engine.start([] if self.driven else work, keep_open=self.driven)
 
@@ -363,8 +371,12 @@ class RunPhase(PluginState):
         key = (case_id, target_id)
         slot = engine.slots.get(key) if engine is not None else None
         if engine is not None and slot is not None and slot is not TAKEN:
+            ahead = self._report_ahead() if not slot.done() else self.report_ahead
             try:
                 while True:
+                    if ahead is not None:  # the report's work, while this cell runs
+                        while not slot.done() and ahead.step():
+                            pass
                     try:
                         outcome = slot.result(timeout=0.25)
                     except TimeoutError:
@@ -373,6 +385,8 @@ class RunPhase(PluginState):
                     # the item keeps what it needs; the engine's entry stays (the cell was
                     # dispatched here) without holding the outcome for the rest of the run
                     engine.slots[key] = TAKEN
+                    if ahead is not None and outcome.stored:
+                        ahead.ended(key)
                     return _with_stop_reason(outcome, engine.runtime.stop_reason)
             except KeyboardInterrupt:
                 self.interrupted = True
@@ -394,6 +408,17 @@ class RunPhase(PluginState):
             None,
             "not dispatched by this process (its owner stopped or the run key reused another run)",
         )
+
+    def _report_ahead(self) -> ReportAhead | None:
+        """The report begun early (``app/report_ahead.py``), made when first wanted: only in
+        the one process that runs the whole run and then reports it."""
+        if self.report_ahead is None and self._may_report_ahead:
+            from pytest_srbench.app.report_ahead import ReportAhead, SpareCpu  # the report's
+
+            self._may_report_ahead = False
+            assert self.store is not None and self.manifest is not None
+            self.report_ahead = ReportAhead(self.store, self.run_id, self.manifest, SpareCpu())
+        return self.report_ahead
 
     def _show_progress(self) -> None:
         if self.progress is None or self.role.kind == "worker" or self.manifest is None:

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,6 +43,10 @@ from pytest_srbench.simulator.process import (
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.liveness import this_process
 from pytest_srbench.store.opening import open_store
+
+if TYPE_CHECKING:
+    from pytest_srbench.app.report_ahead import ReportAhead
+    from pytest_srbench.transport.base import Transport
 
 TERMINAL = TERMINAL_CELL_STATUSES
 
@@ -128,6 +132,12 @@ class PluginState:
         self.manifest: Manifest | None = None
         self._planned: int | None = None  # the run's planned cells, once counted
         self.engine: Engine | None = None
+        # the HTTP client, made before the run is created (loading it is set-up, not the run)
+        self.transport: Transport | None = None
+        # the report begun while the last cells run (a single process that runs the whole
+        # run: no xdist worker, no shard); made on the first wait for an outcome
+        self.report_ahead: ReportAhead | None = None
+        self._may_report_ahead = False
         self.view_only = False
         self.report: dict[str, Any] | None = None
         self.report_error: str | None = None

@@ -166,7 +166,13 @@ class Store(Protocol):
     ) -> list[Row]: ...
 
     def cell_rows(
-        self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = ...
+        self,
+        run_id: str,
+        planned: Iterable[tuple[str, str]],
+        *,
+        page: int = ...,
+        start: int = ...,
+        outside: bool = ...,
     ) -> Iterator[CellRows]: ...
 
     def get_call(self, call_id: str) -> Row | None: ...

@@ -2,10 +2,11 @@
 cell in planned order, then the rows outside the plan — read a page at a time, so the
 process holds one page of result rows and their calls, never the run's.
 
-The planned (case, target) pairs go to a temporary table of the connection (indexed by
-cell), so SQLite does the joining and ordering: result rows are looked up by their primary
-key in planned order; calls are ordered by (planned position, journal position) — a sort of
-two integers per call — and their receipts are then read by journal position in batches.
+The planned (case, target) pairs go to a temporary table of the connection, so SQLite does
+the joining and ordering: result rows are looked up by their primary key in planned order;
+each planned cell's calls by the journal's cell index (journal order within the cell), or,
+in a store without that index, ordered by (planned position, journal position) — a sort of
+two integers per call; their receipts are then read by journal position in batches.
 Nothing is written to the journal itself (a read-only store allows temporary tables)."""
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ def _scratch(store: SqliteStore) -> Iterator[None]:
 
 
 def cell_rows(
-    store: SqliteStore, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = PAGE
+    store: SqliteStore,
+    run_id: str,
+    planned: Iterable[tuple[str, str]],
+    *,
+    page: int = PAGE,
+    start: int = 0,
+    outside: bool = True,
 ) -> Iterator[CellRows]:
     """See ``Store.cell_rows``."""
     table = f"temp.report_cells_{next(_tables)}"
@@ -53,12 +60,16 @@ def cell_rows(
                 " target_id TEXT NOT NULL)"
             )
             db.executemany(f"INSERT INTO {table}(case_id, target_id) VALUES (?, ?)", planned)
-            db.execute(
-                f"CREATE INDEX {table}_cell ON {table.removeprefix('temp.')}(case_id, target_id)"
-            )
+            by_cell = _has_cell_index(store)
+            if outside or not by_cell:
+                db.execute(
+                    f"CREATE INDEX {table}_cell ON {table.removeprefix('temp.')}"
+                    "(case_id, target_id)"
+                )
         try:
-            yield from _planned(store, run_id, table, page)
-            yield from _outside(store, run_id, table, page)
+            yield from _planned(store, run_id, table, page, start, by_cell)
+            if outside:
+                yield from _outside(store, run_id, table, page)
         finally:
             with _scratch(store):
                 db.execute(f"DROP TABLE {table}")
@@ -82,23 +93,42 @@ def _receipts(store: SqliteStore, seqs: list[int], page: int) -> dict[int, Row]:
     return found
 
 
-def _planned(store: SqliteStore, run_id: str, table: str, page: int) -> Iterator[CellRows]:
+def _has_cell_index(store: SqliteStore) -> bool:
+    """Whether the journal indexes calls by cell (a store last written by an older version
+    may not: a read-only one is never upgraded)."""
+    found = store.db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'calls_cell'"
+    ).fetchone()
+    return found is not None
+
+
+def _planned(
+    store: SqliteStore, run_id: str, table: str, page: int, start: int, by_cell: bool
+) -> Iterator[CellRows]:
     results = store.db.cursor()
     results.row_factory = None
     results.execute(
         f"SELECT p.idx, p.case_id, p.target_id, r.data FROM {table} p LEFT JOIN results r"
         " ON r.run_id = ? AND r.case_id = p.case_id AND r.target_id = p.target_id"
-        " ORDER BY p.idx",
-        (run_id,),
+        " WHERE p.idx > ? ORDER BY p.idx",
+        (run_id, start),
     )
     order = store.db.cursor()
     order.row_factory = None
-    order.execute(
-        f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
-        " ON p.case_id = c.case_id AND p.target_id = c.target_id"
-        " WHERE c.run_id = ? ORDER BY p.idx, c.seq",
-        (run_id,),
-    )
+    if by_cell:  # each planned cell's calls looked up in order: no sort, and a few cells
+        # cost a few lookups, not a scan of the run's calls
+        query = (
+            f"SELECT p.idx, c.seq FROM {table} p CROSS JOIN calls c"
+            " ON c.run_id = ? AND c.case_id = p.case_id AND c.target_id = p.target_id"
+            " WHERE p.idx > ? ORDER BY p.idx, c.seq"
+        )
+    else:
+        query = (
+            f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
+            " ON p.case_id = c.case_id AND p.target_id = c.target_id"
+            " WHERE c.run_id = ? AND p.idx > ? ORDER BY p.idx, c.seq"
+        )
+    order.execute(query, (run_id, start))
     pairs = _fetched(order, page)  # (planned position, journal position), in that order
     pages = iter(lambda: results.fetchmany(page), [])
     yield from planned_cells(pages, pairs, lambda seqs: _receipts(store, seqs, page))

@@ -695,12 +695,20 @@ class PostgresStore(SharedReads):
         self.db.execute(UPDATE_CALL, shared_sql.update_call_args(call_id, call, now_iso()))
 
     def cell_rows(
-        self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = 500
+        self,
+        run_id: str,
+        planned: Iterable[tuple[str, str]],
+        *,
+        page: int = 500,
+        start: int = 0,
+        outside: bool = True,
     ) -> Iterator[CellRows]:
         """See ``SqliteStore.cell_rows`` (``store/postgres_cells.py``)."""
         from pytest_srbench.store import postgres_cells
 
-        return postgres_cells.cell_rows(self, run_id, planned, page=page)
+        return postgres_cells.cell_rows(
+            self, run_id, planned, page=page, start=start, outside=outside
+        )
 
     # -- events ------------------------------------------------------------------------
     def append_event(self, run_id: str, kind: str, data: Row) -> int:

@@ -41,7 +41,13 @@ def _stream(store: PostgresStore, query: str, args: tuple[Any, ...], page: int) 
 
 
 def cell_rows(
-    store: PostgresStore, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = 500
+    store: PostgresStore,
+    run_id: str,
+    planned: Iterable[tuple[str, str]],
+    *,
+    page: int = 500,
+    start: int = 0,
+    outside: bool = True,
 ) -> Iterator[CellRows]:
     """See ``Store.cell_rows``."""
     cases: list[str] = []
@@ -50,8 +56,9 @@ def cell_rows(
         cases.append(case_id)
         targets.append(target_id)
     with store.snapshot():
-        yield from _planned(store, run_id, cases, targets, page)
-        yield from _outside(store, run_id, cases, targets, page)
+        yield from _planned(store, run_id, cases, targets, page, start)
+        if outside:
+            yield from _outside(store, run_id, cases, targets, page)
 
 
 def _receipts(store: PostgresStore, run_id: str, seqs: list[int], page: int) -> dict[int, Row]:
@@ -69,22 +76,22 @@ def _receipts(store: PostgresStore, run_id: str, seqs: list[int], page: int) -> 
 
 
 def _planned(
-    store: PostgresStore, run_id: str, cases: list[str], targets: list[str], page: int
+    store: PostgresStore, run_id: str, cases: list[str], targets: list[str], page: int, start: int
 ) -> Iterator[CellRows]:
     results = _stream(
         store,
         f"SELECT p.idx, p.case_id, p.target_id, r.data FROM {PLANNED} LEFT JOIN results r"
         " ON r.run_id = %s AND r.case_id = p.case_id AND r.target_id = p.target_id"
-        " ORDER BY p.idx",
-        (cases, targets, run_id),
+        " WHERE p.idx > %s ORDER BY p.idx",
+        (cases, targets, run_id, start),
         page,
     )
     pairs = _stream(
         store,
         f"SELECT p.idx, c.seq FROM calls c JOIN {PLANNED}"
         " ON p.case_id = c.case_id AND p.target_id = c.target_id"
-        " WHERE c.run_id = %s ORDER BY p.idx, c.seq",
-        (cases, targets, run_id),
+        " WHERE c.run_id = %s AND p.idx > %s ORDER BY p.idx, c.seq",
+        (cases, targets, run_id, start),
         page,
     )
     pages = iter(lambda: list(itertools.islice(results, page)), [])

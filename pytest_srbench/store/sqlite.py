@@ -102,6 +102,7 @@ CREATE TABLE IF NOT EXISTS calls (
 CREATE INDEX IF NOT EXISTS results_status ON results(run_id, case_id, target_id, status);
 CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id, seq);
 CREATE INDEX IF NOT EXISTS calls_run_status ON calls(run_id, status);
+CREATE INDEX IF NOT EXISTS calls_cell ON calls(run_id, case_id, target_id, seq);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL,
@@ -622,12 +623,20 @@ class SqliteStore(SharedReads):
         )
 
     def cell_rows(
-        self, run_id: str, planned: Iterable[tuple[str, str]], *, page: int = CELL_PAGE
+        self,
+        run_id: str,
+        planned: Iterable[tuple[str, str]],
+        *,
+        page: int = CELL_PAGE,
+        start: int = 0,
+        outside: bool = True,
     ) -> Iterator[CellRows]:
         """Every planned (case, target) of a run in planned order with its result row and its
         calls (journal order), then the rows outside the plan; read ``page`` cells at a time
-        inside one snapshot (``store/cell_reader.py``)."""
-        return cell_reader.cell_rows(self, run_id, planned, page=page)
+        inside one snapshot (``store/cell_reader.py``). ``start``: the first ``start`` planned
+        cells are left out (they still belong to the plan); ``outside=False``: no rows outside
+        the plan."""
+        return cell_reader.cell_rows(self, run_id, planned, page=page, start=start, outside=outside)
 
     # -- events ------------------------------------------------------------------------
     def append_event(self, run_id: str, kind: str, data: Row) -> int:

@@ -52,6 +52,20 @@ def test_cells_come_in_planned_order_then_the_rows_outside_the_plan(store_locati
         assert summary(store.cell_rows(RUN, frozen.planned_keys(), page=page)) == expected
 
 
+def test_a_later_part_of_the_plan_and_a_slice_of_it_without_the_rows_outside(store_location):
+    store, frozen = store_with_rows(store_location)
+    keys = list(frozen.planned_keys())
+    whole = summary(store.cell_rows(RUN, keys))
+    for start in (0, 1, 4, 5, 6):
+        for page in (1, 2, 500):
+            # the cells before start still belong to the plan: none of them comes as outside
+            assert summary(store.cell_rows(RUN, keys, page=page, start=start)) == whole[start:]
+    for first, last in ((0, 2), (2, 5), (5, 6)):
+        piece = store.cell_rows(RUN, keys[first:last], outside=False, page=2)
+        assert summary(piece) == whole[first:last]
+    assert summary(store.cell_rows(RUN, keys, start=6, outside=False)) == []
+
+
 def test_a_read_only_store_is_read_the_same(store_location):
     store, frozen = store_with_rows(store_location)
     expected = summary(store.cell_rows(RUN, frozen.planned_keys()))
@@ -77,3 +91,24 @@ def test_rows_written_while_the_cells_are_read_are_not_seen(store_location):
     assert len(new) == 2 and all(c.result is None and not c.calls for c in new)
     later = {(c.case_id, c.target_id): c for c in store.cell_rows(RUN, frozen.planned_keys())}
     assert later[("mmlu-pro/1", "b")].result is not None
+
+
+def test_a_sqlite_journal_without_the_index_by_cell_is_read_the_same(tmp_path):
+    """A store last written by an older version has no ``calls_cell`` index (a read-only one
+    is never upgraded): its calls are read by scanning the run's journal instead."""
+    store, frozen = store_with_rows(tmp_path / "s")
+    keys = list(frozen.planned_keys())
+    expected = {
+        (start, outside, page): summary(store.cell_rows(RUN, keys, start=start, outside=outside, page=page))
+        for start in (0, 2, 6) for outside in (True, False) for page in (1, 500)
+    }  # fmt: skip
+    store.db.execute("DROP INDEX calls_cell")
+    for (start, outside, page), cells in expected.items():
+        assert summary(store.cell_rows(RUN, keys, start=start, outside=outside, page=page)) == cells
+    store.close()
+    reader = open_store(tmp_path / "s", read_only=True)
+    assert summary(reader.cell_rows(RUN, keys, page=2)) == expected[(0, True, 500)]
+    assert (
+        reader.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls_cell'").fetchone()
+        is None
+    )

@@ -200,7 +200,9 @@ class FirstFailure:
         self.row: Row | None = None
 
     def add(self, row: Row, rank: Any) -> None:
-        if self.event is not None or row.get("status") in ("running", "completed"):
+        # rows are weighed even with an event: a pass started before the run ended learns
+        # of its event only when the report is assembled
+        if row.get("status") in ("running", "completed"):
             return
         if not row.get("error"):
             return
@@ -349,20 +351,20 @@ class CellSink(Protocol):
     def append(self, cell: dict[str, Any], /) -> None: ...
 
 
-class _CellPass:
+class CellPass:
     """The one pass over a run's rows: every metric runner and per-cell section, fed cell by
-    cell in planned order (then the rows outside the plan)."""
+    cell in planned order (then the rows outside the plan). Made by ``start_cell_pass``; it
+    may be fed the run's first cells while the last ones are still running, and the rest when
+    the report is assembled (``assemble_report(started=...)``)."""
 
     def __init__(
         self,
         manifest: Manifest,
-        pricing: _Pricing,
         correction: Mapping[str, Any] | None,
-        failure_event: Mapping[str, Any] | None,
         sink: CellSink,
     ) -> None:
         self.manifest = manifest
-        self.pricing = pricing
+        self.pricing = _Pricing(manifest)
         self.preview = manifest.mode == "preview"
         # the unit of every accuracy interval: a repeat's cell belongs to its original case
         self.case_of = {
@@ -390,7 +392,7 @@ class _CellPass:
         self.foreign_spend = ExactSum()
         self.foreign_known = True
         self.foreign_calls = 0
-        self.failure = FirstFailure(failure_event)
+        self.failure = FirstFailure(None)
         self.failure_groups = FailureGroups()
         self.outcomes = AnswerOutcomes(manifest)
         self.proxies = ProxyProvenance(manifest)
@@ -498,6 +500,18 @@ class _CellPass:
         return spend.total() if calls and known else None
 
 
+def start_cell_pass(
+    manifest: Manifest,
+    *,
+    correction: Mapping[str, Any] | None = None,
+    cell_sink: CellSink | None = None,
+) -> CellPass:
+    """A pass over a run's cells, to be fed (``CellPass.feed``) and then finished by
+    ``assemble_report(started=...)``; each cell's outcome goes to ``cell_sink`` (a new list by
+    default)."""
+    return CellPass(manifest, correction, cell_sink if cell_sink is not None else [])
+
+
 def build_report(
     manifest: Manifest,
     run: Run,
@@ -543,11 +557,16 @@ def assemble_report(
     local_embedding: Mapping[str, Any] | None = None,
     cell_sink: CellSink | None = None,
     shards: Sequence[Mapping[str, Any]] | None = None,
+    started: CellPass | None = None,
 ) -> dict[str, Any]:
     """Compute the whole report dict (validated later by ``ReportModel``) in one pass over
     ``cells``: every planned cell in planned order, then the rows outside the plan
     (``core.report.rows``). Each cell's outcome is appended to ``cell_sink`` (a new list by
     default), which becomes the report's ``cells``.
+
+    ``started``: a pass already fed the plan's first cells (``start_cell_pass``, made with
+    this ``manifest`` object and ``correction``; its sink is the report's), and ``cells`` are
+    then the ones after them.
 
     ``recipes`` are the run's router recipe snapshots by target id; a router target without
     one is reported "unavailable" (never borrowed from another run). ``local_embedding`` is
@@ -556,9 +575,15 @@ def assemble_report(
     With an accounting ``correction`` every call is read through it (``effective_call``)
     before any metric; the original receipts are not touched.
     """
-    sink: CellSink = cell_sink if cell_sink is not None else []
-    cell_pass = _CellPass(manifest, _Pricing(manifest), correction, failure_event, sink)
+    if started is None:
+        cell_pass = start_cell_pass(manifest, correction=correction, cell_sink=cell_sink)
+    elif started.manifest is not manifest or started.correction is not correction:
+        raise ValueError("a cell pass started for another plan or accounting correction")
+    else:
+        cell_pass = started
+    cell_pass.failure.event = failure_event
     cell_pass.feed(cells)
+    sink = cell_pass.sink
     preview = cell_pass.preview
     origins = suite_origins(manifest)
 
