@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import Any
 
 from pytest_srbench.app.reports import collector_paused
@@ -74,10 +75,13 @@ class ReportAhead:
         self.manifest = manifest
         self.fed = 0  # planned cells fed so far (the first ones, in planned order)
         self._pass: CellPass | None = start_cell_pass(manifest, cell_sink=CellsFile())
-        self._keys: Iterator[tuple[str, str]] = manifest.iter_planned_keys()
-        self._next: tuple[str, str] | None = next(self._keys, None)
-        self._ended: set[tuple[str, str]] = set()  # ended, not yet ready (later in the plan)
-        self._ready: list[tuple[str, str]] = []  # the next cells to feed, in planned order
+        # the plan walked twice: up to the first cell that has not ended, and up to the first
+        # cell not yet fed (the cells between are ready, counted, never held)
+        self._ahead: Iterator[tuple[str, str]] = manifest.iter_planned_keys()
+        self._next: tuple[str, str] | None = next(self._ahead, None)
+        self._behind: Iterator[tuple[str, str]] = manifest.iter_planned_keys()
+        self._ready = 0
+        self._ended: set[tuple[str, str]] = set()  # ended out of planned order, not yet ready
 
     @property
     def usable(self) -> bool:
@@ -85,24 +89,31 @@ class ReportAhead:
 
     def ended(self, cell: tuple[str, str]) -> None:
         """Cell ``cell`` ended in this process and its result row is committed."""
-        if self._pass is not None:
+        if self._pass is None:
+            return
+        if cell != self._next:
             self._ended.add(cell)
+            return
+        ended = self._ended
+        self._ready += 1
+        self._next = next(self._ahead, None)
+        while self._next is not None and self._next in ended:
+            ended.discard(self._next)
+            self._ready += 1
+            self._next = next(self._ahead, None)
 
     def step(self, limit: int = SLICE, least: int = BATCH) -> int:
         """Feed the next cells in planned order that have ended, up to ``limit`` of them, once
         at least ``least`` are ready (or the plan's last cell has ended) and the process has
         CPU to spare; how many were fed (0 also when the pass was given up)."""
         cell_pass = self._pass
-        if cell_pass is None or not self.spare():
+        ready = self._ready
+        if cell_pass is None or not ready or (ready < least and self._next is not None):
             return 0
-        ready, ended = self._ready, self._ended
-        while self._next is not None and self._next in ended and len(ready) < limit:
-            ended.discard(self._next)
-            ready.append(self._next)
-            self._next = next(self._keys, None)
-        if not ready or (len(ready) < least and self._next is not None):
+        if not self.spare():
             return 0
-        keys, self._ready = ready[:limit], ready[limit:]
+        keys = list(islice(self._behind, min(ready, limit)))
+        self._ready -= len(keys)
         try:
             with collector_paused():  # as the report is built: its rows are freed by counting
                 cell_pass.feed(self.store.cell_rows(self.run_id, keys, outside=False))
@@ -116,7 +127,6 @@ class ReportAhead:
         """The report is built from every cell's rows after all."""
         self._pass = None
         self._ended.clear()
-        self._ready.clear()
 
     def take(self, manifest: Manifest, correction: Mapping[str, Any] | None) -> CellPass | None:
         """The pass, fed the plan's first ``fed`` cells, for the report of ``manifest`` read
@@ -124,7 +134,6 @@ class ReportAhead:
         docstring). Taken once."""
         cell_pass, self._pass = self._pass, None
         self._ended.clear()
-        self._ready.clear()
         if cell_pass is None or manifest is not self.manifest or correction is not None:
             return None
         return cell_pass
