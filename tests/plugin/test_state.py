@@ -178,3 +178,43 @@ def test_a_cells_passed_reports_are_not_kept_to_the_end(pytester, sim):
         ["test_plain.py::test_plain", "teardown"],
     ]
     result.stdout.fnmatch_lines(["*torn down noisily*"])
+
+
+SUMMARY_READER = """
+import json
+from pathlib import Path
+
+
+def pytest_terminal_summary(terminalreporter):
+    # what other plugins do with the reports the terminal kept: read and add attributes
+    seen = []
+    for category, reports in terminalreporter.stats.items():
+        for report in reports:
+            vars(report).get("anything")
+            report.__dict__.setdefault("noted", True)
+            report.user_note = "kept"
+            seen.append([category, report.nodeid, report.when, report.passed])
+    Path("seen.json").write_text(json.dumps(seen))
+"""
+
+
+def test_other_plugins_read_the_reports_the_terminal_kept(pytester, sim, monkeypatch):
+    """A cell's call report is kept as a ``CountedCell``; plugins that read every kept report
+    at the summary (hypothesis's reads each one's ``__dict__``) get an ordinary object. Run
+    with hypothesis's own pytest plugin loaded, as in a project that has it installed."""
+    import hypothesis  # noqa: F401 - the development extra's; its pytest plugin is the case
+
+    project(pytester, sim, "always-right")
+    pytester.makeconftest(SUMMARY_READER)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:schemathesis -p no:anyio")
+    result = pytester.runpytest_subprocess(
+        *QUIET, "-p", "hypothesispytest", "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro", "--srbench-limit=3",
+    )  # fmt: skip
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0 and "Traceback" not in output, output[-3000:]
+    result.stdout.fnmatch_lines(["plugins: *hypothesis-*"])  # its plugin was loaded
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    cells = [entry for entry in seen if entry[0] == "correct"]
+    assert len(cells) == 3 and all(entry[2:] == ["call", True] for entry in cells), seen
+    result.stdout.fnmatch_lines(["*= 3 correct in *"])
