@@ -160,6 +160,31 @@ def _nothing() -> None:
     return None
 
 
+# The hooks the lean protocol does not call, and the plugins whose implementations of them do
+# nothing a cell item needs: pytest's own (the protocol stands in for them), this plugin's,
+# and per-test seeding, timeouts, property-based examples and reruns, which do not apply to a
+# cell the engine runs (it has its own deadlines, and no test body runs in pytest's thread).
+SKIPPED_PHASE_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown")
+LEAN_SAFE_PLUGINS = ("_pytest", "pytest_srbench", "pytest_randomly", "pytest_timeout",
+                     "_hypothesis_pytestplugin", "pytest_rerunfailures", "xdist")  # fmt: skip
+
+
+def plugins_in_skipped_phases(pluginmanager: pytest.PytestPluginManager) -> list[str]:
+    """The registered plugins (by module) that hook into a phase the lean protocol skips and
+    are not known to do nothing for a cell: the session runs the full protocol for them (a
+    plugin's ``pytest_runtest_makereport`` may rely on what its set-up hook stored)."""
+    found: list[str] = []
+    for name in SKIPPED_PHASE_HOOKS:
+        for impl in getattr(pluginmanager.hook, name).get_hookimpls():
+            plugin = impl.plugin
+            module = getattr(plugin, "__name__", None) or type(plugin).__module__
+            if not isinstance(module, str):
+                module = type(plugin).__module__
+            if module.split(".")[0] not in LEAN_SAFE_PLUGINS and module not in found:
+                found.append(module)
+    return found
+
+
 def run_cell_protocol(item: pytest.Item, runtest: Callable[[], None] | None = None) -> None:
     """logstart → setup / call / teardown reports → logfinish, without capture wrappers;
     ``runtest`` is the call phase (default: the item's own).

@@ -38,6 +38,7 @@ from pytest_srbench.plugin.items import (
     CountedCell,
     SrbenchCell,
     outcome_summary,
+    plugins_in_skipped_phases,
     require_graded,
     run_cell_protocol,
 )
@@ -169,6 +170,8 @@ class RunPhase(PluginState):
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
+        if self.lean and plugins_in_skipped_phases(self.config.pluginmanager):
+            self.lean = False  # another plugin hooks into the phases the lean protocol skips
         if self.role.runs_cells and self.manifest is not None and not self.view_only:
             self._start_engine()
         freeze_heap()  # the plan and the items live to the end: no collection walks them again

@@ -43,3 +43,74 @@ def test_cell_items_share_their_mark_and_location_without_changing_them(pytester
         "marked": seen["cells"],
         "keywords": seen["cells"],
     }
+
+
+PHASE_PLUGIN = """
+import json
+from pathlib import Path
+
+import pytest
+
+
+class PhaseRecorder:
+    # as pytest-json-report does: each phase's hook makes the entry its report reads
+    def __init__(self):
+        self.seen = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        item._phases = {"setup": {}}
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        item._phases["call"] = {}
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item):
+        item._phases["teardown"] = {}
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        item._phases[call.when]["outcome"] = report.outcome
+        self.seen[item.nodeid] = sorted(item._phases)
+
+
+def pytest_configure(config):
+    if config.getoption("--record-phases", False):
+        config.pluginmanager.register(PhaseRecorder(), "phase-recorder")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--record-phases", action="store_true")
+
+
+def pytest_sessionfinish(session):
+    recorder = session.config.pluginmanager.get_plugin("phase-recorder")
+    Path("phases.json").write_text(json.dumps({
+        "lean": session.config.pluginmanager.get_plugin("srbench-session").lean,
+        "seen": recorder.seen if recorder else None,
+    }))
+"""
+
+
+def test_a_plugin_that_hooks_into_each_phase_gets_the_full_protocol(pytester):
+    """Cells skip pytest's per-phase hooks (the lean protocol) unless another plugin hooks
+    into them: one whose report hook reads what its set-up hook stored (pytest-json-report
+    does) gets every phase, and the session ends cleanly."""
+    pytester.makeconftest(PHASE_PLUGIN)
+    args = ("-p", "no:cacheprovider", "-p", "no:xdist", "--srbench-profile=smoke",
+            "--srbench-benchmark=mmlu-pro", "--srbench-limit=2")  # fmt: skip
+    lean = pytester.runpytest_subprocess(*args)
+    assert lean.ret == 0, lean.stdout.str()[-2000:]
+    assert json.loads((pytester.path / "phases.json").read_text()) == {"lean": True, "seen": None}
+    full = pytester.runpytest_subprocess(*args, "--record-phases")
+    output = full.stdout.str() + full.stderr.str()
+    assert full.ret == 0 and "INTERNALERROR" not in output, output[-3000:]
+    found = json.loads((pytester.path / "phases.json").read_text())
+    assert found["lean"] is False
+    cells = {nodeid: phases for nodeid, phases in found["seen"].items() if "mmlu-pro/" in nodeid}
+    assert len(cells) == 4 and all(p == ["call", "setup", "teardown"] for p in cells.values())
