@@ -4,9 +4,10 @@ process holds one page of result rows and their calls, never the run's.
 
 The planned (case, target) pairs go to a temporary table of the connection, so SQLite does
 the joining and ordering: result rows are looked up by their primary key in planned order;
-each planned cell's calls by the journal's cell index (journal order within the cell), or,
-in a store without that index, ordered by (planned position, journal position) — a sort of
-two integers per call; their receipts are then read by journal position in batches.
+each planned cell's calls with their receipts by the journal's cell index (journal order
+within the cell), or, in a store without that index, ordered by (planned position, journal
+position) — a sort of two integers per call — and their receipts then read by journal
+position in batches.
 Nothing is written to the journal itself (a read-only store allows temporary tables)."""
 
 from __future__ import annotations
@@ -115,23 +116,43 @@ def _planned(
     )
     order = store.db.cursor()
     order.row_factory = None
-    if by_cell:  # each planned cell's calls looked up in order: no sort, and a few cells
-        # cost a few lookups, not a scan of the run's calls
-        query = (
-            f"SELECT p.idx, c.seq FROM {table} p CROSS JOIN calls c"
-            " ON c.run_id = ? AND c.case_id = p.case_id AND c.target_id = p.target_id"
-            " WHERE p.idx > ? ORDER BY p.idx, c.seq"
-        )
-    else:
-        query = (
-            f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
-            " ON p.case_id = c.case_id AND p.target_id = c.target_id"
-            " WHERE c.run_id = ? AND p.idx > ? ORDER BY p.idx, c.seq"
-        )
-    order.execute(query, (run_id, start))
-    pairs = _fetched(order, page)  # (planned position, journal position), in that order
     pages = iter(lambda: results.fetchmany(page), [])
+    if by_cell:  # each planned cell's calls looked up in order with their receipts: no sort,
+        # no second lookup by journal position, and a few cells cost a few lookups
+        order.execute(
+            f"SELECT p.idx, c.seq, c.data FROM {table} p CROSS JOIN calls c"
+            " ON c.run_id = ? AND c.case_id = p.case_id AND c.target_id = p.target_id"
+            " WHERE p.idx > ? ORDER BY p.idx, c.seq",
+            (run_id, start),
+        )
+        texts: dict[int, str] = {}  # receipts read with their pair, until their page asks
+
+        def pairs_keeping_texts() -> Iterator[tuple[int, int]]:
+            for idx, seq, text in _fetched(order, page):
+                texts[seq] = text
+                yield idx, seq
+
+        yield from planned_cells(pages, pairs_keeping_texts(), lambda seqs: _decoded(texts, seqs))
+        return
+    order.execute(
+        f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
+        " ON p.case_id = c.case_id AND p.target_id = c.target_id"
+        " WHERE c.run_id = ? AND p.idx > ? ORDER BY p.idx, c.seq",
+        (run_id, start),
+    )
+    pairs = _fetched(order, page)  # (planned position, journal position), in that order
     yield from planned_cells(pages, pairs, lambda seqs: _receipts(store, seqs, page))
+
+
+def _decoded(texts: dict[int, str], seqs: list[int]) -> dict[int, Row]:
+    """The receipts of ``seqs``, taken out of ``texts`` and decoded."""
+    found: dict[int, Row] = {}
+    loads = orjson.loads
+    for seq in seqs:
+        call = loads(texts.pop(seq))
+        call["_seq"] = seq
+        found[seq] = call
+    return found
 
 
 def planned_cells(
