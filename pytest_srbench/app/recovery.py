@@ -7,15 +7,13 @@ KEY``), adopting the queued child of the same key, or creating it itself.
 
 from __future__ import annotations
 
-import gc
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.collector import collector_paused
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.offline.recovery import (
     CallFacts,
@@ -72,7 +70,7 @@ def call_summary(store: Store, run_id: str) -> tuple[CallSummary, str | None]:
 def plan_for(store: Store, run_id: str, mode: str = "undispatched") -> dict[str, Any]:
     """The parent's recovery plan, freshly computed."""
     run = store.require_run(run_id)
-    with paused_gc():  # ~10^5 small acyclic records: collections would only cost time
+    with collector_paused():  # ~10^5 small acyclic records: collections would only cost time
         calls, correction_id = call_summary(store, run_id)
         return recovery_plan(
             store.plan_outline(run_id),
@@ -83,18 +81,6 @@ def plan_for(store: Store, run_id: str, mode: str = "undispatched") -> dict[str,
             mode,
             correction_id,
         )
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building large acyclic structures."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_plan_file(path: Path) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any
 
-from pytest_srbench.app.reports import collector_paused
+from pytest_srbench.core.collector import collector_paused
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.report.build import CellPass, start_cell_pass
 from pytest_srbench.render.cells_file import CellsFile

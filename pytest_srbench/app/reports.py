@@ -3,10 +3,8 @@ store, and a comparison side from a run id in the store or from a JSON report fi
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +12,7 @@ import orjson
 from pydantic import ValidationError
 
 from pytest_srbench.app.shards import shard_provenance
+from pytest_srbench.core.collector import collector_paused
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
@@ -33,20 +32,6 @@ if TYPE_CHECKING:
 
 class RunNotFound(InputError):
     """A run reference names neither a report file nor a run in the store."""
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector: the report's rows are trees that reference
-    counting frees as soon as a cell is done, and a collector scanning them (and the plan
-    beside them) again and again costs about a fifth of the report's time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def report_from_store(

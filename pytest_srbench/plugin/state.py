@@ -25,6 +25,7 @@ from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.recovery import RecoveryRequest
 from pytest_srbench.app.shards import ShardClaim
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
+from pytest_srbench.core.collector import collector_paused
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Manifest, Target
 from pytest_srbench.core.user_targets import UserTarget
@@ -74,14 +75,11 @@ def freeze_heap() -> None:
 def long_lived() -> Iterator[None]:
     """Build what lives to the session's end (the plan, its cases, one item per cell) without
     the cyclic collector running while it is made (none of it is garbage), then freeze it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        freeze_heap()
-        if enabled:
-            gc.enable()
+    with collector_paused():
+        try:
+            yield
+        finally:
+            freeze_heap()
 
 
 def thaw_heap() -> None:
