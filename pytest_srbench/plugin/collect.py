@@ -154,6 +154,11 @@ class CollectPhase(PluginState):
     ) -> list[SrbenchCell]:
         """One pytest item per (case, target) cell, in the given order."""
         suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
+        if self.config.pluginmanager.has_plugin("timeout"):
+            # pytest-timeout: a cell keeps its own deadlines (the plan's limits); a per-test
+            # timeout would fail (or, by its thread method, end) the session while the cell
+            # goes on in the engine
+            suite.add_marker(pytest.mark.timeout(0))
         source = Path(self.project.source) if self.project.source else self.rootdir
         mark = pytest.mark.srbench
         items: list[SrbenchCell] = []

@@ -193,6 +193,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="idempotency key: the same key and plan reuse the run",
     )
     group.addoption(
+        "--srbench-full-protocol",
+        action="store_true",
+        help="run cells through pytest's whole per-item protocol (set-up, capture, every phase "
+        "hook), as ordinary tests: slower; --pdb and --trace imply it, and so does another "
+        "plugin's hook into a test's set-up, call or tear-down",
+    )
+    group.addoption(
         "--srbench-shard",
         metavar="K/N",
         help="run shard K of N of one run (N invocations with the same plan and "

@@ -114,3 +114,54 @@ def test_a_plugin_that_hooks_into_each_phase_gets_the_full_protocol(pytester):
     assert found["lean"] is False
     cells = {nodeid: phases for nodeid, phases in found["seen"].items() if "mmlu-pro/" in nodeid}
     assert len(cells) == 4 and all(p == ["call", "setup", "teardown"] for p in cells.values())
+
+
+def test_the_full_protocol_on_request(pytester):
+    pytester.makeconftest(PHASE_PLUGIN)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "--srbench-profile=smoke",
+        "--srbench-benchmark=mmlu-pro", "--srbench-limit=1", "--srbench-full-protocol",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert json.loads((pytester.path / "phases.json").read_text())["lean"] is False
+
+
+TIMEOUT_PLUGIN = """
+import json
+from pathlib import Path
+
+
+class Timeouts:
+    # stands in for pytest-timeout: registered as "timeout", it reads each item's timeout mark
+    def __init__(self):
+        self.seen = {}
+
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            mark = item.get_closest_marker("timeout")
+            self.seen[item.nodeid] = list(mark.args) if mark else None
+        Path("timeouts.json").write_text(json.dumps(self.seen))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): a per-test timeout")
+    config.pluginmanager.register(Timeouts(), "timeout")
+"""
+
+
+def test_a_cell_is_exempt_from_pytest_timeout(pytester):
+    """pytest-timeout (a plugin registered as "timeout") times each test by its ``timeout``
+    mark; a cell has its own deadlines and is marked ``timeout(0)`` (none), also under
+    ``--strict-markers``, while an ordinary test beside it keeps the session's timeout."""
+    pytester.makeconftest(TIMEOUT_PLUGIN)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "--strict-markers",
+        "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro", "--srbench-limit=1",
+        "test_plain.py", ".",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    seen = json.loads((pytester.path / "timeouts.json").read_text())
+    cells = {nodeid: args for nodeid, args in seen.items() if nodeid.startswith("mmlu-pro/")}
+    assert len(cells) == 2 and all(args == [0] for args in cells.values()), seen
+    assert seen["test_plain.py::test_plain"] is None
