@@ -83,8 +83,9 @@ def _build_report(
     # the one event the report reads (a run journals three or more per cell)
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
     correction = latest_correction(store, run_id)
-    started = ahead.take(manifest, correction) if ahead is not None else None
-    fed = ahead.fed if started is not None and ahead is not None else 0
+    started, fed = None, 0  # the cells the report begun early was fed, if it still holds
+    if ahead is not None and (started := ahead.take(manifest, correction)) is not None:
+        fed = ahead.fed
     planned = manifest.iter_planned_keys()  # read once, into the store's scratch table
     cells = (
         store.cell_rows(run_id, planned, start=fed)

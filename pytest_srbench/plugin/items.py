@@ -6,6 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -176,10 +177,8 @@ def plugins_in_skipped_phases(pluginmanager: pytest.PytestPluginManager) -> list
     found: list[str] = []
     for name in SKIPPED_PHASE_HOOKS:
         for impl in getattr(pluginmanager.hook, name).get_hookimpls():
-            plugin = impl.plugin
-            module = getattr(plugin, "__name__", None) or type(plugin).__module__
-            if not isinstance(module, str):
-                module = type(plugin).__module__
+            plugin = impl.plugin  # a module, or an object registered as a plugin
+            module = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
             if module.split(".")[0] not in LEAN_SAFE_PLUGINS and module not in found:
                 found.append(module)
     return found

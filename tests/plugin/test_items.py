@@ -4,6 +4,11 @@ indistinguishable from one that worked it out itself."""
 from __future__ import annotations
 
 import json
+import types
+
+import pytest
+
+from pytest_srbench.plugin.items import plugins_in_skipped_phases
 
 CHECKER = """
 import json
@@ -167,3 +172,23 @@ def test_a_cell_is_exempt_from_pytest_timeout(pytester):
     cells = {nodeid: args for nodeid, args in seen.items() if nodeid.startswith("mmlu-pro/")}
     assert len(cells) == 2 and all(args == [0] for args in cells.values()), seen
     assert seen["test_plain.py::test_plain"] is None
+
+
+def test_the_plugins_that_hook_into_a_skipped_phase_are_named_by_module():
+    """A module (a conftest) or an object registered as a plugin hooks into a phase the lean
+    protocol skips; pytest's own and the plugins known to do nothing there are left out."""
+    manager = pytest.PytestPluginManager()
+    assert plugins_in_skipped_phases(manager) == []
+    conftest = types.ModuleType("conftest")
+    conftest.pytest_runtest_setup = lambda item: None  # type: ignore[attr-defined]
+    manager.register(conftest, "conftest")
+    seeding = types.ModuleType("pytest_randomly")
+    seeding.pytest_runtest_call = lambda item: None  # type: ignore[attr-defined]
+    manager.register(seeding, "randomly")
+
+    class Reporter:
+        def pytest_runtest_teardown(self, item):
+            pass
+
+    manager.register(Reporter(), "reporter")
+    assert plugins_in_skipped_phases(manager) == ["conftest", __name__]
