@@ -1,5 +1,7 @@
-"""Run a smoke, a quick and a router run in a fresh folder and print their JSON reports with
-everything that legitimately differs between two runs removed (ids, clocks, timings, paths).
+"""Run a smoke, a quick and a router run, a run of benchmarks written as marked tests (a shipped
+benchmark and one defined in Python, with a fixture target) and a run sharded across two
+invocations, in a fresh folder, and print their JSON reports with everything that legitimately
+differs between two runs removed (ids, clocks, timings, paths).
 
 A behaviour-preserving change (a refactor) must leave this output byte-identical:
 
@@ -33,6 +35,52 @@ RUNS = {
     ],
 }
 
+# a project's own benchmark tests: a shipped benchmark answered by a test body, a benchmark
+# defined in Python, and a python target (a rule) beside the simulated models
+MARKED_TESTS = {
+    "conftest.py": """
+import pytest
+
+import pytest_srbench
+
+
+def first_letter(messages):
+    return "A"
+
+
+@pytest_srbench.target("rule-a", model="rule-a")
+@pytest.fixture(scope="session")
+def rule_a():
+    return first_letter
+""",
+    "test_marked.py": """
+import pytest
+
+import pytest_srbench
+
+pytest_srbench.benchmark(
+    "capitals",
+    cases=[{"id": "fr", "question": "Capital of France?", "answer": "Paris"},
+           {"id": "jp", "question": "Capital of Japan?", "answer": "Tokyo"}],
+    grade=lambda answer, case: case["answer"].lower() in answer.lower(),
+    version="1",
+)
+
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+
+
+@pytest.mark.srbench("capitals")
+def test_capitals(srbench_case, srbench_target):
+    return srbench_target.ask_sync(srbench_case.prompt).final_text
+""",
+}
+MARKED = ["--srbench-profile=smoke", "--srbench-target=sim-large", "--srbench-target=sim-small",
+          "--srbench-target=rule-a", "marked"]  # fmt: skip
+SHARDED = ["--srbench-profile=smoke", "--srbench-run-key=fingerprint-shards"]
+
 # keys whose values are clocks, durations, ids, paths or host facts: they differ run to run
 VOLATILE = re.compile(
     r"(_at|_s|_ms|_mb|_id|_ids|_path|_dir|_seconds)$|rss|^pid$|^host|^python|^platform|"
@@ -59,13 +107,23 @@ def main() -> int:
         root = Path(folder)
         synth = [sys.executable, "-m", "pytest_srbench", "datasets", "synth", "--profile", "quick"]
         subprocess.run(synth, cwd=root, check=True, capture_output=True)
-        for name, args in RUNS.items():
-            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                       "--srbench-seed=11", f"--srbench-json={name}.json", *args]  # fmt: skip
-            done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
-            if done.returncode not in (0, 1):
-                print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
-                return done.returncode
+        marked = root / "marked"
+        marked.mkdir()
+        for file, text in MARKED_TESTS.items():
+            (marked / file).write_text(text.lstrip())
+        runs = [(name, [args]) for name, args in RUNS.items()]
+        runs.append(("marked", [MARKED]))
+        runs.append(("sharded", [[*SHARDED, f"--srbench-shard={k}/2"] for k in (1, 2)]))
+        for name, invocations in runs:
+            for args in invocations:
+                command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--srbench-seed=11", f"--srbench-json={name}.json", *args]  # fmt: skip
+                done = subprocess.run(
+                    command, cwd=root, capture_output=True, text=True, check=False
+                )
+                if done.returncode not in (0, 1):
+                    print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
+                    return done.returncode
             report = json.loads((root / f"{name}.json").read_text())
             report["cells"] = sorted(
                 report.get("cells") or [], key=lambda c: (c.get("case_id"), c.get("target_id"))
