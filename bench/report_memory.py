@@ -140,7 +140,7 @@ def build_store(root: Path, cells: int) -> None:
 END_OF_RUN = """
 import sys
 from pathlib import Path
-from pytest_srbench.app.finalize import finalize_run, write_outputs
+from pytest_srbench.app.run_end import finalize_run, write_outputs
 from pytest_srbench.store.opening import open_store
 store = open_store(sys.argv[1])
 report = finalize_run(store, sys.argv[2], runner={"pytest_srbench": "bench"})
@@ -148,7 +148,7 @@ problems = write_outputs(store, sys.argv[2], report, Path(sys.argv[3]), None)
 assert not problems, problems
 """
 IMPORTS = {
-    "end-of-run report": "import pytest_srbench.app.finalize, pytest_srbench.store.sqlite",
+    "end-of-run report": "import pytest_srbench.app.run_end, pytest_srbench.store.sqlite",
     "srbench report --json": "import pytest_srbench.cli.main, pytest_srbench.app.reports",
 }
 

@@ -148,3 +148,124 @@ def test_cli_and_store_do_not_import_pytest():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def runtime_imports_of(module: str) -> set[str]:
+    """Every module name the source imports when it runs, at any depth (lazy imports included;
+    imports made only for the type checker, under ``if TYPE_CHECKING:``, left out)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    tree = ast.parse(Path(spec.origin).read_text(), spec.origin)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            node.body = []
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def module_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports when it runs, lazy imports included."""
+    members = [m for m in MODULES if package_of(m) == package and not _is_package(m)]
+    return {
+        m: {name for name in runtime_imports_of(m) if name in members and name != m}
+        for m in members
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (an import circle)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_cycles_finds_a_circle_and_nothing_else():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("package", ["app", "plugin", "engine", "store", "render", "cli"])
+def test_no_import_circle_within_a_package(package):
+    """Imports inside functions count: a circle hidden by a lazy import is still a circle."""
+    assert cycles(module_graph(package)) == []
+
+
+ROLE_TESTS = {"kind", "runs_cells", "reports"}
+ROLE_DECIDERS = {"pytest_srbench.plugin.roles", "pytest_srbench.plugin.assembly"}
+
+
+def role_branches(source: str) -> list[int]:
+    """Lines where a condition reads the process's role (``….role.kind`` and the like)."""
+
+    def reads_role(node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr in ROLE_TESTS:
+                owner = sub.value
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if name == "role":
+                    return True
+        return False
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        tests: list[ast.AST] = []
+        if isinstance(node, ast.If | ast.IfExp | ast.While | ast.Assert):
+            tests.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            tests.extend(node.ifs)
+        elif isinstance(node, ast.BoolOp | ast.Compare | ast.Match):
+            tests.append(node)
+        if any(reads_role(test) for test in tests):
+            lines.append(getattr(node, "lineno", None) or tests[0].lineno)
+    return sorted(set(lines))
+
+
+def test_role_branches_finds_a_branch_on_the_role():
+    assert role_branches("if self.role.kind == 'worker':\n    pass\n") == [1]
+    assert role_branches("x = [a for a in b if state.role.runs_cells]\n") == [1]
+    assert role_branches("info = {'role': role.kind}\nif kind.role:\n    pass\n") == []
+
+
+@pytest.mark.parametrize(
+    "module", [m for m in MODULES if package_of(m) == "plugin" and m not in ROLE_DECIDERS]
+)
+def test_no_plugin_code_branches_on_the_role(module):
+    """A process's role decides which objects it registers (``plugin/assembly.py``), once;
+    after that no hook (nor anything it calls) asks which role it plays."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    assert role_branches(Path(spec.origin).read_text()) == []

@@ -1,51 +1,22 @@
-"""Run lifecycle outside a live engine: which process owns a run, settling what a stopped
-process left in flight, the restart sweep that marks orphaned runs ``interrupted``, and
+"""Run lifecycle outside a live engine: which process owns a run, the restart sweep that marks
+orphaned runs ``interrupted`` (after settling what they left in flight: ``settle.py``), and
 cancellation requests from another process (run-lifecycle.md §6, §7.6).
 
-A stopped worker or a lost acknowledgement is never permission to re-send: calls still
-``sent`` become ``sent_unknown``, running cells ``sent_unknown``; nothing is dispatched again.
+It loads no report machinery: every controller, CLI command and the service sweeps the store
+when it opens it. Ending a run with its report is ``run_end.py``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
 from typing import Any
 
-from pytest_srbench.core.case_events import case_event_data
+from pytest_srbench.app.settle import OWNER_STOPPED, settle_in_flight
+from pytest_srbench.app.shards import sweep_shards
 from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, Run
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.liveness import same_process, this_process
 from pytest_srbench.store.opening import open_store
-
-WORKER_STOPPED = "Worker stopped; dispatched requests are not retried"
-OWNER_STOPPED = "Runner process stopped ({where}); inspect saved calls before a new run"
-
-
-def settle_in_flight(
-    store: Store, run_id: str, cells: Collection[tuple[str, str]] | None = None
-) -> int:
-    """Calls still ``sent`` and cells still ``running`` become ``sent_unknown`` (only those of
-    ``cells`` when given: a dead shard's share, while the other shards go on)."""
-    changed = 0
-    with store.transaction():
-        for call in store.calls(run_id, active=True):
-            if cells is not None and (call["case_id"], call["target_id"]) not in cells:
-                continue
-            for key in ("_seq", "bytes_received", "last_activity_at"):
-                call.pop(key, None)
-            call["status"] = "sent_unknown"
-            call["error"] = WORKER_STOPPED
-            store.update_call(call["id"], call)
-            changed += 1
-        for row in store.results_with_status(run_id, "running"):
-            if cells is not None and (row["case_id"], row["target_id"]) not in cells:
-                continue
-            row.update(status="sent_unknown", error=WORKER_STOPPED)
-            store.upsert_result(run_id, row)
-            store.append_event(run_id, "case_sent_unknown", case_event_data(row, None))
-            changed += 1
-    return changed
 
 
 def sweep_orphans(store: Store) -> list[Run]:
@@ -57,8 +28,6 @@ def sweep_orphans(store: Store) -> list[Run]:
     A queued run that no process ever took (created by ``srbench recover``) is left waiting;
     a run owned on another host is left alone (its liveness cannot be checked here).
     """
-    from pytest_srbench.app.shards import sweep_shards  # shards settle shard by shard
-
     interrupted = []
     for run in store.active_runs():
         shards = store.shards(run.id)

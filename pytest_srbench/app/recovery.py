@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.collector import collector_paused
+from pytest_srbench.app.heap import gc_paused
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.offline.recovery import (
     CallFacts,
@@ -70,7 +70,7 @@ def call_summary(store: Store, run_id: str) -> tuple[CallSummary, str | None]:
 def plan_for(store: Store, run_id: str, mode: str = "undispatched") -> dict[str, Any]:
     """The parent's recovery plan, freshly computed."""
     run = store.require_run(run_id)
-    with collector_paused():  # ~10^5 small acyclic records: collections would only cost time
+    with gc_paused():  # ~10^5 small acyclic records: collections would only cost time
         calls, correction_id = call_summary(store, run_id)
         return recovery_plan(
             store.plan_outline(run_id),

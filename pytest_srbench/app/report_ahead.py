@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any
 
-from pytest_srbench.core.collector import collector_paused
+from pytest_srbench.app.heap import gc_paused
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.report.build import CellPass, start_cell_pass
 from pytest_srbench.render.cells_file import CellsFile
@@ -115,7 +115,7 @@ class ReportAhead:
         keys = list(islice(self._behind, min(ready, limit)))
         self._ready -= len(keys)
         try:
-            with collector_paused():  # as the report is built: its rows are freed by counting
+            with gc_paused():  # as the report is built: its rows are freed by counting
                 cell_pass.feed(self.store.cell_rows(self.run_id, keys, outside=False))
         except Exception:  # the report's full read meets it again and says what it is
             self.give_up()

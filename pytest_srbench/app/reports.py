@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
+from pytest_srbench.app.heap import gc_paused
 from pytest_srbench.app.shards import shard_provenance
-from pytest_srbench.core.collector import collector_paused
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
@@ -59,7 +59,7 @@ def report_from_store(
     from pytest_srbench.app.saved_reports import load_saved_report, report_key, save_report
 
     use_saved = saved and page is None
-    with store.snapshot(), collector_paused():
+    with store.snapshot(), gc_paused():
         key = report_key(store, run_id) if use_saved else None
         if key is not None and (report := load_saved_report(store, run_id, key)) is not None:
             return report

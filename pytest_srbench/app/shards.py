@@ -1,6 +1,5 @@
 """Runs sharded across invocations: which process owns each shard of a run, which shard
-finishes last (and so finalizes the run), what a dead shard leaves behind, and
-``srbench finalize``.
+finishes last (and so finalizes the run, ``run_end.py``) and what a dead shard leaves behind.
 
 Every shard of a run owns a deterministic share of its frozen plan (``core/shards.py``). A
 shard's row records its owner (host, pid, process start) and state:
@@ -19,10 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from pytest_srbench.app.lifecycle import OWNER_STOPPED, WORKER_STOPPED, settle_in_flight
+from pytest_srbench.app.settle import OWNER_STOPPED, WORKER_STOPPED, settle_in_flight
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest, Run
 from pytest_srbench.core.shards import ShardSpec, shard_share
@@ -228,14 +226,10 @@ def sweep_shards(store: Store, run: Run, rows: Sequence[Row]) -> Run | None:
         return store.set_run_status(run.id, "interrupted", error, ended_at=ran_until)
 
 
-def finalize_sharded(
-    store: Store, run_id: str, *, runner: dict[str, Any], json_path: Path | None = None
-) -> dict[str, Any]:
-    """``srbench finalize RUN``: end a sharded run whose shards all ended or died (a shard that
-    never started counts as lost) and write its report; refused, naming them, while any shard
-    is held by a live process."""
-    from pytest_srbench.app.finalize import finalize_run
-
+def close_shards(store: Store, run_id: str) -> list[str]:
+    """Before ``srbench finalize RUN`` ends a sharded run: settle its dead shards and name every
+    shard lost (interrupted, or never started); refused, naming them, while any shard is held
+    by a live process, and for a run that is not sharded."""
     with store.transaction():
         rows = store.shards(run_id)
         if not rows:
@@ -259,7 +253,7 @@ def finalize_sharded(
     present = {int(row["shard"]) for row in rows}
     lost = [f"shard {_label(row)}" for row in rows if row["state"] == "interrupted"]
     lost += [f"shard {k}/{count} (never started)" for k in range(1, count + 1) if k not in present]
-    return finalize_run(store, run_id, runner=runner, workers_lost=lost, json_path=json_path)
+    return lost
 
 
 def shard_provenance(rows: Sequence[Row]) -> list[dict[str, Any]] | None:

@@ -214,7 +214,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_finalize(args: argparse.Namespace) -> int:
     from pytest_srbench import __version__
     from pytest_srbench.app.reports import write_html_report
-    from pytest_srbench.app.shards import finalize_sharded
+    from pytest_srbench.app.run_end import finalize_sharded
     from pytest_srbench.render.terminal import render_summary
 
     store = _store(args)

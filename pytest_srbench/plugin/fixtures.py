@@ -20,8 +20,8 @@ def srbench_cell(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 def _session(request: pytest.FixtureRequest) -> Any:
-    plugin = request.config.pluginmanager.get_plugin("srbench-session")
-    if plugin is None or plugin.manifest is None:
+    plugin = request.config.pluginmanager.get_plugin("srbench-dispatcher")
+    if plugin is None or plugin.state.manifest is None:
         pytest.skip("srbench is not active: pass --srbench-profile or --srbench-benchmark")
     return plugin
 

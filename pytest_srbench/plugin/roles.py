@@ -17,14 +17,6 @@ class Role:
     workers: int = 1
     replacement: bool = False
 
-    @property
-    def runs_cells(self) -> bool:
-        return self.kind in ("single", "worker")
-
-    @property
-    def reports(self) -> bool:
-        return self.kind in ("single", "controller")
-
 
 def owns(position: int, workers: int, slot: int) -> bool:
     """The one ownership rule of a distributed run: the item at ``position`` of the collected

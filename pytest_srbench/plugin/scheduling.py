@@ -8,13 +8,20 @@ reports what the store says about them; it never re-sends their calls.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_srbench.app.heap import peak_rss_mb
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import WORKER_KEY, show
+from pytest_srbench.plugin.session import SessionState, process_id
+from pytest_srbench.store.base import Store
+
+if TYPE_CHECKING:
+    from pytest_srbench.plugin.controller import ControllerPlugin
 
 
 class OwnerScheduling:
@@ -101,33 +108,37 @@ class OwnerScheduling:
             node.shutdown()
 
 
-class XdistBridge:
-    """Controller-side hooks that exist only when pytest-xdist is installed."""
+class XdistController:
+    """The xdist controller's side of a session (registered only there): what every worker is
+    told when it starts, which workers died, the scheduler, the progress line as workers report
+    cells, and the controller's account of the processes (``controller.Processes``)."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    def __init__(self, state: SessionState, controller: ControllerPlugin) -> None:
+        self.state = state
+        self.controller = controller
+        self.workers_lost: list[str] = []  # xdist workers that died mid-run
         self._next_slot = 0
         self._notes: list[str] = []  # selection notes of the workers, printed once
         self._usage_error = False
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        plugin = self.plugin
+        state = self.state
         numnodes = int(node.workerinput.get("workercount", 1))
-        node.workerinput["srbench_run_id"] = plugin.run_id
-        launched = plugin.sim
-        node.workerinput["srbench_sim_url"] = None if launched else plugin.sim_url
+        node.workerinput["srbench_run_id"] = state.run_id
+        launched = state.sim
+        node.workerinput["srbench_sim_url"] = None if launched else state.sim_url
         node.workerinput["srbench_sim_ready"] = (
             [str(launched.ready_path), str(launched.log_path)] if launched else None
         )  # the worker waits for it when its run starts, not the controller now
-        node.workerinput["srbench_endpoints"] = dict(plugin.endpoints)
-        node.workerinput["srbench_managed_slots"] = dict(plugin.managed_slots)
-        node.workerinput["srbench_owner"] = dict(plugin.owner)
+        node.workerinput["srbench_endpoints"] = dict(state.endpoints)
+        node.workerinput["srbench_managed_slots"] = dict(state.managed_slots)
+        node.workerinput["srbench_owner"] = dict(state.owner)
         # a remote worker (--tx socket=… / ssh=…) runs in another folder, maybe on another
         # host: it gets the store, the configuration and the shard from here, not its cwd
-        node.workerinput["srbench_store"] = str(plugin.settings.store)
-        node.workerinput["srbench_project"] = plugin.project.model_dump(mode="json")
-        shard = plugin.settings.shard
+        node.workerinput["srbench_store"] = str(state.settings.store)
+        node.workerinput["srbench_project"] = state.project.model_dump(mode="json")
+        shard = state.settings.shard
         node.workerinput["srbench_shard"] = shard.label if shard is not None else None
         node.workerinput["srbench_slot"] = self._next_slot % max(numnodes, 1)
         node.workerinput["srbench_replacement"] = self._next_slot >= numnodes
@@ -136,12 +147,17 @@ class XdistBridge:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         if error is not None:
-            self.plugin.workers_lost.append(str(node.gateway.id))
+            self.workers_lost.append(str(node.gateway.id))
         for note in (getattr(node, "workeroutput", None) or {}).get(WORKER_KEY) or []:
             if note["line"] not in self._notes:  # every worker says the same: print once
                 self._notes.append(note["line"])
                 self._usage_error = self._usage_error or bool(note["usage_error"])
-                show(self.plugin.config, str(note["line"]), error=bool(note["usage_error"]))
+                show(self.state.config, str(note["line"]), error=bool(note["usage_error"]))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """The progress line, as the workers' reports arrive."""
+        self.controller.show_progress()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -152,3 +168,36 @@ class XdistBridge:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> OwnerScheduling:
         return OwnerScheduling(config, log)
+
+    # -- controller.Processes --------------------------------------------------------------
+    def count(self) -> int:
+        value = getattr(self.state.config.option, "numprocesses", None)
+        try:
+            return max(1, int(value or 1))
+        except (TypeError, ValueError):
+            return 1
+
+    def lost(self) -> list[str]:
+        return list(self.workers_lost)
+
+    def report_run(self, store: Store, run_id: str) -> str:
+        """The run the workers joined: a sharded run is found by its key (the workers claimed
+        their shard of it); otherwise the run this controller named."""
+        settings = self.state.settings
+        if settings.shard is not None and settings.run_key:
+            found = store.find_run_by_key(settings.run_key)
+            if found is not None:
+                return found.id
+        return run_id
+
+    def record_reporter(self, store: Store, run_id: str) -> None:
+        with store.transaction():
+            store.register_process(
+                run_id,
+                {
+                    "process_id": process_id(),
+                    "pid": os.getpid(),
+                    "role": "controller",
+                    "peak_rss_mb": peak_rss_mb(),
+                },
+            )

@@ -1,161 +1,182 @@
-"""The srbench session plugin: set-up (the simulator, managed servers, the baseline) and
-tear-down, composed with the collect, runner and controller phases.
+"""What every role of a srbench session shares: ``SessionState`` (the resolved settings and
+configuration, this process's role, the store, the run's identity, where each target is
+reached, the frozen plan once collection made it, and what SIGTERM does) and ``Assignment``
+(what collection hands the process that dispatches: its cells).
+
+The role objects hold one state each and keep their own state to themselves: ``Collector``
+(``collect.py``) and ``Dispatcher`` (``dispatch.py``) where cells run (a single process or an
+xdist worker), ``ControllerPlugin`` (``controller.py``) where the run is reported (a single
+process or the xdist controller), ``WorkerLink`` (``worker.py``) in a worker and
+``XdistController`` (``scheduling.py``) in the controller. ``entry.py`` registers them by role.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
-from pytest_srbench.app.config import ConfigError
-from pytest_srbench.app.planning import PlanDraft, build_draft, builtin_auxiliary_needed
-from pytest_srbench.app.recovery import read_plan_file
-from pytest_srbench.core.compare.runs import ComparisonError, RunSide
-from pytest_srbench.core.models import Target
-from pytest_srbench.core.user_targets import declared_targets
-from pytest_srbench.datasets.suites import SuiteError
-from pytest_srbench.managed.childwatch import die_with_parent
-from pytest_srbench.plugin.collect import CollectPhase
-from pytest_srbench.plugin.controller import FinishPhase
-from pytest_srbench.plugin.errors import usage_errors
-from pytest_srbench.plugin.progress import ProgressDisplay
-from pytest_srbench.plugin.runner import RunPhase
-from pytest_srbench.plugin.state import new_run_id
-from pytest_srbench.simulator.process import launch_simulator
+from pytest_srbench.app.config import SrbenchConfig
+from pytest_srbench.app.lifecycle import open_swept_store
+from pytest_srbench.app.planning import PlanDraft
+from pytest_srbench.benchmarks.registry import AdapterRegistry
+from pytest_srbench.core.models import Manifest, Run, Target
+from pytest_srbench.core.user_targets import UserTarget
+from pytest_srbench.plugin.options import Settings
+from pytest_srbench.plugin.roles import Role
+from pytest_srbench.plugin.signals import SignalHandlers, request_cancellation
+from pytest_srbench.simulator.process import (
+    SimulatorLaunch,
+    SimulatorStartError,
+    simulator_url,
+    wait_until_ready,
+)
 from pytest_srbench.store.base import Store
-from pytest_srbench.store.liveness import host_id
-from pytest_srbench.store.opening import store_exists
+from pytest_srbench.store.opening import open_store
+
+if TYPE_CHECKING:
+    from pytest_srbench.transport.base import Transport
+
+SIM_WAIT_S = 30.0  # how long a worker waits for the controller's simulator to listen
 
 
-class SrbenchPlugin(CollectPhase, RunPhase, FinishPhase):
-    """Registered (as ``srbench-session``) only when a srbench option activates the plugin."""
+def new_run_id() -> str:
+    return "run-" + uuid.uuid4().hex[:20]
 
-    # -- controller / single: set-up -----------------------------------------------------
-    @pytest.hookimpl(tryfirst=True)
-    @usage_errors
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.signals.install(self._on_terminate)
-        if self.role.kind == "worker":
-            controller = self.owner  # a worker dies with its controller (even by SIGKILL)
-            if controller.get("host") == host_id() and controller.get("pid"):
-                die_with_parent(int(controller["pid"]))
-            return
-        terminal = self.config.pluginmanager.getplugin("terminalreporter")
-        if terminal is not None:
-            interactive = bool(terminal.isatty) and self.role.kind == "single"
-            self.progress = ProgressDisplay(terminal, interactive=interactive)
-        self.run_id = new_run_id()
-        store = self.open()  # a read-only, locked or uncreatable store: one line (usage_errors)
-        with store.transaction():
-            store.set_owner(self.run_id, self.owner)  # before the run row: never an orphan
-        if self.settings.baseline:
-            self.baseline = self._load_baseline(self.settings.baseline)
-        targets = self._session_targets(store)
-        if self._needs_simulator(targets) or builtin_auxiliary_needed(
-            self.project, self.settings.run.benchmarks or None
-        ):  # simulated subjects, or a built-in sim-judge / sim-user bound for real ones
-            log_dir = self.settings.store / "simulator"
-            self.sim = launch_simulator(  # waited for when its address is first needed
-                list(self.project.simulator.sim_models().values()), log_dir=log_dir
-            )
-        managed = [t for t in targets if t.managed == "llama-server" and t.base_url is None]
-        if managed:
-            self._start_managed(managed)
 
-    def _start_managed(self, targets: list[Target]) -> None:
-        """Start each managed llama-server sized from the plan (measured on a probe server
-        first), or refuse the run before anything is sent, saying what to change."""
-        from pytest_srbench.app.managed_servers import ServerRefused, start_for_plan
-        from pytest_srbench.managed.common import RealPartError
+def process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
-        draft = self._sizing_draft()
-        limits = draft.limits if draft else self.project.frozen_limits(self.settings.run.limits)
-        configured = self.project.all_targets()
-        for target in targets:
-            cases = None
-            if draft is not None:
-                ids = {case_id for case_id, target_id in draft.cells() if target_id == target.id}
-                cases = [case for case in draft.cases if case.id in ids]
-            params = {"max_tokens": limits.max_output_tokens, **self.project.sampling,
-                      **self.settings.run.sampling, **target.request_params}  # fmt: skip
-            config = configured.get(target.id)
-            try:
-                started = start_for_plan(
-                    target.id, target.model, config.server if config else None, cases,
-                    max_tokens=int(params["max_tokens"]), limits=limits,
-                    concurrency=self.settings.concurrency, log_dir=self.settings.store / "servers",
-                )  # fmt: skip
-            except ServerRefused as error:
-                raise pytest.UsageError(f"pytest-srbench: {error}") from None
-            except RealPartError as error:
-                raise pytest.UsageError(f"pytest-srbench: target {target.id!r}: {error}") from None
-            self.managed.append(started.server)
-            self.endpoints[target.id] = started.server.base_url
-            self.managed_slots[target.id] = started.size.slots
-            terminal = self.config.pluginmanager.getplugin("terminalreporter")
-            if terminal is not None:
-                terminal.write_line(started.note(target.id))
 
-    def _sizing_draft(self) -> PlanDraft | None:
-        """The plan draft a profile run will freeze (None when it is known only after
-        collection, for benchmarks written as tests or a recovery, or cannot be made: then
-        collection says why)."""
-        if self.settings.recover is not None:
-            return None
-        try:
-            return build_draft(self.project, self.settings.run, self.registry, self.rootdir)
-        except (ConfigError, SuiteError, ValueError):
-            return None
+@dataclass(eq=False)
+class SessionState:
+    """The state every role of a session needs; one per process, passed to each role object.
 
-    def _session_targets(self, store: Store) -> list[Target]:
-        """Targets this session may call: the configured ones, or a recovery parent's."""
-        if self.settings.recover is not None:
-            plan = read_plan_file(self.settings.recover)
-            return list(store.get_manifest(str(plan["parent_run_id"])).target_inventory().values())
-        known = self.project.all_targets()
-        # the models that fixture targets declared so far (in conftest.py files) call, once each
-        used_ids = dict.fromkeys(i for t in declared_targets() for i in t.uses if i in known)
-        used = [known[i] for i in used_ids]
-        requested = self.settings.run.targets
-        if requested:  # an id no configuration knows may be a fixture target (@target), known
-            # only once the tests are collected; planning refuses a truly unknown one
-            requested = [i for i in requested if i in known]
-            if not requested:
-                return [target.to_target() for target in used]
-        # before collection the benchmarks of marked tests are unknown: every kind may be needed
-        kinds = {"single", "mom", "retrieval"} if requested else self._kinds()
-        selected = self.project.select_targets(requested, kinds=kinds)
-        chosen = {target.id for target in selected}
-        extra = [target for target in used if target.id not in chosen]
-        return [target.to_target() for target in [*selected, *extra]]
+    ``sweeps_store``: this process sweeps the store for orphaned runs when it opens it (the
+    one that reports the run; a worker opens its controller's store as it is).
+    ``interrupt_on_signal``: SIGTERM interrupts at once, as Ctrl-C does (one process runs the
+    whole session); otherwise it cancels the run through the store, which every process of a
+    distributed run polls (the signal usually reaches one process only).
+    """
 
-    def _kinds(self) -> set[str]:
-        """Target kinds the run may need, before its benchmarks are loaded: a profile run is
-        chat only; a benchmark without a registered adapter may be a RAG or agent dataset."""
-        kinds: set[str] = set() if self.settings.run.benchmarks else {"single", "mom"}
-        for benchmark in self.settings.run.benchmarks or []:
-            if benchmark in self.registry:
-                kinds |= set(self.registry.get(benchmark).target_kinds)
+    config: pytest.Config
+    settings: Settings
+    project: SrbenchConfig
+    role: Role
+    registry: AdapterRegistry
+    owner: dict[str, Any]
+    sweeps_store: bool = True
+    interrupt_on_signal: bool = False
+    run_id: str = ""
+    store: Store | None = None
+    swept: list[Run] = field(default_factory=list)  # runs the opening sweep interrupted
+    # where targets are reached besides their configured base_url
+    sim: SimulatorLaunch | None = None  # launched by this process; waited for on first use
+    sim_ready: tuple[Path, Path] | None = None  # a worker: the controller's (ready, log) files
+    sim_address: str | None = None
+    endpoints: dict[str, str] = field(default_factory=dict)  # managed servers, by target id
+    managed_slots: dict[str, int] = field(default_factory=dict)  # their servers' slots
+    # the plan: drafted and frozen by collection
+    draft: PlanDraft | None = None
+    manifest: Manifest | None = None
+    view_only: bool = False  # this process only reports the run (held elsewhere, or replaced)
+    # how the session is being stopped
+    interrupted: bool = False
+    stop_signal: str | None = None  # SIGTERM received: the run ends as on Ctrl-C
+    finishing: bool = False  # the report is being written: a signal waits for it
+    stoppers: list[Callable[[str], None]] = field(default_factory=list)  # called on SIGTERM
+    signals: SignalHandlers = field(default_factory=SignalHandlers)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def rootdir(self) -> Path:
+        return Path(self.config.rootpath)
+
+    @property
+    def sim_url(self) -> str | None:
+        """The simulator's address, waiting for it to listen the first time it is needed (it
+        starts while the session collects and freezes its plan)."""
+        if self.sim_address is None:
+            if self.sim is not None:
+                self.sim_address = self.sim.wait().base_url
+            elif self.sim_ready is not None:
+                ready, log = self.sim_ready
+                _, port = wait_until_ready(ready, log, time.monotonic() + SIM_WAIT_S)
+                self.sim_address = simulator_url(port)
+        return self.sim_address
+
+    def open(self) -> Store:
+        """The store (swept for orphaned runs first where ``sweeps_store``)."""
+        if self.store is None:
+            settings = self.settings
+            if self.sweeps_store:
+                self.store, self.swept = open_swept_store(settings.location, settings.store)
             else:
-                kinds |= {"single", "mom", "retrieval"}
-        return kinds
+                self.store = open_store(settings.location, local_dir=settings.store)
+        return self.store
 
-    def _load_baseline(self, reference: str) -> RunSide:
-        """Read the gate's baseline before anything runs, so a typo costs nothing."""
-        from pytest_srbench.app.reports import RunNotFound, load_side  # the report model: big
+    def target_urls(self, targets: Iterable[Target]) -> dict[str, str]:
+        """Where each of ``targets`` without a base URL of its own is reached (with every
+        managed server's address): its managed server, or the simulator for a simulated one."""
+        base_urls = dict(self.endpoints)
+        simulated = [target for target in targets if target.simulated and target.base_url is None]
+        if simulated:
+            url = self.sim_url
+            if not url:
+                raise SimulatorStartError("the simulator is not running")
+            for target in simulated:
+                base_urls[target.id] = url
+        return base_urls
 
-        has_store = store_exists(self.settings.location)
-        try:
-            return load_side(reference, self.open() if has_store else None)
-        except (RunNotFound, ComparisonError) as error:
-            raise pytest.UsageError(f"pytest-srbench: --srbench-baseline: {error}") from None
+    def on_terminate(self, signum: int, frame: FrameType | None) -> None:
+        """SIGTERM ends the run like Ctrl-C: at once where ``interrupt_on_signal`` (the
+        Ctrl-C path); otherwise through the store, as ``srbench cancel`` does: every engine of
+        the run stops within 0.5 s, the sessions end, the controller writes the report. A
+        second signal interrupts at once."""
+        name = signal.Signals(signum).name
+        repeated = self.stop_signal is not None
+        self.stop_signal = name
+        self.interrupted = True
+        if self.finishing:
+            return  # the report is being written: let it finish
+        if self.interrupt_on_signal or repeated or not self.run_id:
+            raise KeyboardInterrupt
+        for stop in self.stoppers:
+            stop(f"interrupted ({name})")
+        threading.Thread(
+            target=request_cancellation,
+            args=(self.settings.location, self.run_id, self.settings.run_key, name),
+            name="srbench-cancel",
+            daemon=True,
+        ).start()
 
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
+    def close(self) -> None:
+        """The previous signal handlers back, the store closed (which merges the WAL into the
+        database when it is the last connection)."""
         self.signals.restore()
         if self.store is not None:
-            self.store.close()  # merges the WAL into the database when it is the last one
-        if self.sim is not None:
-            self.sim.stop()
-            self.sim = None
-        for server in self.managed:
-            server.stop()
-        self.managed.clear()
+            self.store.close()
+
+
+@dataclass(eq=False)
+class Assignment:
+    """What collection hands the dispatcher of this process: the cells it dispatches (its
+    xdist share), the marked test items whose bodies are those cells (``driven``: the cells
+    are test bodies, each submitted when it can run), the plan's fixture targets, and the HTTP
+    client made before the run was created."""
+
+    cells: list[tuple[str, str]] = field(default_factory=list)
+    driven: bool = False
+    bodies: list[pytest.Function] = field(default_factory=list)
+    user_targets: dict[str, UserTarget] = field(default_factory=dict)
+    transport: Transport | None = None

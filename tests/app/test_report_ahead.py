@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_srbench.app.finalize import finalize_run
 from pytest_srbench.app.report_ahead import BATCH, ReportAhead, SpareCpu
 from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.run_end import finalize_run
 from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.json_report import report_json

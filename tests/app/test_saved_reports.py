@@ -10,8 +10,8 @@ import random
 from pathlib import Path
 
 from pytest_srbench.app import saved_reports
-from pytest_srbench.app.finalize import write_run_report
 from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.run_end import write_run_report
 from pytest_srbench.app.saved_reports import FOLDER, report_key
 from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.render.json_report import SavedReport, report_json

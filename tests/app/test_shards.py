@@ -11,14 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_srbench.app.lifecycle import WORKER_STOPPED, open_swept_store
-from pytest_srbench.app.shards import (
-    ShardRefused,
-    claim_shard,
-    finalize_sharded,
-    finish_shard,
-    share_of,
-)
+from pytest_srbench.app.lifecycle import open_swept_store
+from pytest_srbench.app.run_end import finalize_sharded
+from pytest_srbench.app.settle import WORKER_STOPPED
+from pytest_srbench.app.shards import ShardRefused, claim_shard, finish_shard, share_of
 from pytest_srbench.core.shards import ShardSpec
 from pytest_srbench.store import open_store
 from pytest_srbench.store.liveness import this_process

@@ -8,8 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from pytest_srbench.app.lifecycle import OWNER_STOPPED, WORKER_STOPPED, open_swept_store
+from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.settle import OWNER_STOPPED, WORKER_STOPPED
 from pytest_srbench.core.calls.failures import INTERRUPTED, summarize_failure
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.opening import open_store

@@ -73,7 +73,7 @@ def test_collecting_a_plan_loads_no_http_client_and_no_report(tmp_path) -> None:
         "code = pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'pytest_srbench.plugin.entry',"
         " '--collect-only', '--srbench-profile=smoke', '--srbench-benchmark=mmlu-pro'])\n"
         "heavy = ('aiohttp', 'httpx', 'jinja2', 'pytest_srbench.core.report.model',"
-        " 'pytest_srbench.app.finalize')\n"
+        " 'pytest_srbench.app.run_end')\n"
         "print('exit', int(code), 'loaded:', ','.join(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run(

@@ -96,7 +96,7 @@ def pytest_addoption(parser):
 def pytest_sessionfinish(session):
     recorder = session.config.pluginmanager.get_plugin("phase-recorder")
     Path("phases.json").write_text(json.dumps({
-        "lean": session.config.pluginmanager.get_plugin("srbench-session").lean,
+        "lean": session.config.pluginmanager.get_plugin("srbench-dispatcher").lean,
         "seen": recorder.seen if recorder else None,
     }))
 """

@@ -203,7 +203,7 @@ def test_the_sigterm_handler_is_installed_only_for_a_srbench_session(pytester, s
             "--srbench-limit=1", "test_probe.py",
         )  # fmt: skip
         assert result.ret == 0, result.stdout.str()[-2000:]
-        assert probe.read_text() == "SrbenchPlugin"  # installed while the run was active
+        assert probe.read_text() == "SessionState"  # installed while the run was active
         assert signal.getsignal(signal.SIGTERM) is mine  # and the previous one restored
         result = pytester.runpytest_inprocess(*QUIET, "test_probe.py")
         assert result.ret == 0

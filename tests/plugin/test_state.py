@@ -119,7 +119,7 @@ def pytest_sessionfinish(session):
             sys.getsizeof(item.stash._storage) > sys.getsizeof({}) or item._store is not item.stash
             for item in cells
         ),
-        "engine_entries": len(session.config.pluginmanager.get_plugin("srbench-session").engine.slots),
+        "engine_entries": len(session.config.pluginmanager.get_plugin("srbench-dispatcher").engine.slots),
         "cells": len(cells),
         "location": list(cells[0].location),
     }

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.app.lifecycle import WORKER_STOPPED, sweep_orphans
+from pytest_srbench.app.lifecycle import sweep_orphans
+from pytest_srbench.app.settle import WORKER_STOPPED
 from pytest_srbench.store import StoreError, open_store
 from pytest_srbench.store.liveness import lease_timing
 from tests.core.helpers import case, manifest, target

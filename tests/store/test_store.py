@@ -8,7 +8,8 @@ import multiprocessing
 
 import pytest
 
-from pytest_srbench.app.lifecycle import OWNER_STOPPED, WORKER_STOPPED, sweep_orphans
+from pytest_srbench.app.lifecycle import sweep_orphans
+from pytest_srbench.app.settle import OWNER_STOPPED, WORKER_STOPPED
 from pytest_srbench.store import GroupCommitWriter, StoreError, open_store
 from pytest_srbench.store.base import every_event
 from pytest_srbench.store.liveness import host_id

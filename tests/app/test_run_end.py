@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_srbench.app.finalize import final_status, finalize_run
+from pytest_srbench.app.run_end import final_status, finalize_run
 from pytest_srbench.store import open_store
 from tests.core.helpers import case, manifest, target
 

@@ -1,5 +1,9 @@
-"""Ending a run after every process stopped: settle what was left in flight, decide the
-final status (reference/run-lifecycle.md §7.5), write the report."""
+"""Ending a run after every process stopped: settle what was left in flight (``settle.py``),
+decide the final status (reference/run-lifecycle.md §7.5), build and write the report — for
+the session that ran it, the last shard of a sharded run, and ``srbench finalize``.
+
+The report's modules load with this one; nothing that only opens or sweeps a store does.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_srbench.app.lifecycle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.report_ahead import ReportAhead
 from pytest_srbench.app.reports import report_from_store, write_html_report
 from pytest_srbench.app.saved_reports import save_report
+from pytest_srbench.app.settle import WORKER_STOPPED, settle_in_flight
+from pytest_srbench.app.shards import close_shards
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
@@ -109,6 +114,16 @@ def finalize_run(
     report = with_head(report)  # validated once for every file written from it
     write_run_report(store, run_id, report, json_path)
     return report
+
+
+def finalize_sharded(
+    store: Store, run_id: str, *, runner: dict[str, Any], json_path: Path | None = None
+) -> dict[str, Any]:
+    """``srbench finalize RUN``: end a sharded run whose shards all ended or died (a shard that
+    never started counts as lost) and write its report; refused, naming them, while any shard
+    is held by a live process (``shards.close_shards``)."""
+    lost = close_shards(store, run_id)
+    return finalize_run(store, run_id, runner=runner, workers_lost=lost, json_path=json_path)
 
 
 def record_peak(store: Store, run_id: str, process_id: str, peak_mb: float) -> dict[str, Any]:

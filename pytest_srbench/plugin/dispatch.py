@@ -1,21 +1,21 @@
-"""Running: the engine dispatches this process's cells on its own loop while pytest walks
-the items; each item waits for its cell's outcome. Signals end a run like Ctrl-C.
+"""Dispatching, in each process that runs cells (a single process or an xdist worker): the
+engine dispatches this process's cells on its own loop while pytest walks the items; a shipped
+cell's item waits for its cell's outcome, a marked test's body runs as its cell on the engine
+(``bench_tests``), ahead of its item when nothing it uses needs the item's own set-up.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from collections.abc import Generator
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.app.planning import suite_search_path
-from pytest_srbench.core.models import Case, Target
+from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
@@ -30,27 +30,16 @@ from pytest_srbench.plugin.bench_tests import (
     early_arguments,
     session_value,
 )
+from pytest_srbench.plugin.client import SrbenchClient
+from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import (
-    CELL_CATEGORIES,
-    CORRECT,
-    ROUTED,
-    WRONG,
-    CountedCell,
     SrbenchCell,
     outcome_summary,
     plugins_in_skipped_phases,
     require_graded,
     run_cell_protocol,
 )
-from pytest_srbench.plugin.progress import read_status
-from pytest_srbench.plugin.signals import request_cancellation
-from pytest_srbench.plugin.state import (
-    TERMINAL,
-    PluginState,
-    freeze_heap,
-    peak_rss_mb,
-    process_id,
-)
+from pytest_srbench.plugin.session import Assignment, SessionState, process_id
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store.liveness import host_id
 from pytest_srbench.store.writer import GroupCommitWriter
@@ -60,6 +49,7 @@ if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
 
 AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
+WAIT_TICK_S = 0.25  # how often a waiting item looks up from its cell (progress, Ctrl-C)
 # The engine's entry for a cell whose outcome its item took: still "dispatched by this
 # process", no longer holding the outcome (asked again, e.g. by a rerun, the store answers).
 TAKEN: OutcomeSlot[CellOutcome] = OutcomeSlot.filled(
@@ -67,89 +57,145 @@ TAKEN: OutcomeSlot[CellOutcome] = OutcomeSlot.filled(
 )
 
 
-class RunPhase(PluginState):
-    """The run-loop hooks of a worker or single process."""
+class WaitingWork(Protocol):
+    """What a process that also reports the run does while an item waits for its cell."""
 
-    # -- running -------------------------------------------------------------------------
+    def report_ahead(self, *, start: bool) -> ReportAhead | None:
+        """The report begun while the last cells run (``start``: begin it now if it may)."""
+
+    def show_progress(self) -> None:
+        """Draw the run's progress line when it is due."""
+
+    def clear_progress(self) -> None:
+        """Erase a progress line drawn in place before pytest writes again."""
+
+
+class Dispatcher:
+    """The engine and the run-loop hooks of a process that runs cells."""
+
+    def __init__(
+        self, state: SessionState, assignment: Assignment, waiting: WaitingWork | None = None
+    ) -> None:
+        self.state = state
+        self.assignment = assignment
+        self.waiting = waiting
+        self.engine: Engine | None = None
+        self.client = SrbenchClient()  # srbench_client: calls of the running body's cell
+        self.process_info: dict[str, Any] = {}
+        config = state.config
+        self.lean = not (
+            config.getoption("usepdb", False)
+            or config.getoption("trace", False)
+            or config.getoption("srbench_full_protocol", False)
+        )
+        self._lean_parent: Any = None  # the parent whose set-up stays for the next item
+        self._body_position: dict[str, int] = {}  # marked test items' node ids -> position
+        self._ahead = 0  # the first of them not yet considered for an early start
+        self._cases_by_id: dict[str, Case] = {}
+        self._targets_by_id: dict[str, Target] = {}
+        self._case_views: dict[str, CaseView] = {}
+
+    # -- the engine ----------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    @usage_errors
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
+        if self.lean and plugins_in_skipped_phases(self.state.config.pluginmanager):
+            self.lean = False  # another plugin hooks into the phases the lean protocol skips
+        if self.state.manifest is not None and not self.state.view_only:
+            self._start_engine()
+        freeze_heap()  # the plan and the items live to the end: no collection walks them again
+        try:
+            yield
+        finally:
+            self._stop_engine(session)
+
     def _start_engine(self) -> None:
-        assert self.manifest is not None and self.store is not None
-        manifest = self.manifest
+        state = self.state
+        settings = state.settings
+        manifest = state.manifest
+        store = state.open()
+        assert manifest is not None
         # made before the run was created (or first here: a recovery child), loading the HTTP
         # client (0.1 s) while the simulator, launched when the session started, may still be
         # starting (its address is waited for below)
-        transport = self.transport or make_transport(
-            self.settings.transport, connections=self.settings.concurrency
+        transport = self.assignment.transport or make_transport(
+            settings.transport, connections=settings.concurrency
         )
-        self.transport = None  # the engine's from now on
+        self.assignment.transport = None  # the engine's from now on
         targets = manifest.target_inventory()
         cases = {case.id: case for case in manifest.cases}
-        work = [(cases[case_id], targets[target_id]) for case_id, target_id in self._owned]
-        base_urls: dict[str, str] = dict(self.endpoints)
-        for target in targets.values():
-            if target.simulated and target.base_url is None:
-                if not self.sim_url:
-                    raise pytest.UsageError("pytest-srbench: the simulator is not running")
-                base_urls[target.id] = self.sim_url
+        work = [
+            (cases[case_id], targets[target_id]) for case_id, target_id in self.assignment.cells
+        ]
+        base_urls = state.target_urls(targets.values())
         self._register_scripts(work, base_urls)
+        role = state.role
         self.process_info = {
             "process_id": process_id(),
             "pid": os.getpid(),
             "host": host_id(),
-            "role": self.role.kind,
-            "slot": self.role.slot,
+            "role": role.kind,
+            "slot": role.slot,
             "cells": len(work),
-            "concurrency": self.settings.concurrency,
+            "concurrency": settings.concurrency,
         }
-        with self.store.transaction():
-            self.store.register_process(self.run_id, self.process_info)
-        self.store.start_queued_run(self.run_id)
-        shards = self.settings.shard.count if self.settings.shard is not None else 1
-        budget_share = manifest.limits.max_cost_usd / max(self.role.workers, 1) / shards
+        with store.transaction():
+            store.register_process(state.run_id, self.process_info)
+        store.start_queued_run(state.run_id)
+        shards = settings.shard.count if settings.shard is not None else 1
+        budget_share = manifest.limits.max_cost_usd / max(role.workers, 1) / shards
         runtime = RunRuntime(
-            run_id=self.run_id,
+            run_id=state.run_id,
             manifest=manifest,
-            store=self.store,
-            writer=GroupCommitWriter(self.store),  # bound to the engine loop
+            store=store,
+            writer=GroupCommitWriter(store),  # bound to the engine loop
             transport=transport,
-            adapters=self.registry,
+            adapters=state.registry,
             base_urls=base_urls,
             budget=Budget(cap_usd=budget_share),
-            max_failures=self.config.getoption("maxfail") or None,
+            max_failures=state.config.getoption("maxfail") or None,
         )
-        if self.draft is not None:
-            runtime.asset_roots = dict(self.draft.suite_paths)
+        draft = state.draft
+        if draft is not None:
+            runtime.asset_roots = dict(draft.suite_paths)
         else:  # a recovery child: its parent's suites, found again (assets are hash-checked)
-            found = discover_suites(suite_search_path(self.project, self.rootdir), manifest.profile)
+            search = suite_search_path(state.project, state.rootdir)
+            found = discover_suites(search, manifest.profile)
             runtime.asset_roots = {b: Path(p) for b, p in found.items()}
-        per_target = {t.id: t.concurrency for t in self.project.targets if t.concurrency}
-        for target_id, slots in self.managed_slots.items():  # no cell waits silently in a
+        per_target = {t.id: t.concurrency for t in state.project.targets if t.concurrency}
+        for target_id, slots in state.managed_slots.items():  # no cell waits silently in a
             # server's queue (its idle timeout would run): each process sends its share
-            per_target.setdefault(target_id, max(1, slots // max(self.role.workers, 1)))
+            per_target.setdefault(target_id, max(1, slots // max(role.workers, 1)))
         runtime.target_transports = (
             {
                 t.id: make_transport(
-                    self.settings.transport, connections=self.settings.concurrency, keep_alive=False
+                    settings.transport, connections=settings.concurrency, keep_alive=False
                 )
-                for t in self.draft.targets
+                for t in draft.targets
                 if not t.reuses_connections()
             }
-            if self.draft is not None
+            if draft is not None
             else {}
         )
-        if self.store.cancellation_requested(self.run_id):  # SIGTERM / cancel during start-up
+        if store.cancellation_requested(state.run_id):  # SIGTERM / cancel during start-up
             runtime.stop("cancelled by request before dispatch", user=True)
-        self.engine = Engine(runtime, EngineOptions(self.settings.concurrency, per_target))
-        self._may_report_ahead = self.role.kind == "single" and self.settings.shard is None
+        engine = self.engine = Engine(runtime, EngineOptions(settings.concurrency, per_target))
+        state.stoppers.append(lambda reason: engine.cancel(reason, user=True))
         # marked test functions: each item submits its own cell when pytest runs it
-        self.engine.start([] if self.driven else work, keep_open=self.driven)
+        driven = self.assignment.driven
+        self._body_position = {
+            item.nodeid: position for position, item in enumerate(self.assignment.bodies)
+        }
+        engine.start([] if driven else work, keep_open=driven)
 
     def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
-        assert self.manifest is not None
-        inventory = self.manifest.target_inventory()
+        manifest = self.state.manifest
+        assert manifest is not None
+        inventory = manifest.target_inventory()
         simulated = [t for t in inventory.values() if t.simulated]
         if not simulated:
             return  # no simulator plays a part in this plan
-        options = self.manifest.benchmark_options
+        options = manifest.benchmark_options
         by_url: dict[str, dict[str, Any]] = {}
         for case, target in work:
             # a python target's code may call any simulated model of the plan about its case;
@@ -165,20 +211,8 @@ class RunPhase(PluginState):
                     by_url.setdefault(url, {})[case.id] = case
         for url, cases in by_url.items():
             admin = sim_client.admin_url_for(url)
-            sim_client.register_models(admin, self.project.simulator.sim_models().values())
-            sim_client.register_case_scripts(admin, cases.values(), self.registry)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
-        if self.lean and plugins_in_skipped_phases(self.config.pluginmanager):
-            self.lean = False  # another plugin hooks into the phases the lean protocol skips
-        if self.role.runs_cells and self.manifest is not None and not self.view_only:
-            self._start_engine()
-        freeze_heap()  # the plan and the items live to the end: no collection walks them again
-        try:
-            yield
-        finally:
-            self._stop_engine(session)
+            sim_client.register_models(admin, self.state.project.simulator.sim_models().values())
+            sim_client.register_case_scripts(admin, cases.values(), self.state.registry)
 
     def _stop_engine(self, session: pytest.Session) -> None:
         engine = self.engine
@@ -191,20 +225,22 @@ class RunPhase(PluginState):
             engine.cancel("pytest session ended before every cell finished", user=False)
         engine.join(timeout=60)
         runtime = engine.runtime
-        assert self.store is not None
-        with self.store.transaction():
+        store = self.state.open()
+        run_id = self.state.run_id
+        with store.transaction():
             if runtime.stop_reason:
-                self.store.append_event(
-                    self.run_id,
+                store.append_event(
+                    run_id,
                     "dispatch_stopped",
                     {"reason": runtime.stop_reason, "user": runtime.user_cancelled},
                 )
-            self.store.register_process(
-                self.run_id, {**self.process_info, "peak_rss_mb": peak_rss_mb(), "finished": True}
+            store.register_process(
+                run_id, {**self.process_info, "peak_rss_mb": peak_rss_mb(), "finished": True}
             )
         engine.slots.clear()  # no item runs after the loop: its entries (11 MB at 100,000
         # cells) are not kept through the report
 
+    # -- the item protocol ---------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
@@ -261,10 +297,10 @@ class RunPhase(PluginState):
         """A marked test's body runs as its cell, on the engine (see ``bench_tests``)."""
         __tracebackhide__ = True
         cell = cell_of(pyfuncitem)
-        if cell is None or self.manifest is None:
+        if cell is None or self.state.manifest is None:
             return None
         engine = self.engine
-        if engine is not None and not self.view_only:
+        if engine is not None and not self.state.view_only:
             if cell not in engine.slots:  # not started ahead: it runs now, with its fixtures
                 names = pyfuncitem._fixtureinfo.argnames
                 self._submit_body(pyfuncitem, cell, {n: pyfuncitem.funcargs[n] for n in names})
@@ -280,25 +316,43 @@ class RunPhase(PluginState):
         item.srbench_outcome = outcome  # type: ignore[attr-defined]
         require_graded(outcome)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call" and isinstance(item, SrbenchCell):
+            report.srbench = item.summary()  # type: ignore[attr-defined]
+            item.outcome = None  # the report carries it on: a run holds no outcome per item
+        elif call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
+            cell = cell_of(item)
+            assert cell is not None
+            report.srbench = outcome_summary(*cell, item.srbench_outcome)  # type: ignore[attr-defined]
+            item.srbench_outcome = None  # type: ignore[attr-defined]
+        return report
+
+    # -- test bodies ---------------------------------------------------------------------
     def _submit_body(
         self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]
     ) -> None:
-        assert self.engine is not None and self.manifest is not None
+        assert self.engine is not None
         case = self._case(cell[0])
         target = self._target(cell[1])
-        adapter = TestBodyAdapter(item.obj, arguments, self.registry.get(case.benchmark))
+        adapter = TestBodyAdapter(item.obj, arguments, self.state.registry.get(case.benchmark))
         self.engine.submit(case, target, adapter)
 
     def _case(self, case_id: str) -> Case:
-        assert self.manifest is not None
+        manifest = self.state.manifest
+        assert manifest is not None
         if not self._cases_by_id:
-            self._cases_by_id = {case.id: case for case in self.manifest.cases}
+            self._cases_by_id = {case.id: case for case in manifest.cases}
         return self._cases_by_id[case_id]
 
     def _target(self, target_id: str) -> Target:
-        assert self.manifest is not None
+        manifest = self.state.manifest
+        assert manifest is not None
         if not self._targets_by_id:
-            self._targets_by_id = self.manifest.target_inventory()
+            self._targets_by_id = manifest.target_inventory()
         return self._targets_by_id[target_id]
 
     def case_view(self, case_id: str) -> CaseView:
@@ -306,7 +360,7 @@ class RunPhase(PluginState):
         view = self._case_views.get(case_id)
         if view is None:
             case = self._case(case_id)
-            hidden = self.registry.get(case.benchmark).reference_metadata
+            hidden = self.state.registry.get(case.benchmark).reference_metadata
             view = self._case_views[case_id] = CaseView.of(case, hidden)
         return view
 
@@ -323,7 +377,7 @@ class RunPhase(PluginState):
         is a server: a model, a router, a retrieval service)."""
         if self._target(target_id).kind != "python":
             return None
-        declared = self._user_targets.get(target_id)
+        declared = self.assignment.user_targets.get(target_id)
         if declared is None:
             raise pytest.UsageError(
                 f"pytest-srbench: target {target_id!r} is a python target of this run's plan, "
@@ -347,10 +401,10 @@ class RunPhase(PluginState):
         engine's workers run ``--srbench-concurrency`` of them at once and take the next as
         soon as one ends, so a slow cell never leaves a worker idle until pytest reaches it."""
         engine = self.engine
-        assert engine is not None and self.manifest is not None
-        room = AHEAD * self.settings.concurrency - engine.unfinished_submissions
-        items = self._driven_items
-        position = max(self._ahead, self._driven_position.get(current.nodeid, -1) + 1)
+        assert engine is not None
+        room = AHEAD * self.state.settings.concurrency - engine.unfinished_submissions
+        items = self.assignment.bodies
+        position = max(self._ahead, self._body_position.get(current.nodeid, -1) + 1)
         while room > 0 and position < len(items):
             item = items[position]
             position += 1
@@ -368,22 +422,25 @@ class RunPhase(PluginState):
                 room -= 1
         self._ahead = position
 
+    # -- outcomes ------------------------------------------------------------------------
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:
         """The cell's terminal outcome: from this process's engine, or from the store."""
         engine = self.engine
         key = (case_id, target_id)
         slot = engine.slots.get(key) if engine is not None else None
         if engine is not None and slot is not None and slot is not TAKEN:
-            ahead = self._report_ahead() if not slot.done() else self.report_ahead
+            waiting = self.waiting
+            ahead = waiting.report_ahead(start=not slot.done()) if waiting is not None else None
             try:
                 while True:
                     if ahead is not None:  # the report's work, while this cell runs
                         while not slot.done() and ahead.step():
                             pass
                     try:
-                        outcome = slot.result(timeout=0.25)
+                        outcome = slot.result(timeout=WAIT_TICK_S)
                     except TimeoutError:
-                        self._show_progress()
+                        if waiting is not None:
+                            waiting.show_progress()
                         continue
                     # the item keeps what it needs; the engine's entry stays (the cell was
                     # dispatched here) without holding the outcome for the rest of the run
@@ -392,18 +449,23 @@ class RunPhase(PluginState):
                         ahead.ended(key)
                     return _with_stop_reason(outcome, engine.runtime.stop_reason)
             except KeyboardInterrupt:
-                self.interrupted = True
-                engine.cancel(f"interrupted ({self.stop_signal or 'Ctrl-C'})", user=True)
+                self.state.interrupted = True
+                reason = f"interrupted ({self.state.stop_signal or 'Ctrl-C'})"
+                engine.cancel(reason, user=True)
                 raise
             finally:
-                if self.progress is not None:
-                    self.progress.clear()
-        store = self.open()
-        for row in store.results(self.run_id):
+                if waiting is not None:
+                    waiting.clear_progress()
+        return self._stored_outcome(case_id, target_id)
+
+    def _stored_outcome(self, case_id: str, target_id: str) -> CellOutcome:
+        """A cell this process did not dispatch: what the store says of it."""
+        store = self.state.open()
+        for row in store.results(self.state.run_id):
             if (
                 row["case_id"] == case_id
                 and row["target_id"] == target_id
-                and row["status"] in TERMINAL
+                and row["status"] in TERMINAL_CELL_STATUSES
             ):
                 return CellOutcome(row["status"], row)
         return CellOutcome(
@@ -411,113 +473,6 @@ class RunPhase(PluginState):
             None,
             "not dispatched by this process (its owner stopped or the run key reused another run)",
         )
-
-    def _report_ahead(self) -> ReportAhead | None:
-        """The report begun early (``app/report_ahead.py``), made when first wanted: only in
-        the one process that runs the whole run and then reports it."""
-        if self.report_ahead is None and self._may_report_ahead:
-            from pytest_srbench.app.report_ahead import ReportAhead, SpareCpu  # the report's
-
-            self._may_report_ahead = False
-            assert self.store is not None and self.manifest is not None
-            self.report_ahead = ReportAhead(self.store, self.run_id, self.manifest, SpareCpu())
-        return self.report_ahead
-
-    def _show_progress(self) -> None:
-        if self.progress is None or self.role.kind == "worker" or self.manifest is None:
-            return
-        if self.progress.due():
-            planned = self._planned_count()
-            self.progress.show(read_status(self.open(), self.run_id, planned, self.started))
-
-    def _planned_count(self) -> int:
-        """The run's number of planned cells, worked out once (from the plan this process
-        holds, or the store's outline of it)."""
-        if self._planned is None:
-            if self.manifest is not None:
-                self._planned = self.manifest.planned_count()
-            else:
-                self._planned = len(self.open().plan_outline(self.run_id).cells)
-        return self._planned
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """The controller's progress line; and what pytest's terminal keeps of a benchmark
-        cell's passed reports once it has logged them. It keeps every report of every test
-        to the end: a cell's set-up and tear-down reports (under the empty category, read
-        only for the tear-down output it prints, which a cell never has) are let go, and its
-        call report (read only to be counted) becomes a ``CountedCell``. At 100,000 cells
-        the 300,000 reports would hold about 350 MB."""
-        if self.role.kind == "controller" and self.progress is not None and self.progress.due():
-            store = self.open()
-            if store.get_run(self.run_id) is not None:
-                planned = self._planned_count()
-                self.progress.show(read_status(store, self.run_id, planned, self.started))
-        if not report.passed or report.sections or "srbench" not in report.keywords:
-            return
-        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        stats = getattr(terminal, "stats", None)
-        if not stats:
-            return
-        for category in ("",) if report.when != "call" else CELL_CATEGORIES:
-            kept = stats.get(category)
-            if kept and kept[-1] is report:
-                if category:
-                    kept[-1] = CountedCell(report.nodeid)
-                else:
-                    kept.pop()
-                return
-
-    # -- reporting -----------------------------------------------------------------------
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        if call.when == "call" and isinstance(item, SrbenchCell):
-            report.srbench = item.summary()  # type: ignore[attr-defined]
-            item.outcome = None  # the report carries it on: a run holds no outcome per item
-        elif call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
-            cell = cell_of(item)
-            assert cell is not None
-            report.srbench = outcome_summary(*cell, item.srbench_outcome)  # type: ignore[attr-defined]
-            item.srbench_outcome = None  # type: ignore[attr-defined]
-        return report
-
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        info = getattr(report, "srbench", None)
-        if not info or report.when != "call" or not report.passed:
-            return None
-        if info.get("correct"):
-            return CORRECT, ".", ("CORRECT", {"green": True})
-        if info.get("routed_to") is not None or self.settings.run.mode == "preview":
-            return ROUTED, "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
-        why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
-        return WRONG, "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
-
-    # -- SIGTERM -------------------------------------------------------------------------
-    def _on_terminate(self, signum: int, frame: FrameType | None) -> None:
-        """SIGTERM ends the run like Ctrl-C. A single process raises KeyboardInterrupt (the
-        Ctrl-C path). Under xdist the signal usually reaches one process only (the controller,
-        from ``timeout`` or Docker), so the run is cancelled through the store, as by
-        ``srbench cancel``: every worker's engine stops within 0.5 s, the sessions end, the
-        controller writes the report. A second signal interrupts at once."""
-        name = signal.Signals(signum).name
-        repeated = self.stop_signal is not None
-        self.stop_signal = name
-        self.interrupted = True
-        if self._finishing:
-            return  # the report is being written: let it finish
-        if self.role.kind == "single" or repeated or not self.run_id:
-            raise KeyboardInterrupt
-        if self.engine is not None:
-            self.engine.cancel(f"interrupted ({name})", user=True)
-        threading.Thread(
-            target=request_cancellation,
-            args=(self.settings.location, self.run_id, self.settings.run_key, name),
-            name="srbench-cancel",
-            daemon=True,
-        ).start()
 
 
 def _with_stop_reason(outcome: CellOutcome, stop_reason: str | None) -> CellOutcome:
