@@ -1,5 +1,6 @@
 """How long a paired comparison takes at the smoke, quick and standard sizes, and what the
-vectorised bootstrap saves against sr-bench's plain loop (same numbers, bit for bit).
+vectorised bootstrap saves against sr-bench's plain loop (the test oracle
+``tests/oracles/bootstrap.py``; same numbers, bit for bit).
 
     python bench/comparison.py [--repeat 3]
 
@@ -13,15 +14,20 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from pytest_srbench.core.compare.paired import stratified_bootstrap, stratified_bootstrap_reference
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.oracles: the plain loop
+
+from pytest_srbench.core.compare.paired import stratified_bootstrap
 from pytest_srbench.core.compare.runs import RunSide, compare
 from pytest_srbench.core.models import Case, DatasetInfo, Message, Prices, Run, Target
 from pytest_srbench.core.plan.build import freeze_plan
 from pytest_srbench.core.plan.srbench import BENCHMARK_WEIGHTS, PROFILE_COUNTS
 from pytest_srbench.core.report.build import build_report
+from tests.oracles.bootstrap import stratified_bootstrap_reference
 
 PRICE = Prices(input=1, cached_input=0.5, cache_write=1, output=2)
 

@@ -32,7 +32,7 @@ MAY_USE: dict[str, set[str]] = {
     "simulator": {"core", "benchmarks", "managed", "notes"},
     "engine": {"core", "transport", "store", "sandbox", "benchmarks"},
     "app": {"core", "store", "transport", "engine", "render", "benchmarks", "datasets",
-            "simulator", "managed"},
+            "simulator", "managed", "notes"},
     "service": {"core", "store", "render", "app", "benchmarks", "datasets"},
     "plugin": {"core", "store", "transport", "engine", "render", "app", "benchmarks",
                "datasets", "simulator", "managed"},

@@ -20,9 +20,9 @@ from pytest_srbench.core.report.build import FAILURE_OBSERVED, assemble_report
 from pytest_srbench.core.report.drilldown import case_detail, cell_detail, reveals_answers
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
+from pytest_srbench.notes.local_embedding import local_embedding
 from pytest_srbench.render.cells_file import CellsFile
 from pytest_srbench.render.json_report import shaped_cell
-from pytest_srbench.simulator.local_embedding import local_embedding
 from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.corrections import latest_correction
 

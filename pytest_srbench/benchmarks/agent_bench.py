@@ -33,11 +33,10 @@ from pytest_srbench.benchmarks.base import (
 from pytest_srbench.benchmarks.notes_tools import TOOLS, NotesWorkspace, case_workspace
 from pytest_srbench.core.agent_run import AgentRunError, agent_run_of
 from pytest_srbench.core.models import Case, Message
+from pytest_srbench.core.plan.agent_case_spec import AgentCaseSpec, ExpectedToolCall
 from pytest_srbench.core.plan.datasets import AgentCase
 from pytest_srbench.core.report.agent_metrics import (
-    AgentCaseSpec,
     AgentTranscript,
-    ExpectedToolCall,
     ToolCallRecord,
     judge_agent_case,
 )

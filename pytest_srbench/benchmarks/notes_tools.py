@@ -42,7 +42,6 @@ TOOLS = [
     ),
 ]
 TOOL_NAMES = frozenset(tool["function"]["name"] for tool in TOOLS)
-WRITE_TOOLS = frozenset({"create_task"})
 
 
 @cache

@@ -25,8 +25,6 @@ from pydantic import (
 
 from pytest_srbench.core.plan.choices import DEFAULT_SEED
 
-PROTOCOL_VERSION = "sr-bench-1.0"
-
 CostPolicy = Literal["require_priced", "capability_only"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 TERMINAL_RUN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus)) - {"queued", "running"}

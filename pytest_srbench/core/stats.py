@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 
 WILSON_Z = 1.959963984540054
@@ -55,16 +55,6 @@ LOW_COVERAGE = 0.93
 # The largest case count at which a Wilson 95 % interval covers under LOW_COVERAGE for some true
 # accuracy in COVERAGE_ACCURACY_RANGE (exact; bench/interval_coverage.py checks every n to 400).
 LOW_COVERAGE_MAX_CASES = 55
-
-
-def case_clusters(outcomes: Iterable[tuple[Hashable, bool]]) -> list[tuple[int, int]]:
-    """(correct cells, cells) per case, in first-seen order, from (case key, correct) per cell."""
-    counts: dict[Hashable, list[int]] = {}
-    for key, correct in outcomes:
-        cell = counts.setdefault(key, [0, 0])
-        cell[0] += bool(correct)
-        cell[1] += 1
-    return [(right, cells) for right, cells in counts.values()]
 
 
 def student_t_mass(t: float, df: int) -> float:

@@ -41,13 +41,6 @@ class Part:
         template = HF_HOME_URL if self.host == "huggingface" else GITHUB_HOME_URL
         return template.format(repo=self.repo)
 
-    @property
-    def url_pattern(self) -> str:
-        """How one pinned file is addressed at its home."""
-        if self.host == "huggingface":
-            return f"{self.home}/resolve/<commit>/<path>"
-        return f"https://codeload.github.com/{self.repo}/tar.gz/<commit> (the commit's archive)"
-
 
 @dataclass(frozen=True)
 class Release:

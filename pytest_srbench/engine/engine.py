@@ -275,10 +275,6 @@ class Engine:
 
         self._call_on_loop(stop)
 
-    def stop_dispatch(self, reason: str) -> None:
-        """Stop starting new cells; in-flight cells finish normally."""
-        self._call_on_loop(lambda: self.runtime.stop(reason))
-
     def _call_on_loop(self, action: Callable[[], None]) -> None:
         """Run ``action`` on the engine's loop; nothing when the loop has already ended (it
         may close between the ``_done`` check and the call: every cell then has its outcome)."""

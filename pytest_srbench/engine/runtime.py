@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.calls.failures import CallFailure
@@ -170,6 +169,3 @@ class RunRuntime:
                 )
         if writes:
             self.writer.post(writes)
-
-    def runner_info(self) -> dict[str, Any]:
-        return {"transport": self.transport.name}

@@ -270,13 +270,6 @@ def plan_response(
     return plan
 
 
-def generation_seconds(plan: SimPlan) -> float:
-    """How long streaming the answer takes after the first token."""
-    if plan.tokens_per_s is None:
-        return 0.0
-    return max(len(plan.content) + len(plan.reasoning) - 1, 0) / plan.tokens_per_s
-
-
 def bursts(total: int, tokens_per_s: float | None, period_s: float = 0.02) -> int:
     """How many chunks to send between sleeps so a stream needs few timers."""
     if tokens_per_s is None:

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from pytest_srbench.notes.local_embedding import EMBEDDER_ENV
+
 if TYPE_CHECKING:
     from pytest_srbench.notes.embedding import Embedder
     from pytest_srbench.notes.index import RetrievalIndex
 
-EMBEDDER_ENV = "SRBENCH_SIM_EMBEDDER"
 MAX_QUERY_CHARS = 2000
 MAX_TOP_K = 50
 MAX_RRF_K = 1000

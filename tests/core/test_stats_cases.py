@@ -11,7 +11,6 @@ from pytest_srbench.core.stats import (
     LOW_COVERAGE,
     LOW_COVERAGE_MAX_CASES,
     WILSON_Z,
-    case_clusters,
     case_interval,
     coverage_caveat,
     effective_cases,
@@ -22,11 +21,6 @@ from pytest_srbench.core.stats import (
     wilson_interval,
     wilson_worst_coverage,
 )
-
-
-def test_cells_group_into_cases_in_first_seen_order():
-    cells = [("a", True), ("b", False), ("a", False), ("a", True), ("b", False)]
-    assert case_clusters(cells) == [(2, 3), (0, 2)]
 
 
 @pytest.mark.parametrize(("correct", "total"), [(9, 14), (0, 10), (1, 1), (5, 10), (1, 3)])

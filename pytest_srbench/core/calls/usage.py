@@ -32,15 +32,6 @@ class UsageBuckets(TypedDict):
     output_tokens: int
 
 
-class PriceDict(TypedDict):
-    """Frozen prices of one model in USD per million tokens."""
-
-    input: float
-    cached_input: float
-    cache_write: float
-    output: float
-
-
 def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 

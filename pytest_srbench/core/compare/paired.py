@@ -74,7 +74,8 @@ def stratified_bootstrap(
     ``value += sum(picked) / n_b * ω_b`` summed left to right; the values sorted; [49] and
     [1949] of 2000. This runs it vectorised: numpy's MT19937 is started from the very state
     of ``random.Random(seed)``, draws in the same order, and sums with the same operations in
-    the same order, so the result is bit-identical to the plain loop (tested).
+    the same order, so the result is bit-identical to the plain loop (the test oracle
+    ``tests/oracles/bootstrap.py``; tests/core/compare/test_paired.py holds them equal).
     """
     import numpy as np  # loaded only when a comparison bootstraps (it costs ~0.1 s to import)
 
@@ -103,30 +104,6 @@ def stratified_bootstrap(
     low = round(resamples * BOOTSTRAP_LOW_INDEX / BOOTSTRAP_RESAMPLES)
     high = round(resamples * BOOTSTRAP_HIGH_INDEX / BOOTSTRAP_RESAMPLES)
     return [float(samples[low]), float(samples[high])]
-
-
-def stratified_bootstrap_reference(
-    groups: Sequence[Group],
-    weights: Sequence[float],
-    *,
-    seed: int = BOOTSTRAP_SEED,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-) -> list[float]:
-    """The same bootstrap as sr-bench's definition reads, as a plain loop: slow, kept as the
-    reference ``stratified_bootstrap`` is checked against."""
-    rng = random.Random(seed)
-    samples = []
-    for _ in range(resamples):
-        value = 0.0
-        for group, weight in zip(groups, weights, strict=True):
-            size = len(group)
-            picked = [group[math.floor(rng.random() * size)] for _ in range(size)]
-            value += sum(picked) / size * weight
-        samples.append(value)
-    samples.sort()
-    low = round(resamples * BOOTSTRAP_LOW_INDEX / BOOTSTRAP_RESAMPLES)
-    high = round(resamples * BOOTSTRAP_HIGH_INDEX / BOOTSTRAP_RESAMPLES)
-    return [samples[low], samples[high]]
 
 
 def sign_test_p(wins: int, losses: int) -> float:

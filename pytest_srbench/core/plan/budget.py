@@ -30,13 +30,11 @@ class Budget:
     cap_usd: float
     spent_usd: float = 0.0
     reserved_usd: float = 0.0
-    exhausted: bool = False
 
     def reserve(self, amount: float) -> None:
         """Reserve ``amount`` or refuse the call before any request or call row exists."""
         committed = self.spent_usd + self.reserved_usd
         if committed >= self.cap_usd or committed + amount > self.cap_usd:
-            self.exhausted = True
             raise CallFailure(
                 "Insufficient cost budget for a bounded call reservation "
                 f"(committed {committed:.6f} + reservation {amount:.6f} > max_cost_usd {self.cap_usd:.6f})"

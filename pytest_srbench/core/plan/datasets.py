@@ -33,7 +33,7 @@ from pydantic_core import PydanticCustomError
 
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.canonical import StrictJsonError, strict_json_loads
-from pytest_srbench.core.report.agent_metrics import AgentCaseSpec, ExpectedToolCall
+from pytest_srbench.core.plan.agent_case_spec import AgentCaseSpec, ExpectedToolCall
 
 DATASET_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"

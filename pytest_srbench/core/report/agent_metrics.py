@@ -1,4 +1,5 @@
-"""Deterministic judging of one tool-using agent run against its case, and the aggregate (pure).
+"""Deterministic judging of one tool-using agent run against its case's spec
+(``core.plan.agent_case_spec.AgentCaseSpec``), and the aggregate (pure).
 
 No LLM judge. A case succeeds only if every rule holds; ``reasons`` lists each broken rule in
 this order, with stable wording:
@@ -45,15 +46,9 @@ from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 from pytest_srbench.core.canonical import canonical_json, integralize
+from pytest_srbench.core.plan.agent_case_spec import AgentCaseSpec, ExpectedToolCall
 
 CREATE_TASK_TOOL = "create_task"
-
-
-class ExpectedToolCall(TypedDict):
-    """A call the case expects: the tool and the arguments it declares (only those are checked)."""
-
-    name: str
-    arguments: dict[str, Any]
 
 
 class ToolCallRecord(TypedDict):
@@ -64,17 +59,6 @@ class ToolCallRecord(TypedDict):
     valid: bool  # a known tool with accepted arguments
     result_ok: bool
     error: NotRequired[str | None]
-
-
-@dataclass(frozen=True)
-class AgentCaseSpec:
-    """What one agent case requires of a run."""
-
-    case_id: str
-    expected_tool_calls: list[ExpectedToolCall] = field(default_factory=list)
-    required_substrings: list[str] = field(default_factory=list)
-    required_citations: list[str] = field(default_factory=list)
-    expected_task_count: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,12 @@
 """The report's per-cell parts (pure): each planned cell's outcome (``cells``), and the
 sections read from those outcomes in planned order — failure groups, latency histograms and
-the agreement across repeats. Each section is a runner fed one outcome at a time; its list
-form (``failure_groups(cells)`` …) feeds it a list."""
+the agreement across repeats. Each section is a runner fed one outcome at a time."""
 
 from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_srbench.core.calls.failures import summarize_failure
@@ -77,14 +76,6 @@ class FailureGroups:
         return sorted(self.groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
-def failure_groups(cells: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Cells without a graded outcome, grouped by reason (most frequent first)."""
-    groups = FailureGroups()
-    for cell in cells:
-        groups.add(cell)
-    return groups.rows()
-
-
 class Distributions:
     """Histograms of per-cell TTFT and latency (completed cells), shared edges per measure;
     one float per completed cell and measure is kept until the edges are known."""
@@ -116,14 +107,6 @@ class Distributions:
                 counts[target_id] = bins
             out[measure] = {"edges": edges, "counts": counts}
         return out
-
-
-def distributions(cells: Iterable[Mapping[str, Any]], target_ids: Sequence[str]) -> dict[str, Any]:
-    """Histograms of per-cell TTFT and latency (completed cells), shared edges per measure."""
-    runner = Distributions(target_ids)
-    for cell in cells:
-        runner.add(cell)
-    return runner.histograms()
 
 
 class RepeatAgreement:
@@ -190,15 +173,3 @@ class RepeatAgreement:
                 }
             )
         return {"repeats": repeats, "targets": targets, "cases": cases}
-
-
-def repeat_agreement(
-    manifest: Manifest, cells: Iterable[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """Per-case agreement across repeats and per-target flip rates; ``None`` without repeats."""
-    if manifest.repeats == 1:
-        return None
-    runner = RepeatAgreement(manifest)
-    for cell in cells:
-        runner.add(cell)
-    return runner.section()

@@ -103,19 +103,6 @@ class AnswerOutcomes:
         return rows
 
 
-def answer_outcomes(
-    manifest: Manifest, cells: Sequence[Row], calls: Sequence[Row]
-) -> list[dict[str, Any]]:
-    """``AnswerOutcomes`` over lists (every cell, every call of the run)."""
-    by_cell: dict[tuple[str, str], list[Row]] = {}
-    for call in calls:
-        by_cell.setdefault((str(call.get("case_id")), str(call.get("target_id"))), []).append(call)
-    outcomes = AnswerOutcomes(manifest)
-    for cell in cells:
-        outcomes.add(cell, by_cell.get((cell["case_id"], cell["target_id"]), ()))
-    return outcomes.rows()
-
-
 class ProxyProvenance:
     """Proxy provenance, fed one call at a time."""
 
@@ -172,14 +159,6 @@ def _proxy_row(target_id: str, proxied: Sequence[tuple[Row, Row]]) -> dict[str, 
             for call, proxy in proxied
         ],
     }
-
-
-def proxy_provenance(manifest: Manifest, calls: Sequence[Row]) -> list[dict[str, Any]]:
-    """``ProxyProvenance`` over a list of calls."""
-    provenance = ProxyProvenance(manifest)
-    for call in calls:
-        provenance.add(call)
-    return provenance.rows()
 
 
 def explanation_limitations(manifest: Manifest, proxies: Sequence[Row]) -> list[str]:

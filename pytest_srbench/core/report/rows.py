@@ -3,9 +3,9 @@ and its calls — first for every planned cell in planned order, then for the ca
 plan that have rows. The store streams the same records a page at a time
 (``Store.cell_rows``); ``cells_in_memory`` makes them from lists already in memory.
 
-Each row carries a *rank*, its position in the order the list forms of the metrics read rows
-in (``core.report.running``): a call's journal position, a result's (case, target) in the
-store and its index in a list."""
+Each row carries a *rank*, its position in the order the rows are stored in, which orders the
+keys of the metrics' counts (``core.report.running``): a call's journal position, a result's
+(case, target) in the store and its index in a list."""
 
 from __future__ import annotations
 

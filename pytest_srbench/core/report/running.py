@@ -2,16 +2,18 @@
 result row and its calls — and keeps counters, exact sums and one 8-byte float per value a
 percentile needs, so a report over any number of cells holds one page of rows, never all.
 
-The list forms define the numbers: ``metrics.target_metric``, ``core.calls.continuity`` and
-``core.calls.routing`` (``decision_breakdown``, ``preview_distributions``); tests hold each
-runner equal to its list form. What makes them equal whatever order the cells come in:
+These are the package's one implementation of the metric row (``MetricRunner``), the
+continuity block (``ContinuityRunner``; its rules in ``core/calls/continuity.py``) and a
+router's decision breakdown (``DecisionRunner``; ``core/calls/routing.py``). Tests hold each
+equal to an independent list form, a test oracle in ``tests/oracles/``, on seeded random runs.
+What makes a result the same whatever order the cells come in:
 
 - sums of floats are exact then rounded once (``ExactSum``, as ``math.fsum``);
 - percentiles sort their values anyway;
-- a dict of counts (selected models, decisions …) lists its keys in the order the list form
-  would first meet them: each key keeps the smallest *rank* of the rows that carry it (a call's
-  position in the journal, a result's position in the list the list form reads) and the keys
-  are sorted by it;
+- a dict of counts (selected models, decisions …) lists its keys in the order the rows as
+  stored first show them: each key keeps the smallest *rank* of the rows that carry it (a
+  call's position in the journal, a result's position in the store) and the keys are sorted
+  by it;
 - the interval over cases needs (correct, cells) per case: without repeats every planned cell
   is its own case and two counters suffice; with repeats a pair of counts per original case is
   kept (the report lists those cases anyway).
@@ -159,7 +161,8 @@ class CaseClusters:
 
 
 class ContinuityRunner:
-    """``core.calls.continuity.continuity`` one task (one case's subject calls) at a time."""
+    """The continuity block (§5.1, the rules of ``core/calls/continuity.py``) one task (one
+    case's subject calls, in stored order) at a time."""
 
     __slots__ = (
         "by_phase",
@@ -255,8 +258,16 @@ def cell_is_correct(result: Row | None) -> bool:
 
 
 class MetricRunner:
-    """``metrics.target_metric`` (plus a preview's ``preview_distributions``) over the cells
-    it is given, one at a time."""
+    """One metric row (reference/report-and-accounting.md §3.3) of a target or a benchmark
+    row, and a preview's routing counts (``preview_distributions``), over the cells it is given
+    one at a time.
+
+    ``selection_statuses`` / ``selection_reasons`` are null in the row: only a preview run
+    observes them. ``continuity`` is §5.1 under the target's session mode. The accuracy
+    interval is over cases: every planned cell is one outcome of the case it is added under
+    (a repeat's original; failed, unanswered and pending cells are wrong), and the Wilson
+    interval is taken at the Kish effective number of cases (``core.stats.case_interval``):
+    without repeats, Wilson on correct / total."""
 
     def __init__(self, neutral_cost: Callable[[Row], float | None], *, grouped: bool) -> None:
         self.neutral_cost = neutral_cost
@@ -456,8 +467,7 @@ class MetricRunner:
 
     # -- reading ---------------------------------------------------------------------------
     def metric(self, target_id: str, session_mode: str = "stateless") -> dict[str, Any]:
-        """The metric row, as ``target_metric`` computes it over the same rows and calls with
-        ``total`` the planned cells and ``planned_ids`` their cases."""
+        """The metric row of the cells added so far; ``total`` is the planned cells."""
         total = self.planned
         subject = self.requests > 0
         coverage = self.receipted == total and not self.unplanned_receipted
@@ -545,7 +555,8 @@ class MetricRunner:
         return self.known_cost, self.overhead_cost, self.cost_known and self.overhead_cost_known
 
     def preview_distributions(self) -> dict[str, dict[str, int]]:
-        """``core.calls.routing.preview_distributions`` over this runner's result rows."""
+        """The routing counts of a preview run's result rows (``details.routing``): they
+        replace the call-based values of the metric row."""
         return {key: counts.counts() for key, counts in self.routing.items()}
 
 
@@ -571,8 +582,15 @@ class _DecisionGroup:
 
 
 class DecisionRunner:
-    """``core.calls.routing.decision_breakdown`` of one router target over its planned cells
-    (given ``planned_ids``, so a planned case never observed counts under its own case)."""
+    """Accuracy, spend and selected models per routing decision of one router target, over
+    its planned cells (reference/report-and-accounting.md §4.3; how a case's decision is read:
+    ``core/calls/routing.py``).
+
+    A planned cell with neither a result row nor a subject call counts under the unknown
+    decision, as incorrect and with an unknown cost. A preview run has null
+    ``correct`` / ``accuracy`` / ``accuracy_ci95``. No rows when no case has a decision.
+    ``accuracy_ci95`` is over cases: a decision's cells of one original case are one cluster
+    (``core.stats.case_interval``)."""
 
     def __init__(self, *, preview: bool, grouped: bool) -> None:
         self.preview = preview

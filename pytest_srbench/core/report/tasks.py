@@ -252,7 +252,7 @@ class RagSection:
 
 
 class AgentSection:
-    """``agent_section`` one planned cell at a time: per (agent benchmark, target) the
+    """The agent section, fed one planned cell at a time: per (agent benchmark, target) the
     running totals of its judged cases."""
 
     def __init__(self, manifest: Manifest) -> None:
@@ -310,16 +310,3 @@ def rag_section(
     for case, target_id, row in _each_planned(manifest, results):
         section.add(case, target_id, row)
     return section.section(static, runner, indexes)
-
-
-def agent_section(
-    manifest: Manifest, results: Sequence[Row], runner: Mapping[str, Any] | None
-) -> dict[str, Any] | None:
-    """Per (agent benchmark, target): the rule-judged outcomes; and the snapshot."""
-    static = agent_config(manifest)
-    if static is None:
-        return None
-    section = AgentSection(manifest)
-    for case, target_id, row in _each_planned(manifest, results):
-        section.add(case, target_id, row)
-    return section.section(static, runner)

@@ -1,12 +1,12 @@
 """Continuity (§5.1, worked example 24 and the UNCONFIRMED choices of core/calls/continuity.py) and
-the per-decision breakdown of a router target (core/calls/routing.py)."""
+the per-decision breakdown of a router target (core/calls/routing.py), as the report counts
+them (``core.report.running``: ``ContinuityRunner`` inside ``MetricRunner``, ``DecisionRunner``)."""
 
 import pytest
 
-from pytest_srbench.core.calls.continuity import continuity
-from pytest_srbench.core.calls.routing import decision_breakdown, preview_distributions
 from pytest_srbench.core.stats import wilson_interval
 from tests.core.helpers import call, result
+from tests.core.report.feed import fed
 
 
 def requests(case_id, models, phases=None, decisions=None, **extra):
@@ -21,8 +21,22 @@ def requests(case_id, models, phases=None, decisions=None, **extra):
     return rows
 
 
+def runners(results, calls, planned=None, preview=False):
+    """Target "r"'s metric and decision runners over these rows; without ``planned``, every
+    case with a row or a call is planned (in first-seen order)."""
+    if planned is None:
+        planned = list(
+            dict.fromkeys([r["case_id"] for r in results] + [c["case_id"] for c in calls])
+        )
+    return fed(planned, list(results), calls, "r", preview=preview)
+
+
 def block(calls, results=(), mode="stateless"):
-    return continuity(list(results), calls, mode)
+    return runners(results, calls)[0].metric("r", mode)["continuity"]
+
+
+def breakdown(results, calls, planned, preview=False):
+    return runners(results, calls, planned, preview)[1].rows()
 
 
 def test_example_24_one_task_then_a_multi_inference_task():
@@ -157,7 +171,7 @@ def test_decision_breakdown_groups_cases_by_their_last_decision():
         result("b/3", "r", correct=True),
         result("b/4", "r", status="failed", correct=None),
     ]
-    rows = decision_breakdown(results, calls, 5)
+    rows = breakdown(results, calls, [f"b/{i}" for i in range(1, 6)])
     assert [(r["decision"], r["label"], r["cases"]) for r in rows] == [
         ("code", "code", 2),
         (None, "unknown", 2),
@@ -176,13 +190,13 @@ def test_decision_breakdown_groups_cases_by_their_last_decision():
 
 
 def test_decision_breakdown_is_empty_without_any_decision():
-    assert decision_breakdown([result("b/1", "r")], [call("b/1", "r")], 1) == []
-    assert decision_breakdown([], [], 0) == []
+    assert breakdown([result("b/1", "r")], [call("b/1", "r")], ["b/1"]) == []
+    assert breakdown([], [], []) == []
 
 
 def test_decision_breakdown_ties_sort_by_decision_and_unknown_last():
     calls = [routed("b/1", "z", "m"), routed("b/2", "a", "m"), routed("b/3", None, "m")]
-    rows = decision_breakdown([result(f"b/{i}", "r") for i in (1, 2, 3)], calls, 3)
+    rows = breakdown([result(f"b/{i}", "r") for i in (1, 2, 3)], calls, ["b/1", "b/2", "b/3"])
     assert [r["label"] for r in rows] == ["a", "z", "unknown"]
 
 
@@ -204,14 +218,15 @@ def test_preview_breakdown_and_distributions_read_the_routing_details():
         result("b/4", "r", correct=None),
     ]
     calls = [call(f"b/{i}", "r", 0.0, decision="live-only", selected_model="x") for i in (1, 2, 3)]
-    rows = decision_breakdown(results, calls, 4, preview=True)
+    metric, decisions = runners(results, calls, preview=True)
+    rows = decisions.rows()
     assert [(r["label"], r["cases"]) for r in rows] == [("math", 2), ("unknown", 2)]
     math = rows[0]
     assert math["correct"] is None and math["accuracy"] is None and math["accuracy_ci95"] is None
     assert math["selected_models"] == {"big": 1, "small": 1}
     assert math["cost_usd"] == 0.0 and math["completed"] == 2
     assert rows[1]["cost_usd"] is None  # b/4 has no receipt
-    assert preview_distributions(results) == {
+    assert metric.preview_distributions() == {
         "selection_statuses": {"ok": 2, "fallback": 1},
         "selection_reasons": {"keyword": 2},
         "selected_models": {"big": 1, "small": 1},

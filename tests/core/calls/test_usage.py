@@ -79,6 +79,50 @@ def test_example_7_invalid_usage_raises(raw):
         normalize_usage(raw)
 
 
+FULLY_CACHED = {
+    "input_tokens": 0,
+    "cached_input_tokens": 120,
+    "cache_write_tokens": 0,
+    "output_tokens": 7,
+}
+
+
+@pytest.mark.parametrize(
+    ("raw", "provider_input"),
+    [
+        (  # Chat Completions: the whole prompt of 120 tokens read from the cache
+            {
+                "prompt_tokens": 120,
+                "completion_tokens": 7,
+                "prompt_tokens_details": {"cached_tokens": 120},
+            },
+            True,
+        ),
+        (  # Responses API: input_tokens is the whole prompt there
+            {
+                "input_tokens": 120,
+                "output_tokens": 7,
+                "input_tokens_details": {"cached_tokens": 120},
+            },
+            True,
+        ),
+        (  # Anthropic style: no fresh input beside 120 cache-read tokens
+            {"input_tokens": 0, "cache_read_input_tokens": 120, "output_tokens": 7},
+            True,
+        ),
+        (  # sr-bench's own reading (a router's model-usage receipt): input_tokens is the prompt
+            {"input_tokens": 120, "cache_read_input_tokens": 120, "output_tokens": 7},
+            False,
+        ),
+    ],
+)
+def test_a_prompt_served_entirely_from_the_cache_has_no_fresh_input(raw, provider_input):
+    # cached + written == the whole prompt is valid (only more than the prompt is invalid)
+    usage = normalize_usage(raw, provider_input=provider_input)
+    assert usage == FULLY_CACHED
+    assert cost_for(usage, "m", PRICES) == pytest.approx((120 * 0.1 + 7 * 3) / 1e6, rel=1e-12)
+
+
 def test_conflict_is_checked_before_missing_totals():
     with pytest.raises(UsageObjectError, match="Conflicting"):
         normalize_usage(

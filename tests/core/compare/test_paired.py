@@ -7,6 +7,7 @@ import math
 import pytest
 
 from pytest_srbench.core.compare import paired
+from tests.oracles.bootstrap import stratified_bootstrap_reference
 
 
 def table(a: int, b: int, c: int, d: int) -> tuple[list[int], list[int]]:
@@ -156,6 +157,6 @@ def test_vectorised_bootstrap_is_bit_identical_to_the_plain_loop(fractional: boo
     groups = [[rng.choice(pool) for _ in range(n)] for n in sizes]
     raw = [0.1, 0.15, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3]
     weights = [w / sum(raw) for w in raw]
-    assert paired.stratified_bootstrap(groups, weights) == paired.stratified_bootstrap_reference(
+    assert paired.stratified_bootstrap(groups, weights) == stratified_bootstrap_reference(
         groups, weights
     )

@@ -2,7 +2,7 @@
 call receipts with every shape the metrics branch on — failed, running and pending cells,
 unscored answers, unknown usage and cost, judge calls, retries, router decisions and model
 switches, multi-inference receipts, routing previews, repeats, rows outside the plan — listed
-in a shuffled order (the order the list forms of the metrics read them in)."""
+in a shuffled order (the order the oracles of `tests/oracles/` read them in)."""
 
 from __future__ import annotations
 

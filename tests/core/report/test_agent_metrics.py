@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.core.plan.agent_case_spec import AgentCaseSpec, ExpectedToolCall
 from pytest_srbench.core.report.agent_metrics import (
-    AgentCaseSpec,
     AgentTranscript,
-    ExpectedToolCall,
     ToolCallRecord,
     aggregate_agent,
     differing_arguments,

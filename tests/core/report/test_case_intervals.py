@@ -3,11 +3,9 @@ unit (target, benchmark rows, macro, frontier, decision breakdown)."""
 
 import pytest
 
-from pytest_srbench.core.calls.routing import decision_breakdown
 from pytest_srbench.core.plan.build import expand_repeats
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.frontier import frontier_point, macro_interval
-from pytest_srbench.core.report.metrics import accuracy_interval
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.stats import (
     case_interval,
@@ -16,6 +14,7 @@ from pytest_srbench.core.stats import (
     wilson_interval,
 )
 from tests.core.helpers import call, case, manifest, result, run, target
+from tests.core.report.feed import fed
 
 CASES = [case("mmlu-pro", str(i)) for i in range(6)] + [
     case("gpqa-diamond", str(i)) for i in range(6, 10)
@@ -153,14 +152,15 @@ def test_preview_nulls_every_interval_field(repeats):
     ReportModel.model_validate(report)
 
 
-def test_without_planned_ids_pending_cells_are_cases_of_their_own():
-    # 2 rows (one right, one of its repeats wrong) and 2 pending cells of unknown cases:
-    # cases {a: 1 of 2}, pending, pending → 1 of 4 cells over 3 cases
+def test_pending_cells_count_as_wrong_cells_of_their_cases():
+    # case a: 2 rows (one right, one of its repeats wrong); case p: both cells pending (no row,
+    # no call); case q: its one cell pending → cases {a: 1 of 2, p: 0 of 2, q: 0 of 1}
     rows_ = [result("b/a#r1", "t"), result("b/a#r2", "t", correct=False)]
-    case_of = {"b/a#r1": "b/a", "b/a#r2": "b/a"}
-    metric = accuracy_interval(rows_, 4, None, case_of)
-    assert metric["cases"] == 3
-    assert metric["accuracy_ci95"] == case_interval([(1, 2), (0, 1), (0, 1)])
+    planned = ["b/a#r1", "b/a#r2", "b/p#r1", "b/p#r2", "b/q#r1"]
+    case_of = {i: i.split("#")[0] for i in planned}
+    metric = fed(planned, rows_, [], case_of=case_of)[0].metric("t")
+    assert metric["cases"] == 3 and metric["pending"] == 3
+    assert metric["accuracy_ci95"] == case_interval([(1, 2), (0, 2), (0, 1)])
 
 
 def test_decision_rows_cluster_repeats_and_name_unobserved_cells():
@@ -169,13 +169,10 @@ def test_decision_rows_cluster_repeats_and_name_unobserved_cells():
     calls_ = [call(i, "r", decision="math", id=i) for i in ("b/x#r1", "b/x#r2")]
     planned = ["b/x#r1", "b/x#r2", "b/y#r1", "b/y#r2"]
     case_of = {i: i.split("#")[0] for i in planned}
-    rows_ = decision_breakdown(results_, calls_, 4, planned_ids=planned, case_of=case_of)
+    rows_ = fed(planned, results_, calls_, "r", case_of=case_of)[1].rows()
     by_label = {r["label"]: r for r in rows_}
     assert by_label["math"]["accuracy_ci95"] == case_interval([(1, 2)])
     # the unknown decision holds y's two cells: one case, 0 of 2 → Wilson over 1 case
     assert by_label["unknown"]["cases"] == 2
     assert by_label["unknown"]["accuracy_ci95"] == wilson_interval(0, 1)
-    # without the planned ids each unobserved cell is its own case: Wilson over 2
-    rows_ = decision_breakdown(results_, calls_, 4, case_of=case_of)
-    unknown = next(r for r in rows_ if r["label"] == "unknown")
-    assert unknown["accuracy_ci95"] == wilson_interval(0, 2)
+    assert by_label["unknown"]["accuracy_ci95"] != wilson_interval(0, 2)  # not 2 cases

@@ -1,13 +1,10 @@
-"""Per-target metrics: worked example 3 and the null-versus-zero rules of §3 and §9."""
+"""Per-target metrics as the report computes them (``core.report.running.MetricRunner``):
+worked example 3 and the null-versus-zero rules of §3 and §9."""
 
 import pytest
 
-from pytest_srbench.core.report.metrics import target_metric
 from tests.core.helpers import call, result
-
-
-def neutral(call_row):
-    return 0.0
+from tests.core.report.feed import metric_of
 
 
 def glm_rows():
@@ -21,7 +18,7 @@ def glm_rows():
 
 def test_example_3_failed_case_in_a_14_case_run():
     ids, results, calls = glm_rows()
-    metric = target_metric("glm", results, calls, 14, set(ids), neutral)
+    metric = metric_of(ids, results, calls, "glm")
     assert metric["total"] == 14
     assert metric["completed"] == 13
     assert metric["scored"] == 13
@@ -40,7 +37,7 @@ def test_pending_cells_count_in_denominator_and_null_out_spend():
     ids = ["b/1", "b/2", "b/3"]
     results = [result("b/1", "t"), result("b/2", "t")]
     calls = [call("b/1", "t"), call("b/2", "t")]
-    metric = target_metric("t", results, calls, 3, set(ids), neutral)
+    metric = metric_of(ids, results, calls)
     assert metric["pending"] == 1
     assert metric["accuracy"] == pytest.approx(2 / 3)
     assert metric["cost_usd"] is None and metric["tokens"] is None and metric["call_count"] is None
@@ -52,7 +49,7 @@ def test_complete_run_sums_everything_and_judge_cost_is_apart():
     ids = ["b/1", "b/2"]
     results = [result(i, "t") for i in ids]
     calls = [call(i, "t", 0.01) for i in ids] + [call("b/1", "t", 0.005, role="judge", id="j1")]
-    metric = target_metric("t", results, calls, 2, set(ids), neutral)
+    metric = metric_of(ids, results, calls)
     assert metric["complete"] is True
     assert metric["cost_usd"] == pytest.approx(0.02)
     assert metric["evaluation_cost_usd"] == pytest.approx(0.005)
@@ -73,19 +70,19 @@ def test_complete_run_sums_everything_and_judge_cost_is_apart():
 def test_unknown_judge_cost_makes_evaluation_and_total_null_but_not_subject():
     ids = ["b/1"]
     calls = [call("b/1", "t", 0.01), call("b/1", "t", None, role="judge", id="j1")]
-    metric = target_metric("t", [result("b/1", "t")], calls, 1, set(ids), neutral)
+    metric = metric_of(ids, [result("b/1", "t")], calls)
     assert metric["cost_usd"] == pytest.approx(0.01)
     assert metric["evaluation_cost_usd"] is None
     assert metric["total_spend_usd"] is None
 
 
 def test_no_auxiliary_calls_means_zero_evaluation_cost():
-    metric = target_metric("t", [result("b/1", "t")], [call("b/1", "t")], 1, {"b/1"}, neutral)
+    metric = metric_of(["b/1"], [result("b/1", "t")], [call("b/1", "t")])
     assert metric["evaluation_cost_usd"] == 0
 
 
 def test_empty_target_has_null_accuracy():
-    metric = target_metric("t", [], [], 0, set(), neutral)
+    metric = metric_of([], [], [])
     assert metric["accuracy"] is None and metric["accuracy_ci95"] is None
 
 
@@ -97,7 +94,7 @@ def test_selected_models_and_pending_selection_example_23():
             "b/1", "t", status="failed", model=None, selected_model="acknowledged-backend", id="c3"
         ),
     ]
-    metric = target_metric("t", [result("b/1", "t")], calls, 1, {"b/1"}, neutral)
+    metric = metric_of(["b/1"], [result("b/1", "t")], calls)
     assert metric["selected_models"] == {"actual-backend": 1, "acknowledged-backend": 1}
     assert metric["pending_selection_count"] == 1
 
@@ -115,14 +112,7 @@ def test_cache_read_metrics_count_only_reported_calls():
         },
     )
     silent = call("b/2", "t", id="c2")
-    metric = target_metric(
-        "t",
-        [result("b/1", "t"), result("b/2", "t")],
-        [reported, silent],
-        2,
-        {"b/1", "b/2"},
-        neutral,
-    )
+    metric = metric_of(["b/1", "b/2"], [result("b/1", "t"), result("b/2", "t")], [reported, silent])
     assert metric["cache_read_call_count"] == 1
     assert metric["cache_read_tokens"] == 2
     assert metric["cache_read_prompt_tokens"] == 10
@@ -148,17 +138,17 @@ def test_cache_read_ratio_reads_the_kept_observation_not_the_last_usage_event():
         "output_tokens": 3,
     }
     streamed = call("b/1", "t", cache_read_reported=True, usage=last, cache_read_usage=kept)
-    metric = target_metric("t", [result("b/1", "t")], [streamed], 1, {"b/1"}, neutral)
+    metric = metric_of(["b/1"], [result("b/1", "t")], [streamed])
     assert metric["tokens"] == last
     assert (metric["cache_read_tokens"], metric["cache_read_prompt_tokens"]) == (2, 10)
     assert metric["cache_read_ratio"] == pytest.approx(0.2)
 
     older = call("b/1", "t", cache_read_reported=True, usage=kept)
-    metric = target_metric("t", [result("b/1", "t")], [older], 1, {"b/1"}, neutral)
+    metric = metric_of(["b/1"], [result("b/1", "t")], [older])
     assert metric["cache_read_ratio"] == pytest.approx(0.2)  # 2 / 10 from its usage
 
     unverified = call("b/1", "t", cache_read_reported=True, usage=None, cache_read_usage=kept)
-    metric = target_metric("t", [result("b/1", "t")], [unverified], 1, {"b/1"}, neutral)
+    metric = metric_of(["b/1"], [result("b/1", "t")], [unverified])
     assert metric["cache_read_call_count"] == 1 and metric["cache_read_ratio"] is None
 
 
@@ -177,7 +167,7 @@ def test_output_diagnostics():
         call("b/2", "t", finish_reason="length", id="c2"),
         call("b/2", "t", finish_reason=None, id="c3"),
     ]
-    diagnostics = target_metric("t", results, calls, 3, None, neutral)["output_diagnostics"]
+    diagnostics = metric_of(["b/1", "b/2", "b/3"], results, calls)["output_diagnostics"]
     assert diagnostics["output_limit_cases"] == 1
     assert diagnostics["strict_format"] == {
         "checked_cases": 2,

@@ -1,6 +1,7 @@
-"""The running forms of the metrics equal their list forms: fed one planned cell at a time in
-planned order, each runner gives exactly (key order of every dict included) what the list
-form gives over the same rows in the order they were listed in."""
+"""The running forms of the metrics (the report's one implementation) equal the independent list
+forms of ``tests/oracles/``: fed one planned cell at a time in planned order, each runner gives
+exactly (key order of every dict included) what the oracle gives over the same rows in the
+order they were listed in."""
 
 import json
 import math
@@ -8,19 +9,19 @@ import random
 
 import pytest
 
-from pytest_srbench.core.calls.continuity import continuity
-from pytest_srbench.core.calls.routing import decision_breakdown, preview_distributions
-from pytest_srbench.core.report.metrics import target_metric
 from pytest_srbench.core.report.rows import cells_in_memory
 from pytest_srbench.core.report.running import (
     CaseClusters,
     ContinuityRunner,
-    DecisionRunner,
     ExactSum,
     MetricRunner,
     RankedCounts,
 )
+from tests.core.report.feed import fed
 from tests.core.report.random_runs import plan, rows
+from tests.oracles.continuity import continuity
+from tests.oracles.metrics import target_metric
+from tests.oracles.routing import decision_breakdown, preview_distributions
 
 
 def neutral(call):
@@ -66,6 +67,13 @@ def test_ranked_counts_list_keys_by_their_first_rank():
     assert list(counts.counts().items()) == [("a", 2), ("b", 2), ("c", 1)]
 
 
+def test_cells_group_into_cases_in_first_seen_order():
+    clusters = CaseClusters(grouped=True)
+    for case, correct in [("a", True), ("b", False), ("a", False), ("a", True), ("b", False)]:
+        clusters.add(case, correct)
+    assert clusters.clusters() == [(2, 3), (0, 2)]
+
+
 def test_clusters_without_repeats_need_no_case_keys():
     flat, keyed = CaseClusters(grouped=False), CaseClusters(grouped=True)
     for index, correct in enumerate([True, False, True, True]):
@@ -79,24 +87,20 @@ def runners_of(frozen, results, calls, target_id, benchmark=None):
     """A metric runner and a decision runner fed ``target_id``'s cells (planned ones of
     ``benchmark`` only, when given) in planned order."""
     case_of = {c.id: c.metadata.get("repeat_of") or c.id for c in frozen.cases}
-    grouped = frozen.repeats > 1
     benchmark_of = {c.id: c.benchmark for c in frozen.cases}
-    metric = MetricRunner(neutral, grouped=grouped)
-    decisions = DecisionRunner(preview=frozen.mode == "preview", grouped=grouped)
-    for cell in cells_in_memory(frozen.planned_keys(), results, calls):
-        if cell.target_id != target_id:
-            continue
-        if cell.planned and benchmark in (None, benchmark_of[cell.case_id]):
-            original = case_of[cell.case_id]
-            metric.add_cell(original, cell.result, cell.result_rank, cell.calls)
-            decisions.add_cell(original, cell.result, cell.result_rank, cell.calls)
-        elif not cell.planned and benchmark is None and cell.calls:
-            metric.add_unplanned(cell.calls)
-    return metric, decisions
+    planned = [
+        case_id
+        for case_id, t in frozen.planned_keys()
+        if t == target_id and benchmark in (None, benchmark_of[case_id])
+    ]
+    return fed(
+        planned, results, calls, target_id, case_of=case_of,
+        preview=frozen.mode == "preview", unplanned=benchmark is None, neutral=neutral,
+    )  # fmt: skip
 
 
 def list_inputs(frozen, results, calls, target_id, benchmark=None):
-    """What the list forms read: the target's planned rows and its calls, as listed."""
+    """What the oracles read: the target's planned rows and its calls, as listed."""
     ids = [
         case_id
         for case_id, t in frozen.planned_keys()

@@ -13,8 +13,7 @@ from pytest_srbench.notes.embedding import (
     EmbedderUnavailable,
     minilm_model_dir,
 )
-from pytest_srbench.simulator.local_embedding import local_embedding
-from pytest_srbench.simulator.retrieval_http import EMBEDDER_ENV
+from pytest_srbench.notes.local_embedding import EMBEDDER_ENV, local_embedding
 
 
 def test_the_preferred_embedder_is_described(monkeypatch):

@@ -1,8 +1,12 @@
-"""The local embedding baseline a RAG config snapshot records: the embedder the built-in
-retrieval engine (the simulator's notes index) would load on this installation —
-all-MiniLM-L6-v2 when its model package and readers are installed, else the hashing fallback
-with the reason, as ``$SRBENCH_SIM_EMBEDDER`` prefers — read without loading any model. It is a
-baseline, not what a sample used: each sample's own ``embedding`` record says that."""
+"""Which embedder the built-in retrieval engine would load, and the variable that picks it.
+
+``EMBEDDER_ENV`` (``$SRBENCH_SIM_EMBEDDER``: ``auto``, ``hashing`` or ``minilm``) is read by
+the simulator that serves this engine (``simulator/retrieval_http.py``). ``local_embedding``
+is the local embedding baseline a RAG config snapshot records: the embedder the engine would
+load on this installation — all-MiniLM-L6-v2 when its model package and readers are
+installed, else the hashing fallback with the reason, as the variable prefers — read without
+loading any model (and without importing numpy). It is a baseline, not what a sample used:
+each sample's own ``embedding`` record says that."""
 
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ from typing import Any
 
 from pytest_srbench.core.benchmark_errors import without_paths
 
+EMBEDDER_ENV = "SRBENCH_SIM_EMBEDDER"
+
 
 def local_embedding() -> dict[str, Any]:
     """``{model_id, version, dimensions, fallback_reason}``; null fields when unknown."""
     from pytest_srbench.notes import embedding
-    from pytest_srbench.simulator.retrieval_http import EMBEDDER_ENV
 
     prefer = os.environ.get(EMBEDDER_ENV, "").strip() or "auto"
     hashing = {"model_id": embedding.HASHING_MODEL_ID, "version": embedding.HashingEmbedder.version,
