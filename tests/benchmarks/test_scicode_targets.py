@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import sys
 
-import h5py
 import numpy as np
 import pytest
 
@@ -21,6 +20,9 @@ from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest
 from tests.engine.test_protocols import REGISTRY, target
+from tests.optional import import_extra
+
+h5py = import_extra("h5py", "scicode")
 
 STEP_ONE = """
 def scale(x):

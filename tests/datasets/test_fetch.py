@@ -9,7 +9,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import huggingface_hub.hf_api  # noqa: F401  (loaded before any test sets HF_* variables)
 import pytest
 
 from pytest_srbench.cli.main import main
@@ -19,6 +18,10 @@ from pytest_srbench.datasets.sources import RELEASES
 from pytest_srbench.datasets.suites import load_suite
 from tests.datasets.fakehub import FakeHub, Server
 from tests.datasets.releases import TEST_DATA_H5, publish, release_files
+from tests.optional import import_extra
+
+# loaded before any test sets HF_* variables (the module skips without the extra)
+import_extra("huggingface_hub.hf_api", "fetch")
 
 TOKEN = "hf_fixture_token_with_access"
 
