@@ -1,25 +1,18 @@
 """The real parts ``srbench real build --all`` installs, as session fixtures for the
 ``realmodel`` tests: llama.cpp's llama-server with SmolLM2, LiteLLM's proxy in front of it, and
 llama-cpp-python's server. A missing part skips its tests with the reason, except under ``CI``
-(``.ci/run`` sets it), where the parts are required and a missing one fails the test."""
+(``.ci/run`` sets it), where the parts are required and a missing one fails the test
+(``tests/optional.py``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from typing import NoReturn
 
 import pytest
 
 from pytest_srbench.managed import llama, venvs
 from pytest_srbench.managed.proxies import LiteLLMProxy, LlamaCppPythonServer
-
-
-def part_missing(reason: str) -> NoReturn:
-    """Skip (a developer's machine without the parts), or fail under ``CI``."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (required under CI)", pytrace=False)
-    pytest.skip(reason)
+from tests.optional import part_missing
 
 
 def require_llama_parts() -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_srbench.managed.common import free_port
-from tests.real_parts import part_missing
+from tests.optional import part_missing
 
 HOST_ALIAS = "srbench-test-host"
 

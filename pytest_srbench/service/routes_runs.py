@@ -111,8 +111,33 @@ def last_event_id(header: str | None, query: int | None) -> int:
     return value
 
 
+def one_call(store: Store, run_id: str, call_id: str) -> dict[str, Any]:
+    """The receipt of call ``call_id`` of run ``run_id`` (404: no such run, or no such call
+    in it)."""
+    require_run(store, run_id)
+    call = store.get_call(call_id) if call_run_id(store, call_id) == run_id else None
+    if call is None:
+        raise ServiceError(
+            "BENCHMARK_CALL_NOT_FOUND", 404, f"no call {call_id[:200]!r} in run {run_id}"
+        )
+    return call
+
+
 def runs_router(service: RunService, views: RunViews, token: str | None = None) -> APIRouter:
+    """The run routes under ``/api`` and their Benchmark Service aliases, added group by group
+    in the order the OpenAPI document lists them (``token``: redacted from worker logs)."""
     router = APIRouter(prefix="/api", tags=["runs"], responses=ERRORS)
+    add_create_routes(router, service, views)
+    add_run_routes(router, service, views)
+    add_report_route(router, service)
+    add_result_and_call_routes(router, service)
+    add_event_routes(router, service)
+    add_log_and_recipe_routes(router, service, token)
+    return router
+
+
+def add_create_routes(router: APIRouter, service: RunService, views: RunViews) -> None:
+    """``POST /api/runs`` and the Benchmark Service's create routes of one kind of dataset."""
 
     def start(body: CreateRun, response: Response, kind: str | None = None) -> dict[str, Any]:
         run, created = service.submit(body.request(), body.idempotency_key, kind)
@@ -142,6 +167,10 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
     def create_agent_run(body: CreateRun, response: Response) -> dict[str, Any]:
         """``POST /api/runs`` limited to agent datasets (422 for a benchmark of another kind)."""
         return start(body, response, "agent")
+
+
+def add_run_routes(router: APIRouter, service: RunService, views: RunViews) -> None:
+    """List runs, read one, cancel one."""
 
     @router.get("/runs", response_model=RunList)
     @alias(router, "GET", "/benchmarks/runs", response_model=RunList)
@@ -175,6 +204,10 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
         with opened(service) as store:
             return {"run": views.one(store, run_id)}
 
+
+def add_report_route(router: APIRouter, service: RunService) -> None:
+    """A run's full report, streamed."""
+
     @router.get(
         "/runs/{run_id}/report",
         response_class=JsonText,
@@ -193,6 +226,10 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
             (chunk.encode("utf-8") for chunk in itertools.chain([head], chunks)),
             media_type=JsonText.media_type,
         )
+
+
+def add_result_and_call_routes(router: APIRouter, service: RunService) -> None:
+    """Pages of a run's results and calls, one whole call and its evidence."""
 
     @router.get("/runs/{run_id}/results", response_model=ResultsPage)
     def get_results(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
@@ -219,13 +256,6 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
                 row["elapsed_s"] = elapsed(row.get("started_at"))
         return {"calls": rows, "next_cursor": cursor}
 
-    def one_call(store: Store, run_id: str, call_id: str) -> dict[str, Any]:
-        require_run(store, run_id)
-        call = store.get_call(call_id) if call_run_id(store, call_id) == run_id else None
-        if call is None:
-            raise ServiceError("BENCHMARK_CALL_NOT_FOUND", 404, f"no call {call_id[:200]!r} in run {run_id}")  # fmt: skip
-        return call
-
     @router.get("/runs/{run_id}/calls/{call_id}", response_model=CallEnvelope)
     def get_call(run_id: str, call_id: str) -> dict[str, Any]:
         """One whole receipt."""
@@ -247,6 +277,10 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
                     "BENCHMARK_CALL_NOT_FOUND", 404, f"call {call_id} has no readable evidence"
                 ) from None
         return Response(data, media_type="text/plain; charset=utf-8")
+
+
+def add_event_routes(router: APIRouter, service: RunService) -> None:
+    """A run's events: a page at a time, or as Server-Sent Events."""
 
     @router.get("/runs/{run_id}/events/page", response_model=EventsPage)
     def get_events_page(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
@@ -285,6 +319,10 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
+
+def add_log_and_recipe_routes(router: APIRouter, service: RunService, token: str | None) -> None:
+    """A run's worker log (``token`` and the service's secrets redacted) and router recipes."""
+
     @router.get("/runs/{run_id}/log", response_model=WorkerLog)
     def get_log(
         run_id: str,
@@ -310,5 +348,3 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
         recipes = [snapshots.get(t.id) or recipe_summary(t, None) for t in manifest.targets
                    if t.kind == "mom"]  # fmt: skip
         return {"recipes": recipes}
-
-    return router

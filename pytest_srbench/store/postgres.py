@@ -36,7 +36,6 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
@@ -56,6 +55,7 @@ from pytest_srbench.store.base import (
     check_same_plan,
     now_iso,
 )
+from pytest_srbench.store.connections import ThreadConnections
 from pytest_srbench.store.liveness import (
     host_id,
     lease_timing,
@@ -64,20 +64,12 @@ from pytest_srbench.store.liveness import (
     this_process,
 )
 from pytest_srbench.store.shared_reads import SharedReads
-from pytest_srbench.store.writes import (
-    AppendEvent,
-    CallProgress,
-    FinishCall,
-    InsertCall,
-    UpsertResult,
-    Write,
-)
+from pytest_srbench.store.writes import FinishCall, Write, by_kind
 
 if TYPE_CHECKING:
     import psycopg
 
 SCHEMA_VERSION = 1
-SCHEMES = ("postgresql://", "postgres://")
 EXTRA_HINT = 'pip install "pytest-srbench[postgres]"'
 NOTIFY_CHANNEL = "srbench_events"  # payload: the run id whose events were committed
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', %s)"
@@ -238,10 +230,6 @@ ALLOCATE = (
 )
 
 
-def is_database_url(text: str) -> bool:
-    return text.startswith(SCHEMES)
-
-
 def safe_location(text: str) -> str:
     """The location without anything secret (it never has a password: see ``check_url``)."""
     parts = urlsplit(text)
@@ -382,21 +370,24 @@ def forget_stale_leases(connection: Any) -> None:
     )
 
 
-class PostgresStore(SharedReads):
-    """A store in a PostgreSQL database (``postgresql://…``), shared by many hosts. The reads
-    both backends share are ``SharedReads``'s (``store/shared_reads.py``)."""
+class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
+    """A store in a PostgreSQL database (``postgresql://…``), shared by many hosts. The
+    connection per thread and the transactions are ``ThreadConnections``'s
+    (``store/connections.py``), the reads both backends share ``SharedReads``'s
+    (``store/shared_reads.py``)."""
 
+    _BEGIN_WRITE = "BEGIN"
     _BYTE_ORDER = ' COLLATE "C"'  # byte order like SQLite's, whatever the database's locale
     _RESULT_ROW = "row_id"
 
     def __init__(self, location: str, *, read_only: bool = False, root: Path | None = None) -> None:
         check_url(location)
+        super().__init__()
         self._psycopg = _psycopg()
         self.location = safe_location(location)
         self.conninfo = location
         self.root = Path(root) if root is not None else Path(".srbench")
         self.read_only = read_only
-        self._local = threading.local()
         self._connections: list[Any] = []  # every thread's, closed when the store goes
         weakref.finalize(self, _close_all, self._connections)
         self._packs: dict[str, tuple[str, int]] = {}  # run -> (pack name, next offset)
@@ -438,16 +429,6 @@ class PostgresStore(SharedReads):
             return StoreError(f"the store {self.location} cannot be used: {first}")
         return error
 
-    @property
-    def db(self) -> psycopg.Connection[Any]:
-        connection: psycopg.Connection[Any] | None = getattr(self._local, "connection", None)
-        if connection is None or connection.closed:
-            connection = self._connect()
-            self._local.connection = connection
-            self._local.depth = 0
-            self._local.locked = set()
-        return connection
-
     def _tuples(self) -> psycopg.Cursor[Any]:
         from psycopg.rows import tuple_row
 
@@ -472,60 +453,33 @@ class PostgresStore(SharedReads):
     def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
 
-    def close(self) -> None:
-        """Close this thread's connection."""
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+    # -- transactions (``ThreadConnections``) ----------------------------------------------
+    @property
+    def _driver_error(self) -> type[Exception]:
+        error: type[Exception] = self._psycopg.Error
+        return error
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One write transaction (nested calls join the outer one)."""
-        db = self.db
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._local.depth = depth
-            return
+    def _usable(self, connection: psycopg.Connection[Any]) -> bool:
+        return not connection.closed
+
+    def _forget_locks(self) -> None:
+        """A new connection or transaction holds no run's lock (see ``_lock``)."""
         self._local.locked = set()
-        try:
-            db.execute("BEGIN")
-        except self._psycopg.Error as error:
-            raise self.store_error(error) from None
-        self._local.depth = 1
-        try:
-            yield
-            db.execute("COMMIT")
-        except self._psycopg.Error as error:
-            with contextlib.suppress(self._psycopg.Error):
-                db.execute("ROLLBACK")
-            raise self.store_error(error) from None
-        except BaseException:
-            with contextlib.suppress(self._psycopg.Error):
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            self._local.depth = 0
-            self._local.locked = set()
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Reads that agree with each other: one repeatable-read transaction (joined when
-        this thread is already in a transaction)."""
-        db = self.db
-        if getattr(self._local, "depth", 0) or db.info.transaction_status != 0:
-            yield
-            return
-        db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        try:
-            yield
-        finally:
-            with contextlib.suppress(self._psycopg.Error):
-                db.execute("COMMIT")
+    def _in_transaction(self, connection: psycopg.Connection[Any]) -> bool:
+        return bool(getattr(self._local, "depth", 0)) or connection.info.transaction_status != 0
+
+    def _rollback(self, connection: psycopg.Connection[Any]) -> None:
+        with contextlib.suppress(self._psycopg.Error):
+            connection.execute("ROLLBACK")
+
+    def _begin_snapshot(self, connection: psycopg.Connection[Any]) -> None:
+        """One repeatable-read transaction."""
+        connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def _end_snapshot(self, connection: psycopg.Connection[Any]) -> None:
+        with contextlib.suppress(self._psycopg.Error):
+            connection.execute("COMMIT")
 
     def _lock(self, run_ids: Iterable[str], events: int = 0, calls: int = 0) -> dict[str, int]:
         """Lock the runs' counter rows (sorted, once per transaction) and take ``events`` /
@@ -807,11 +761,7 @@ class PostgresStore(SharedReads):
         the runs' locks first (sorted), then calls inserted before they are finished,
         evidence with the finished rows, results and events in order."""
         now = now_iso()
-        inserts = [w for w in writes if isinstance(w, InsertCall)]
-        finishes = [w for w in writes if isinstance(w, FinishCall)]
-        results = [w for w in writes if isinstance(w, UpsertResult)]
-        events = [w for w in writes if isinstance(w, AppendEvent)]
-        progress = [w for w in writes if isinstance(w, CallProgress)]
+        inserts, finishes, results, events, progress = by_kind(writes)
         with self.transaction():
             runs = sorted({w.run_id for w in writes})
             next_seq: dict[str, list[int]] = {}
@@ -918,10 +868,3 @@ class PostgresStore(SharedReads):
     def close_evidence(self) -> None:
         with self._packs_lock:
             self._packs.clear()
-
-
-def postgres_of(store: Any) -> PostgresStore:
-    """The PostgreSQL backend behind ``store`` (for this package's query modules)."""
-    if not isinstance(store, PostgresStore):
-        raise StoreError(f"this query needs the PostgreSQL store, not {type(store).__name__}")
-    return store

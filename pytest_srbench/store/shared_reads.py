@@ -18,7 +18,8 @@ what differs between them:
   SQLite store has always read them with the standard library's ``json``, PostgreSQL with
   ``orjson``); everything else is decoded with ``orjson`` on both.
 
-Writes, transactions, locks, leases and notifications are each backend's own."""
+Writes, locks, leases and notifications are each backend's own; the connection per thread and
+the transactions are ``ThreadConnections``'s (``store/connections.py``)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from pytest_srbench.core.canonical import cell_digest
 from pytest_srbench.core.models import Manifest, PlanOutline, Run
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
@@ -346,7 +346,3 @@ class SharedReads(ABC):
         """The local folder of a run: its evidence packs (SQLite) and the files written next
         to it on this host (reports, simulator logs)."""
         return self.root / "runs" / run_id
-
-    def evidence_path(self, run_id: str, case_id: str, target_id: str, call_id: str) -> Path:
-        """Where a per-call evidence file lives (used by tools that save single calls)."""
-        return self.run_dir(run_id) / cell_digest(case_id, target_id)[:24] / f"{call_id}.sse"

@@ -17,9 +17,7 @@ import contextlib
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,24 +29,17 @@ from pytest_srbench.store.base import (
     EventWaiter,
     ProgressCounts,
     Row,
-    Store,
     StoreConflict,
     StoreError,
     check_same_plan,
     now_iso,
 )
 from pytest_srbench.store.cell_reader import PAGE as CELL_PAGE
+from pytest_srbench.store.connections import ThreadConnections
 from pytest_srbench.store.evidence import EvidencePacks
 from pytest_srbench.store.liveness import pid_alive
 from pytest_srbench.store.shared_reads import SharedReads
-from pytest_srbench.store.writes import (
-    AppendEvent,
-    CallProgress,
-    FinishCall,
-    InsertCall,
-    UpsertResult,
-    Write,
-)
+from pytest_srbench.store.writes import FinishCall, Write, by_kind
 
 SCHEMA_VERSION = 2  # 2: a run's plan and outline live in run_plans, not in its row
 DB_NAME = "journal.sqlite3"
@@ -224,10 +215,12 @@ def _writable(root: Path, db_path: Path) -> bool:
 RUN_MANIFEST_SQL = "coalesce(CAST(p.manifest AS TEXT), r.manifest)"
 
 
-class SqliteStore(SharedReads):
-    """The default store: SQLite (WAL, synchronous=FULL) plus evidence files. The reads both
-    backends share are ``SharedReads``'s (``store/shared_reads.py``)."""
+class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
+    """The default store: SQLite (WAL, synchronous=FULL) plus evidence files. The connection
+    per thread and the transactions are ``ThreadConnections``'s (``store/connections.py``), the
+    reads both backends share ``SharedReads``'s (``store/shared_reads.py``)."""
 
+    _BEGIN_WRITE = "BEGIN IMMEDIATE"  # takes the write lock at once
     _BYTE_ORDER = ""  # SQLite's default collation already orders text by bytes
     _RESULT_ROW = "rowid"
     # a run from before run_plans (schema 1) keeps its plan in its own row
@@ -241,11 +234,10 @@ class SqliteStore(SharedReads):
     )
 
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
+        super().__init__()
         self.root = Path(root)
         self.location = str(self.root)
         self.db_path = self.root / DB_NAME
-        self._local = threading.local()
-        self._lock = threading.RLock()
         self._evidence = EvidencePacks(self.root)
         self.busy_timeout_s = busy_timeout_s()
         self.read_only = read_only or (
@@ -320,7 +312,7 @@ class SqliteStore(SharedReads):
             connection = connect("?mode=ro&immutable=1")
         return connection
 
-    def store_error(self, error: sqlite3.Error) -> Exception:
+    def store_error(self, error: Exception) -> Exception:
         """The one-line ``StoreError`` for a failure the user can cause (locked, read-only,
         unopenable store); any other SQLite error is returned unchanged (a bug to see)."""
         name = str(getattr(error, "sqlite_errorname", "") or "")
@@ -363,71 +355,29 @@ class SqliteStore(SharedReads):
     def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
 
+    # -- transactions (``ThreadConnections``) ----------------------------------------------
     @property
-    def db(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = self._connect()
-            self._local.connection = connection
-            self._local.depth = 0
-        return connection
+    def _driver_error(self) -> type[Exception]:
+        return sqlite3.OperationalError
 
-    def close(self) -> None:
-        """Close this thread's connection."""
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+    def _in_transaction(self, connection: sqlite3.Connection) -> bool:
+        return connection.in_transaction
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One write transaction (nested calls join the outer one)."""
-        db = self.db
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._local.depth = depth
-            return
+    def _rollback(self, connection: sqlite3.Connection) -> None:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+
+    def _begin_snapshot(self, connection: sqlite3.Connection) -> None:
+        """A read transaction, which sees the journal as it was at its first read while other
+        processes go on writing."""
         try:
-            db.execute("BEGIN IMMEDIATE")
+            connection.execute("BEGIN")
         except sqlite3.OperationalError as error:
             raise self.store_error(error) from None
-        self._local.depth = 1
-        try:
-            yield
-            db.execute("COMMIT")
-        except sqlite3.OperationalError as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise self.store_error(error) from None
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            self._local.depth = 0
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Reads that agree with each other: one read transaction, which sees the journal as
-        it was at its first read while other processes go on writing (joined when this
-        thread is already in a transaction)."""
-        db = self.db
-        if db.in_transaction:
-            yield
-            return
-        try:
-            db.execute("BEGIN")
-        except sqlite3.OperationalError as error:
-            raise self.store_error(error) from None
-        try:
-            yield
-        finally:
-            if db.in_transaction:
-                db.execute("COMMIT")
+    def _end_snapshot(self, connection: sqlite3.Connection) -> None:
+        if connection.in_transaction:
+            connection.execute("COMMIT")
 
     def _migrate(self) -> None:
         """Create or upgrade the schema. An up-to-date store is only read, so opening it
@@ -704,11 +654,7 @@ class SqliteStore(SharedReads):
         Calls are inserted before they are finished, results and events keep their order.
         """
         now = now_iso()
-        inserts = [w for w in writes if isinstance(w, InsertCall)]
-        finishes = [w for w in writes if isinstance(w, FinishCall)]
-        results = [w for w in writes if isinstance(w, UpsertResult)]
-        events = [w for w in writes if isinstance(w, AppendEvent)]
-        progress = [w for w in writes if isinstance(w, CallProgress)]
+        inserts, finishes, results, events, progress = by_kind(writes)
         db = self.db
         if inserts:
             db.executemany(INSERT_CALL, [_insert_call_args(w.run_id, w.row, now) for w in inserts])
@@ -758,11 +704,3 @@ class SqliteStore(SharedReads):
 
     def close_evidence(self) -> None:
         self._evidence.close()
-
-
-def sqlite_of(store: Store) -> SqliteStore:
-    """The SQLite backend behind ``store``, for this backend's own query modules
-    (``run_listing.py``, ``corrections.py``); callers elsewhere see only the ``Store`` protocol."""
-    if not isinstance(store, SqliteStore):
-        raise StoreError(f"this query needs the SQLite store, not {type(store).__name__}")
-    return store

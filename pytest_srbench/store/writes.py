@@ -8,7 +8,7 @@ engine code drives any backend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_srbench.core.records import CallReceipt, CellResult
 
@@ -61,3 +61,25 @@ class CallProgress:
 
 
 Write = UpsertResult | InsertCall | FinishCall | AppendEvent | CallProgress
+
+
+class ByKind(NamedTuple):
+    """A batch of intents split by kind, each kind in the batch's order: what a backend
+    writes with one ``executemany`` each."""
+
+    inserts: list[InsertCall]
+    finishes: list[FinishCall]
+    results: list[UpsertResult]
+    events: list[AppendEvent]
+    progress: list[CallProgress]
+
+
+def by_kind(writes: list[Write]) -> ByKind:
+    """``writes`` split by kind (see ``ByKind``)."""
+    return ByKind(
+        [w for w in writes if isinstance(w, InsertCall)],
+        [w for w in writes if isinstance(w, FinishCall)],
+        [w for w in writes if isinstance(w, UpsertResult)],
+        [w for w in writes if isinstance(w, AppendEvent)],
+        [w for w in writes if isinstance(w, CallProgress)],
+    )

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,36 +15,10 @@ from pytest_srbench.app.recovery import create_child, plan_for
 from pytest_srbench.core.offline.recovery import RecoveryError
 from pytest_srbench.store.opening import open_store
 from pytest_srbench.store.sqlite import SqliteStore
+from tests.app.helpers import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target
 
 CASES = [case("mmlu-pro", str(i)) for i in range(6)]
-
-
-def dead_pid() -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
-    )
-    return int(done.stdout)
-
-
-def call_row(case_id: str, status: str, **extra: Any) -> dict[str, Any]:
-    row = {
-        "id": f"call-{case_id}-{status}-{len(extra)}",
-        "case_id": case_id,
-        "target_id": "t",
-        "role": "subject",
-        "status": status,
-        "usage": {
-            "input_tokens": 5,
-            "cached_input_tokens": 0,
-            "cache_write_tokens": 0,
-            "output_tokens": 1,
-        },
-        "cost_usd": 0.001,
-        "finish_reason": "stop",
-    }
-    row.update(extra)
-    return row
 
 
 @pytest.fixture

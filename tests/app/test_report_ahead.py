@@ -17,7 +17,7 @@ from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.json_report import report_json
 from pytest_srbench.store.corrections import record_correction
-from tests.app.test_reports import RUN, from_lists, stored
+from tests.app.helpers import RUN, from_lists, stored
 from tests.core.report.random_runs import plan, rows
 
 

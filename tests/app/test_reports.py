@@ -9,7 +9,6 @@ import random
 import subprocess
 import sys
 import weakref
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,54 +16,20 @@ import orjson
 import pytest
 
 from pytest_srbench.app.reports import (
-    local_baseline,
     read_report_file,
     report_from_store,
     write_html_report,
 )
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.offline.reconcile import build_artifact
-from pytest_srbench.core.report.build import FAILURE_OBSERVED, build_report
+from pytest_srbench.core.report.build import FAILURE_OBSERVED
 from pytest_srbench.render.cells_file import CellsFile
 from pytest_srbench.render.json_report import report_json, write_report
-from pytest_srbench.store import cell_reader, open_store
-from pytest_srbench.store.corrections import latest_correction, record_correction
+from pytest_srbench.store import cell_reader
+from pytest_srbench.store.corrections import record_correction
+from tests.app.helpers import RUN, from_lists, stored
+from tests.core.report.helpers import ROUTED, rag_plan
 from tests.core.report.random_runs import plan, rows
-from tests.core.report.test_tasks import ROUTED, rag_plan
-
-RUN = "run-stream"
-
-
-def stored(tmp_path: Path, frozen: Any, results: list, calls: list, events=()) -> Any:
-    """A real store holding the rows (calls journaled in list order)."""
-    store = open_store(tmp_path / "store")
-    store.create_run(RUN, frozen, status="running")
-    with store.transaction():
-        for call in calls:
-            store.insert_call(RUN, call)
-        for row in results:
-            store.upsert_result(RUN, row)
-        for kind, data in events:
-            store.append_event(RUN, kind, data)
-    store.set_run_status(RUN, "failed", "stopped")
-    return store
-
-
-def from_lists(store: Any) -> str:
-    """The report as it was built before: every row and call of the run read into lists."""
-    report = build_report(
-        store.get_manifest(RUN),
-        store.require_run(RUN),
-        store.results(RUN),
-        store.calls(RUN),
-        store.events(RUN, limit=1, kinds=(FAILURE_OBSERVED,)),
-        runner=store.get_runner(RUN),
-        correction=latest_correction(store, RUN),
-        recipes=store.recipes(RUN),
-        indexes=store.snapshots(RUN, "index"),
-        local_embedding=local_baseline(store.get_manifest(RUN)),
-    )
-    return report_json(report)
 
 
 @pytest.mark.parametrize(

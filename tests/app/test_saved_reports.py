@@ -17,7 +17,7 @@ from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.render.json_report import SavedReport, report_json
 from pytest_srbench.store import open_store
 from pytest_srbench.store.corrections import record_correction
-from tests.app.test_reports import RUN, from_lists, stored
+from tests.app.helpers import RUN, from_lists, stored
 from tests.core.report.random_runs import plan, rows
 
 
@@ -151,7 +151,7 @@ def test_the_summary_of_a_plan_read_case_by_case_is_the_summary_of_its_list():
     have been written whole, whatever else the summary and the plan hold."""
     from pytest_srbench.app.saved_reports import summary_json_pieces
     from pytest_srbench.core.report.build import PlannedCases
-    from tests.render.test_json_report import planned
+    from tests.render.helpers import planned
 
     for count in (0, 1, 1000, 2345):
         cases = PlannedCases(planned(count))
@@ -165,7 +165,7 @@ def test_a_summary_that_spells_the_splice_marker_is_written_the_plain_way():
     from pytest_srbench.app.saved_reports import summary_json_pieces
     from pytest_srbench.core.canonical import SPLICED_LIST
     from pytest_srbench.core.report.build import PlannedCases
-    from tests.render.test_json_report import planned
+    from tests.render.helpers import planned
 
     cases = PlannedCases(planned(5))
     summary = {"run_id": SPLICED_LIST, "plan": {"cases": cases}}

@@ -18,7 +18,7 @@ from pytest_srbench.app.shards import ShardRefused, claim_shard, finish_shard, s
 from pytest_srbench.core.shards import ShardSpec
 from pytest_srbench.store import open_store
 from pytest_srbench.store.liveness import this_process
-from tests.app.test_recovery import call_row, dead_pid
+from tests.app.helpers import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target
 
 CASES = [case("mmlu-pro", str(i)) for i in range(6)]

@@ -15,7 +15,7 @@ from pytest_srbench.core.calls.failures import INTERRUPTED, summarize_failure
 from pytest_srbench.store.base import now_iso
 from pytest_srbench.store.opening import open_store
 from pytest_srbench.store.writes import CallProgress
-from tests.app.test_recovery import call_row, dead_pid
+from tests.app.helpers import call_row, dead_pid
 from tests.core.helpers import case, manifest, result, target
 
 CASES = [case("mmlu-pro", str(i)) for i in range(3)]

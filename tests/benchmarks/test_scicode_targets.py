@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import sys
 
-import h5py
 import numpy as np
 import pytest
 
@@ -20,7 +19,10 @@ from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest
-from tests.engine.test_protocols import REGISTRY, target
+from tests.engine.helpers import REGISTRY, target
+from tests.optional import import_extra
+
+h5py = import_extra("h5py", "scicode")
 
 STEP_ONE = """
 def scale(x):

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_srbench.core.report.build import build_report
 from tests.core.helpers import run
-from tests.engine.test_protocols import REGISTRY, drive
+from tests.engine.helpers import REGISTRY, drive
 from tests.sandbox.fake_docker import install
 
 VERIFIER = (

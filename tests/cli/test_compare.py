@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_main import srbench
+from tests.cli.helpers import srbench
 
 
 def pytest_run(cwd: Path, *args: str) -> None:

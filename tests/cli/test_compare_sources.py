@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.datasets.suites import shipped_suites_dir
-from tests.cli.test_main import srbench
+from tests.cli.helpers import srbench
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-compare-sources")]
 

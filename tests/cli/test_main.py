@@ -9,14 +9,8 @@ import sys
 
 import pytest
 
+from tests.cli.helpers import srbench
 from tests.permissions import make_read_only, make_writable, unprivileged
-
-
-def srbench(cwd, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", *args], cwd=cwd, capture_output=True, text=True
-    )
-
 
 # one worker makes the module's runs once
 pytestmark = pytest.mark.xdist_group("cli-finished-run")

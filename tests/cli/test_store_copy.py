@@ -15,7 +15,7 @@ import pytest
 from pytest_srbench.cli.main import main as srbench_main
 from pytest_srbench.store import open_store
 from pytest_srbench.store.copy import export_run
-from tests.cli.test_main import srbench
+from tests.cli.helpers import srbench
 
 pytestmark = pytest.mark.slow
 

@@ -20,6 +20,10 @@ Every request is logged (``requests``: method, path and the Range header asked);
 ``drops[path] = (n, times)`` sends the full headers and only ``n`` bytes of the next ``times``
 GETs of ``path`` before closing the connection; ``ignore_range`` lists paths served whole (200)
 even when a range is asked.
+
+``hub_env(hub, root)`` is the environment that points ``huggingface_hub`` and ``srbench
+datasets fetch`` at a hub (caches under ``root``); ``TOKEN`` is the token the fetch tests grant
+access.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import tarfile
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 LFS_SUFFIXES = (".parquet", ".h5", ".jsonl")
@@ -272,3 +277,18 @@ class Server:
             server.server_close()
         for thread in self.threads:
             thread.join(timeout=5)
+
+
+TOKEN = "hf_fixture_token_with_access"
+
+
+def hub_env(hub: FakeHub, root: Path, **extra: str) -> dict[str, str]:
+    return {
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(root / "hf"),
+        "SRBENCH_CACHE": str(root / "cache"),
+        "SRBENCH_GITHUB_ENDPOINT": hub.url + "/codeload",
+        "SRBENCH_GITHUB_API": hub.url + "/gh-api",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        **extra,
+    }

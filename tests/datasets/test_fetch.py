@@ -9,7 +9,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import huggingface_hub.hf_api  # noqa: F401  (loaded before any test sets HF_* variables)
 import pytest
 
 from pytest_srbench.cli.main import main
@@ -17,10 +16,12 @@ from pytest_srbench.datasets.fetch import FetchRequest, fetch_all
 from pytest_srbench.datasets.fetchlock import read_lock
 from pytest_srbench.datasets.sources import RELEASES
 from pytest_srbench.datasets.suites import load_suite
-from tests.datasets.fakehub import FakeHub, Server
+from tests.datasets.fakehub import TOKEN, FakeHub, Server, hub_env
 from tests.datasets.releases import TEST_DATA_H5, publish, release_files
+from tests.optional import import_extra
 
-TOKEN = "hf_fixture_token_with_access"
+# loaded before any test sets HF_* variables (the module skips without the extra)
+import_extra("huggingface_hub.hf_api", "fetch")
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +34,6 @@ def server() -> Iterator[FakeHub]:
         yield hub
     finally:
         running.stop()
-
-
-def hub_env(hub: FakeHub, root: Path, **extra: str) -> dict[str, str]:
-    return {
-        "HF_ENDPOINT": hub.url,
-        "HF_HOME": str(root / "hf"),
-        "SRBENCH_CACHE": str(root / "cache"),
-        "SRBENCH_GITHUB_ENDPOINT": hub.url + "/codeload",
-        "SRBENCH_GITHUB_API": hub.url + "/gh-api",
-        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-        **extra,
-    }
 
 
 @pytest.fixture

@@ -8,15 +8,17 @@ import json
 import shutil
 import subprocess
 
-import huggingface_hub.hf_api  # noqa: F401  (loaded before any test sets HF_* variables)
 import pytest
 
 from pytest_srbench.datasets.fetch import FetchRequest, fetch_all
 from pytest_srbench.datasets.fetchlock import read_lock
 from pytest_srbench.datasets.sources import RELEASES
-from tests.datasets.fakehub import FakeHub, Server
+from tests.datasets.fakehub import TOKEN, FakeHub, Server, hub_env
 from tests.datasets.releases import publish
-from tests.datasets.test_fetch import TOKEN, hub_env
+from tests.optional import import_extra
+
+# loaded before any test sets HF_* variables (the module skips without the extra)
+import_extra("huggingface_hub.hf_api", "fetch")
 
 pytestmark = pytest.mark.slow
 

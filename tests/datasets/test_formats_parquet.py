@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import sys
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from pytest_srbench.datasets.formats import FORMATS
 from pytest_srbench.datasets.formats._common import DatasetError, read_records, records_from
 from tests.datasets.releases import hle, mmlu_pro
+from tests.optional import import_extra
+
+pa = import_extra("pyarrow", "fetch")
+pq = import_extra("pyarrow.parquet", "fetch")
 
 
 def test_parquet_rows_keep_their_names_and_types(tmp_path):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pytest_srbench.cli.datasets import add_datasets_commands, main
-from tests.datasets.test_prepare import gpqa_csv, prepared_rows
+from tests.datasets.source_builders import gpqa_csv, prepared_rows
 
 
 def test_add_datasets_commands_registers_on_a_parent_parser():

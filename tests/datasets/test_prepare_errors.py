@@ -27,7 +27,7 @@ from pytest_srbench.datasets.formats import (
     read_terminal_bench,
 )
 from pytest_srbench.datasets.prepare import DatasetError, prepare
-from tests.datasets.test_prepare import (
+from tests.datasets.source_builders import (
     GPQA_HEADER,
     arc_task,
     gpqa_csv,

@@ -26,7 +26,7 @@ from pytest_srbench.datasets.realdata import (
     prepare_from_package,
     verify_tau_source,
 )
-from tests.datasets.test_prepare import prepared_rows
+from tests.datasets.source_builders import prepared_rows
 
 SEED = 20260918
 

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_srbench.core.canonical import canonical_json, digest
 from pytest_srbench.datasets.prepare import load_prepared, prepare
-from tests.datasets.test_prepare import SEED, gpqa_csv, run, scicode_row, write_jsonl
+from tests.datasets.source_builders import SEED, gpqa_csv, run, scicode_row, write_jsonl
 
 
 def test_suite_json_fields_and_canonical_lines(tmp_path):

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from pytest_srbench.datasets.prepare import load_prepared
-from tests.datasets.test_prepare import arc_task, run, tau_domain, tb_task
+from tests.datasets.source_builders import arc_task, run, tau_domain, tb_task
 
 
 def test_arc_task_folder_and_mapping(tmp_path):

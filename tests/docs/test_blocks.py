@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs.blocks import groups, parse, shell_commands
-from tests.docs.test_docs_run import _environment, _run_shell, _write_files
+from tests.docs.running import environment, run_shell, write_files
 
 PAGE = textwrap.dedent(
     """\
@@ -108,10 +108,10 @@ def run_page(page: str, folder: Path) -> None:
     blocks, problems = parse(page, "page.md")
     assert not problems
     (group,) = groups(blocks)
-    _write_files(group, folder)
+    write_files(group, folder)
     for block in group.blocks:
         if block.kind == "shell" and "file" not in block.options:
-            _run_shell(block, folder, _environment())
+            run_shell(block, folder, environment())
 
 
 def test_a_command_that_fails_or_runs_nothing_fails_the_block(tmp_path):
@@ -135,6 +135,6 @@ def test_project_files_are_written_before_its_commands_run(tmp_path):
 def test_no_key_reaches_a_documented_command(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
-    env = _environment()
+    env = environment()
     assert "OPENAI_API_KEY" not in env and "PYTEST_XDIST_WORKER" not in env
     assert env["PATH"].split(":")[0].endswith("bin")

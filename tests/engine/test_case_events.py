@@ -22,7 +22,7 @@ from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest
-from tests.engine.test_engine import assert_declared
+from tests.engine.helpers import assert_declared
 
 ROW = {"case_id": "q1", "query": "Which command promotes the replica?",
        "expected_note_ids": ["n01"], "expected_block_ids": ["n01-b3"], "citation_required": True}  # fmt: skip

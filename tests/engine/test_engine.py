@@ -9,7 +9,6 @@ import pytest
 from pytest_srbench.benchmarks.registry import default_registry
 from pytest_srbench.core.models import Case, Limits, Message, Target
 from pytest_srbench.core.plan.budget import Budget
-from pytest_srbench.core.records import CallReceipt, CellResult
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
@@ -18,6 +17,7 @@ from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.conftest import CHEAP
 from tests.core.helpers import manifest
+from tests.engine.helpers import assert_declared
 
 REGISTRY = default_registry(with_entry_points=False)
 
@@ -101,14 +101,6 @@ def test_correct_cells_journal_receipts_and_evidence(tmp_path, sim, transport):
     kinds = [e["kind"] for e in store.events("run-e", limit=100)]
     assert kinds.count("call_sent") == 4 and kinds.count("case_completed") == 4
     assert_declared(calls, results)
-
-
-def assert_declared(calls, results):
-    """Every key the engine wrote is declared in the typed records (no silent drift)."""
-    for call in calls:
-        assert set(call) - {"_seq"} <= CallReceipt.__optional_keys__, call.keys()
-    for result in results:
-        assert set(result) - {"_row"} <= CellResult.__optional_keys__, result.keys()
 
 
 def test_http_500_fails_the_cell_and_keeps_call_and_evidence(tmp_path, sim):

@@ -5,44 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_srbench.benchmarks.registry import default_registry
-from pytest_srbench.core.models import Limits, Target
-from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.core.report.build import build_report
-from pytest_srbench.engine import Engine, EngineOptions
-from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.store import GroupCommitWriter, open_store
-from pytest_srbench.transport import make_transport
-from tests.conftest import CHEAP
-from tests.core.helpers import manifest, run
-
-REGISTRY = default_registry(with_entry_points=False)
-
-
-def target(model: str) -> Target:
-    return Target(id=model, model=model, prices={model: CHEAP}, simulated=True)
-
-
-def drive(tmp_path, sim, cases, subject="always-right", judge=None, options=None):
-    subject_target = target(subject)
-    auxiliary = {judge: target(judge)} if judge else {}
-    plan = manifest(cases, [subject_target], auxiliary_targets=auxiliary, benchmark_options=options or {},
-                    limits=Limits())  # fmt: skip
-    sim_client.register_scripts(sim.admin_url, sim_client.scripts_for(cases, REGISTRY))
-    store = open_store(tmp_path / "store")
-    store.create_run("run-p", plan)
-    urls = {t.id: sim.base_url for t in plan.target_inventory().values()}
-    runtime = RunRuntime(
-        run_id="run-p", manifest=plan, store=store, writer=GroupCommitWriter(store), transport=make_transport(),
-        adapters=REGISTRY, base_urls=urls, budget=Budget(cap_usd=5),
-    )  # fmt: skip
-    engine = Engine(runtime, EngineOptions(concurrency=4))
-    engine.start([(case, subject_target) for case in cases])
-    for future in engine.slots.values():
-        future.result(timeout=120)
-    assert engine.join(30)
-    return store, plan
+from tests.core.helpers import run
+from tests.engine.helpers import REGISTRY, drive
 
 
 def lcb_case(native: str, solution: str, expected: str = "ok\n"):

@@ -22,7 +22,7 @@ from pytest_srbench.simulator.targets import simulated_router_target
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest, run
-from tests.engine.test_engine import assert_declared
+from tests.engine.helpers import assert_declared
 
 REGISTRY = default_registry(with_entry_points=False)
 

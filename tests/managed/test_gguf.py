@@ -8,7 +8,7 @@ import pytest
 
 from pytest_srbench.managed import llama
 from pytest_srbench.managed.gguf import GgufError, model_facts
-from tests.real_parts import part_missing
+from tests.optional import part_missing
 
 
 def text(value: str) -> bytes:

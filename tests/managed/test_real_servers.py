@@ -20,7 +20,7 @@ from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
 from tests.core.helpers import manifest, run
-from tests.real_parts import part_missing
+from tests.optional import part_missing
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.xdist_group("real-servers")]
 

@@ -18,6 +18,7 @@ from pytest_srbench.notes.embedding import (
     length_batches,
     load_embedder,
 )
+from tests.optional import import_extra
 
 # The similarity matrix that the sentence-transformers README prints for all-MiniLM-L6-v2.
 REFERENCE_SENTENCES = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]  # fmt: skip
@@ -145,6 +146,8 @@ def test_load_embedder_can_be_forced_to_hashing():
 
 
 def test_missing_model_package_falls_back_with_the_reason(monkeypatch):
+    import_extra("safetensors", "embeddings")  # the readers are checked before the model
+    import_extra("tokenizers", "embeddings")
     real_find_spec = embedding.importlib.util.find_spec
     monkeypatch.setattr(
         embedding.importlib.util,
@@ -159,6 +162,7 @@ def test_missing_model_package_falls_back_with_the_reason(monkeypatch):
 
 
 def test_missing_tokenizers_falls_back_with_the_reason(monkeypatch):
+    import_extra("safetensors", "embeddings")  # checked before tokenizers
     import sys
 
     monkeypatch.setitem(sys.modules, "tokenizers", None)

@@ -9,32 +9,9 @@ import pytest
 
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
+from tests.plugin.helpers import project
 
 pytestmark = pytest.mark.slow
-
-
-def external_target(model: str, base_url: str, target_id: str | None = None) -> str:
-    target_id = target_id or model
-    return f"""
-[[tool.srbench.targets]]
-id = "{target_id}"
-model = "{model}"
-base_url = "{base_url}"
-simulated = true
-[tool.srbench.targets.prices.{model}]
-input = 1.0
-cached_input = 0.5
-cache_write = 2.0
-output = 2.0
-"""
-
-
-def project(pytester, sim, *models: str) -> None:
-    ids = ", ".join(f'"{m}"' for m in models)
-    body = f"[tool.srbench]\ndefault_targets = [{ids}]\n" + "".join(
-        external_target(m, sim.base_url) for m in models
-    )
-    pytester.makefile(".toml", pyproject=body)
 
 
 def report(pytester) -> dict:

@@ -18,7 +18,7 @@ import pytest
 from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
-from tests.plugin.test_concurrency import project
+from tests.plugin.helpers import project, settle_simulator
 
 pytestmark = pytest.mark.slow
 
@@ -86,16 +86,6 @@ def wait_for_calls(
             store.close()
         time.sleep(0.1)
     raise AssertionError("the run did not start in time")
-
-
-def settle_simulator(sim) -> dict:
-    """Simulator counters once nothing is in flight any more."""
-    for _ in range(100):
-        stats = sim_client.stats(sim.admin_url)
-        if stats["in_flight"] == 0:
-            return stats
-        time.sleep(0.1)
-    return sim_client.stats(sim.admin_url)
 
 
 def accounting(store, run_id: str) -> tuple[int, int, int]:

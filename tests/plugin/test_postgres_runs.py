@@ -75,7 +75,7 @@ def test_a_run_on_postgres_reports_like_the_same_run_on_sqlite(pytester, postgre
 def test_xdist_workers_share_one_run_in_the_database(pytester, sim, postgres_url):
     """Two xdist workers claim the run for their controller in the database, dispatch every
     cell once (the simulator's request count equals the journal's) and the run completes."""
-    from tests.plugin.test_concurrency import project
+    from tests.plugin.helpers import project
 
     project(pytester, sim, "always-right", "slow")
     result = pytester.runpytest_subprocess(

@@ -17,7 +17,7 @@ import pytest
 from pytest_srbench.managed.common import free_port
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
-from tests.plugin.test_concurrency import project
+from tests.plugin.helpers import project
 from tests.ssh_server import ssh_server
 
 pytestmark = pytest.mark.slow

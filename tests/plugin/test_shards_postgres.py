@@ -18,9 +18,8 @@ import pytest
 from pytest_srbench.app.shards import share_of
 from pytest_srbench.core.shards import ShardSpec
 from pytest_srbench.store import open_store
-from tests.plugin.test_concurrency import project
-from tests.plugin.test_durability import settle_simulator
-from tests.plugin.test_shards import finish, shard_1_mid_run, start, wait_until
+from tests.plugin.helpers import project, settle_simulator
+from tests.plugin.shard_runs import finish, shard_1_mid_run, start, wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.failures import INTERRUPTED
 from pytest_srbench.store import open_store
-from tests.plugin.test_concurrency import project
+from tests.plugin.helpers import project
 from tests.process_helpers import DEADLINE_S, descendants, identities, wait_all_gone
 
 pytestmark = [

@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from tests.plugin.test_concurrency import project
+from tests.plugin.helpers import project
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:asyncio", "-p", "no:xdist", "--assert=plain")
 

@@ -10,8 +10,8 @@ from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.render.compare import comparison_csv, gate_markdown, render_comparison
 from pytest_srbench.render.html import render_compare_html, render_run_html
 from pytest_srbench.render.terminal import render_summary
-from tests.core.compare.test_sources import ORIGINAL, RELEASED, report_on, strip_origins
-from tests.core.report.test_sources import every, report_of, smoke_plan
+from tests.core.compare.helpers import ORIGINAL, RELEASED, report_on, strip_origins
+from tests.core.report.helpers import every, report_of, smoke_plan
 
 
 def test_the_terminal_says_sr_bench_only_over_released_data():

@@ -7,7 +7,6 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from pytest_srbench.core.models import Case, Message
 from pytest_srbench.core.report.build import PlannedCases, build_report
 from pytest_srbench.core.report.model import CellOutcome, ReportModel
 from pytest_srbench.render.json_report import (
@@ -20,6 +19,7 @@ from pytest_srbench.render.json_report import (
 )
 from tests.core.helpers import run
 from tests.core.report.random_runs import plan, rows
+from tests.render.helpers import planned
 
 
 def value(rng: random.Random, depth: int = 0):
@@ -83,14 +83,6 @@ def test_a_plan_case_list_in_shape_is_written_as_validated_and_one_out_of_shape_
     extra = {**report, "plan": {**report["plan"], "cases": [{**odd[0], "secret": "x"}]}}
     with pytest.raises(ValidationError, match="secret"):
         report_json(extra)
-
-
-def planned(count: int, repeat_every: int = 7) -> list[Case]:
-    return [
-        Case(id=f'b/q{i}"é\n', benchmark="b", messages=[Message(role="user", content="?")],
-             metadata={"repeat_of": f"b/q{i - 1}"} if i % repeat_every == 3 else {})
-        for i in range(count)
-    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("count", [0, 1, 999, 1000, 1001, 2345])

@@ -20,10 +20,10 @@ import httpx
 import pytest
 
 from pytest_srbench.service.guard import BindError, check_bind
+from tests.service.helpers import TERMINAL, assert_error, create, sse_events, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service-api")]
 
-TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
 SLOW = {"benchmarks": ["mmlu-pro"], "targets": ["sim-slow"], "concurrency": 1}
 # 50 cells of 0.4 s one at a time: a run that is still going whenever a test acts on it, even on
 # a loaded machine (the tests that use it cancel it long before it could end).
@@ -34,43 +34,6 @@ LONG = {**SLOW, "limit": 10, "repeats": 5}
 def client(api) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=api.base_url, timeout=30) as http:
         yield http
-
-
-def create(client: httpx.Client, **request: Any) -> dict[str, Any]:
-    response = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 2, **request})
-    assert response.status_code == 202, response.text
-    run: dict[str, Any] = response.json()["run"]
-    assert run["status"] == "queued" and run["source"] == "service"
-    return run
-
-
-def wait_for(client: httpx.Client, run_id: str, statuses: set[str], timeout: float = 180) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.get(f"/api/runs/{run_id}").json()["run"]
-        if run["status"] in statuses or time.monotonic() > deadline:
-            assert run["status"] in statuses, run
-            return run
-        time.sleep(0.1)
-
-
-def assert_error(response: httpx.Response, status: int, code: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.json()["error"]["code"] == code
-    assert "Traceback" not in response.text and 'File "' not in response.text
-
-
-def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """Parsed SSE events (comments skipped) as {"id", "event", "data"}."""
-    event: dict[str, Any] = {}
-    for line in lines:
-        if not line:
-            if event:
-                yield event
-            event = {}
-        elif not line.startswith(":"):
-            field, _, value = line.partition(":")
-            event[field] = value.removeprefix(" ")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import shutil
 import httpx
 
 from pytest_srbench.datasets.suites import shipped_suites_dir
-from tests.service.test_api import TERMINAL, assert_error, create, wait_for
+from tests.service.helpers import TERMINAL, assert_error, create, wait_for
 
 
 def test_data_sources_in_the_catalog_the_report_and_compare(start_api):

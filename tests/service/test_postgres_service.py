@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from pytest_srbench.store import open_store
-from tests.service.test_api import TERMINAL, create, sse_events, wait_for
+from tests.service.helpers import TERMINAL, create, sse_events, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.test_api import TERMINAL, assert_error, sse_events, wait_for
+from tests.service.helpers import TERMINAL, assert_error, sse_events, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service-kinds")]
 

@@ -9,6 +9,7 @@ from pytest_srbench.store import StoreError, open_store
 from pytest_srbench.store.opening import check_location, describe_location
 from pytest_srbench.store.postgres import PostgresStore
 from pytest_srbench.store.sqlite import SqliteStore
+from tests.optional import import_extra
 
 
 @pytest.mark.parametrize(
@@ -48,5 +49,6 @@ def test_each_location_opens_its_backend(store_location, tmp_path):
 
 
 def test_an_unreachable_database_is_one_clear_error(tmp_path):
+    import_extra("psycopg", "postgres")  # without it, opening says psycopg is missing
     with pytest.raises(StoreError, match=r"cannot connect to the store postgresql:///x\?host="):
         open_store(f"postgresql:///x?host={tmp_path}&connect_timeout=2")

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import multiprocessing
 
-import psycopg
 import pytest
 
 from pytest_srbench.store import StoreError, open_store
 from pytest_srbench.store.postgres import SCHEMA_VERSION
 from tests.core.helpers import call, case, manifest, result, target
+from tests.optional import import_extra
+
+psycopg = import_extra("psycopg", "postgres")
 
 
 def _open(location: str, ready, go) -> None:

@@ -13,13 +13,7 @@ from pytest_srbench.core.calls.sse import (
     decode_texts,
     strip_think,
 )
-
-
-def sse(*payloads):
-    return b"".join(
-        b"data: " + (p if isinstance(p, bytes) else json.dumps(p).encode()) + b"\n\n"
-        for p in payloads
-    )
+from tests.core.calls.helpers import sse
 
 
 def chunk(content=None, finish=None, **extra):

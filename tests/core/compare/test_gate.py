@@ -9,7 +9,7 @@ from pytest_srbench.core.compare.gate import evaluate_gate, holds
 from pytest_srbench.core.compare.runs import compare
 from pytest_srbench.core.models import Limits
 from pytest_srbench.render.compare import gate_markdown
-from tests.core.compare.test_runs import side
+from tests.core.compare.helpers import side
 from tests.core.helpers import case
 
 MANY = [case("mmlu-pro", str(i)) for i in range(200)]

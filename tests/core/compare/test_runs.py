@@ -10,53 +10,8 @@ from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare
 from pytest_srbench.core.models import Limits, Prices, Run
 from pytest_srbench.core.plan.build import expand_repeats
 from pytest_srbench.core.report.build import build_report
-from tests.core.helpers import call, case, manifest, result, target
-
-CASES = [
-    case("mmlu-pro", "0"),
-    case("mmlu-pro", "1"),
-    case("gpqa-diamond", "2"),
-    case("gpqa-diamond", "3"),
-    case("gpqa-diamond", "4"),
-]
-
-
-def ids(*numbers: int) -> set[str]:
-    return {c.id for c in CASES if int(c.id.rsplit("/", 1)[1]) in numbers}
-
-
-def side(
-    run_id: str,
-    correct: dict[str, set[str]],
-    totals: dict[str, float | None] | None = None,
-    *,
-    status: str = "completed",
-    targets: list[Any] | None = None,
-    cases: list[Any] | None = None,
-    results_override: dict[tuple[str, str], dict[str, Any]] | None = None,
-    evaluation: dict[str, float | None] | None = None,
-    created: str = "2026-11-30T00:00:00+00:00",
-    **plan_extra: Any,
-) -> RunSide:
-    """A run whose targets answer ``correct`` right; the first call of each target carries its
-    whole subject spend (so totals are exact)."""
-    cases = cases or CASES
-    targets = targets or [target(t) for t in correct]
-    plan = manifest(cases, targets, **plan_extra)
-    results = []
-    calls = []
-    for t in targets:
-        for index, c in enumerate(cases):
-            row = result(c.id, t.id, correct=c.id in correct.get(t.id, set()))
-            row = (results_override or {}).get((c.id, t.id), row)
-            if row is not None:
-                results.append(row)
-            spend = (totals or {}).get(t.id, 1.0) if index == 0 else 0.0
-            calls.append(call(c.id, t.id, cost=spend))
-        if evaluation and t.id in evaluation:
-            calls.append(call(cases[0].id, t.id, cost=evaluation[t.id], role="judge"))
-    run = Run(id=run_id, status=status, created_at=created, updated_at=created, plan_sha256="x")
-    return RunSide.from_report(build_report(plan, run, results, calls))
+from tests.core.compare.helpers import CASES, ids, side
+from tests.core.helpers import call, manifest, result, target
 
 
 def test_example_14_tie_break_by_cost() -> None:

@@ -7,42 +7,10 @@ import pytest
 
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare, compare_many
-from pytest_srbench.core.models import DatasetInfo, Run
-from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import ReportModel
-from tests.core.compare.test_runs import CASES, ids
-from tests.core.helpers import call, manifest, result, target
+from tests.core.compare.helpers import ORIGINAL, RELEASED, report_on, strip_origins
 
-SHA = "e" * 64
-RELEASED = {
-    "kind": "released",
-    "source": "https://huggingface.co/datasets/Idavidrein/gpqa",
-    "revision": "90b8e5be2b1d3d2dbfe016cdab47981150600c4a",
-    "files": {"gpqa_diamond.csv": SHA},
-    "license": "CC-BY-4.0",
-    "via": "huggingface_hub",
-}
-ORIGINAL = {"kind": "original", "note": "original smoke items written for pytest-srbench"}
 SYNTHETIC = {"kind": "synthetic", "generator": "pytest-srbench 0.1.0 datasets synth", "seed": 1}
-
-
-def report_on(run_id: str, gpqa: dict | None, mmlu: dict | None = ORIGINAL) -> dict:
-    """Two single targets over the same five cases; gpqa-diamond's and mmlu-pro's suites
-    record these origins (None: recorded none)."""
-    suites = [
-        {"benchmark": name, **({"origin": origin} if origin else {})}
-        for name, origin in (("gpqa-diamond", gpqa), ("mmlu-pro", mmlu))
-    ]
-    dataset = DatasetInfo(profile="quick", seed=1, suites=suites)
-    plan = manifest(CASES, [target("a"), target("b")], dataset=dataset)
-    right = {"a": ids(0, 2, 3), "b": ids(0, 1, 2)}
-    at = "2026-11-30T00:00:00+00:00"
-    return build_report(
-        plan,
-        Run(id=run_id, status="completed", created_at=at, updated_at=at, plan_sha256="x"),
-        [result(c.id, t, correct=c.id in right[t]) for c in CASES for t in right],
-        [call(c.id, t) for c in CASES for t in right],
-    )
 
 
 def run_on(run_id: str, gpqa: dict | None, mmlu: dict | None = ORIGINAL) -> RunSide:
@@ -99,23 +67,6 @@ def test_allowed_mixed_sources_are_flagged_in_the_result():
     same = compare_many(base, [run_on("cand2", RELEASED)])
     assert same["mixed_sources"] is False
     assert same["candidates"][0]["data_sources"]["warning"] is None
-
-
-def strip_origins(report: dict) -> dict:
-    """A report as a version from before data origins wrote it."""
-    old = {key: value for key, value in report.items() if key != "data_sources"}
-    old["plan"] = {k: v for k, v in report["plan"].items() if k != "data_sources"}
-    old["benchmarks"] = [
-        {k: v for k, v in row.items() if k != "data_source"} for row in report["benchmarks"]
-    ]
-    old["summary"] = {
-        **report["summary"],
-        "targets": [
-            {k: v for k, v in t.items() if k != "score_comparable"}
-            for t in report["summary"]["targets"]
-        ],
-    }
-    return old
 
 
 def test_a_report_from_before_data_origins_loads_and_compares():

@@ -12,7 +12,7 @@ from pytest_srbench.core.calls.usage import normalize_usage, usage_presence
 from pytest_srbench.core.models import DatasetInfo, Prices, Target
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import ReportModel
-from tests.core.calls.test_sse import sse
+from tests.core.calls.helpers import sse
 from tests.core.helpers import call, case, manifest, result, run, target
 
 

@@ -4,58 +4,8 @@ score; every other macro over all nine keeps its number under a not-comparable l
 
 import pytest
 
-from pytest_srbench.core.models import DatasetInfo
-from pytest_srbench.core.plan.srbench import PROFILE_COUNTS
-from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import ReportModel
-from tests.core.helpers import call, case, manifest, result, run, target
-
-SHA = "d" * 64
-ORIGINS = {
-    "released": {
-        "kind": "released",
-        "source": "https://example.org/release",
-        "revision": "0123456789abcdef0123456789abcdef01234567",
-        "files": {"test.parquet": SHA},
-        "license": "MIT",
-        "via": "huggingface_hub",
-    },
-    "original": {"kind": "original", "note": "original smoke items written for pytest-srbench"},
-    "synthetic": {
-        "kind": "synthetic",
-        "generator": "pytest-srbench 0.1.0 datasets synth",
-        "seed": 3,
-    },
-    "user": {"kind": "user", "source": "our own suite", "files": {"cases.jsonl": SHA}},
-}
-
-
-def smoke_plan(kinds, *, drop=0, benchmarks=None, **extra):
-    """A smoke plan at sr-bench's smoke counts (``drop`` cases fewer on mmlu-pro) whose
-    suites record the origin of each benchmark's kind in ``kinds`` (None: no origin)."""
-    names = benchmarks or sorted(PROFILE_COUNTS)
-    cases = [
-        case(name, str(i))
-        for name in names
-        for i in range(PROFILE_COUNTS[name]["smoke"] - (drop if name == "mmlu-pro" else 0))
-    ]
-    suites = [
-        {"benchmark": name, **({"origin": ORIGINS[kinds[name]]} if kinds[name] else {})}
-        for name in names
-    ]
-    info = DatasetInfo(profile="smoke", seed=1, suites=suites)
-    return manifest(cases, [target("t")], dataset=info, **extra)
-
-
-def report_of(plan):
-    results = [result(c.id, "t", correct=int(c.id.rsplit("/", 1)[1]) % 2 == 0) for c in plan.cases]
-    report = build_report(plan, run(), results, [call(c.id, "t") for c in plan.cases])
-    ReportModel.model_validate(report)
-    return report, report["summary"]["targets"][0]
-
-
-def every(kind):
-    return dict.fromkeys(PROFILE_COUNTS, kind)
+from tests.core.report.helpers import ORIGINS, every, report_of, smoke_plan
 
 
 def test_released_data_at_the_profile_counts_is_an_sr_bench_score():

@@ -5,13 +5,9 @@ small data of a cell's terminal event."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.core.case_events import case_event_data
-from pytest_srbench.core.models import DatasetInfo, Target
 from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import (
@@ -22,29 +18,9 @@ from pytest_srbench.core.report.tasks import (
     run_kind,
 )
 from tests.core.helpers import case, manifest, result, run, target
+from tests.core.report.helpers import ROUTED, rag_plan
 
-ROW = {"case_id": "q1", "query": "Which command promotes the replica?",
-       "expected_note_ids": ["n01"], "expected_block_ids": ["n01-b3"], "citation_required": True}  # fmt: skip
-FTS = Target(id="fts", kind="retrieval", model="notes", base_url="http://127.0.0.1:9",
-             retrieval={"mode": "fts"})  # fmt: skip
-HYBRID = Target(id="hybrid", kind="retrieval", model="notes", base_url="http://127.0.0.1:9",
-                retrieval={"mode": "hybrid", "top_k": 3, "rrf_k": 10, "reranker": "none"})  # fmt: skip
-ROUTED = {"source": "api", "model_id": "text-embedding-3-small", "dimensions": 1536,
-          "version": None, "fallback_reason": None, "route_version": 4,
-          "requested_route": {"provider_id": "p1", "model": "text-embedding-3-small"},
-          "attempted_space": "p1/text-embedding-3-small/1536"}  # fmt: skip
 BASELINE = {"model_id": "m", "version": "2", "dimensions": 384, "fallback_reason": None}
-
-
-def rag_plan(targets: list[Target] | None = None, suites: list[dict[str, Any]] | None = None):
-    rag_case = RagAdapter.for_dataset("rag-x").render(ROW, 1)
-    return manifest(
-        [rag_case, case("mmlu-pro", "0")], [*(targets or [FTS, HYBRID]), target("chat")],
-        dataset=DatasetInfo(profile="smoke", seed=1, suites=suites or [
-            {"benchmark": "rag-x", "kind": "rag", "version": "1", "sha256": "s", "selected": 1},
-            {"benchmark": "mmlu-pro", "kind": None, "selected": 1}]),
-        target_kinds={"rag-x": ["retrieval"]},
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,49 @@
+"""Talking to a live API in the service tests: create a run, wait for its status, check an
+error answer, parse an event stream."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
+
+
+def create(client: httpx.Client, **request: Any) -> dict[str, Any]:
+    response = client.post("/api/runs", json={"benchmarks": ["mmlu-pro"], "limit": 2, **request})
+    assert response.status_code == 202, response.text
+    run: dict[str, Any] = response.json()["run"]
+    assert run["status"] == "queued" and run["source"] == "service"
+    return run
+
+
+def wait_for(client: httpx.Client, run_id: str, statuses: set[str], timeout: float = 180) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        run = client.get(f"/api/runs/{run_id}").json()["run"]
+        if run["status"] in statuses or time.monotonic() > deadline:
+            assert run["status"] in statuses, run
+            return run
+        time.sleep(0.1)
+
+
+def assert_error(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert "Traceback" not in response.text and 'File "' not in response.text
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Parsed SSE events (comments skipped) as {"id", "event", "data"}."""
+    event: dict[str, Any] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            event[field] = value.removeprefix(" ")
