@@ -20,6 +20,7 @@ from pytest_srbench.core.models import Case, Target
 from pytest_srbench.engine.cell import run_cell
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.engine.slots import OutcomeSlot
+from pytest_srbench.engine.threads import DaemonThreads
 
 CellKey = tuple[str, str]
 
@@ -113,18 +114,27 @@ class Engine:
             self.slots[(case.id, target.id)] = slot
             queue.append(Work(case, target, None, slot))
         ready = threading.Event()
+        failed: list[BaseException] = []  # why the loop could not start, if it could not
 
         def main() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            self._queue = asyncio.Queue()
-            for work in queue:
-                self._queue.put_nowait(work)
-            queue.clear()  # the asyncio queue holds them now: a finished cell is not kept alive
-            if not keep_open:
-                self._close_queue()
-            ready.set()
+            try:
+                loop = asyncio.new_event_loop()
+                # a body blocked past its cell's deadline is abandoned, never waited for at exit
+                loop.set_default_executor(DaemonThreads())
+                self._loop = loop
+                asyncio.set_event_loop(loop)
+                self._queue = asyncio.Queue()
+                for work in queue:
+                    self._queue.put_nowait(work)
+                queue.clear()  # the asyncio queue holds them now: a finished cell is not kept
+                if not keep_open:
+                    self._close_queue()
+            except BaseException as error:  # the caller learns why instead of waiting forever
+                failed.append(error)
+                self._done.set()
+                return
+            finally:
+                ready.set()
             try:
                 loop.run_until_complete(self._dispatch())
             finally:
@@ -140,6 +150,9 @@ class Engine:
         self._thread = threading.Thread(target=main, name="srbench-engine", daemon=True)
         self._thread.start()
         ready.wait()
+        if failed:
+            self._settle_unrun()
+            raise RuntimeError(f"the engine's loop could not start: {failed[0]!r}") from failed[0]
 
     def _settle_unrun(self) -> None:
         """After the loop ended: a cell queued too late to run is pending, never left open."""

@@ -362,3 +362,33 @@ def test_fail_closed_cancels_cells_in_flight(tmp_path, sim):
     assert statuses.count("failed") == 1
     assert "cancelled" in statuses and "pending" in statuses
     assert any(c["status"] == "cancelled" for c in store.calls("run-e"))
+
+
+def test_a_loop_that_cannot_start_is_an_error_not_a_wait(tmp_path, monkeypatch):
+    """The engine's thread fails before its loop runs: ``start`` raises with the reason and
+    every cell has an outcome, instead of waiting forever for a loop that never comes."""
+    import pytest_srbench.engine.engine as engine_module
+
+    def broken() -> None:
+        raise OSError("no more file descriptors")
+
+    cases = [mcq_case(1)]
+    targets = [sim_target("sim-large")]
+    plan = manifest(cases, targets)
+    store = open_store(tmp_path / "store")
+    store.create_run("run-e", plan)
+    runtime = RunRuntime(
+        run_id="run-e",
+        manifest=plan,
+        store=store,
+        writer=GroupCommitWriter(store),
+        transport=make_transport("aiohttp", connections=2),
+        adapters=REGISTRY,
+        base_urls={},
+        budget=Budget(cap_usd=plan.limits.max_cost_usd),
+    )
+    monkeypatch.setattr(engine_module.asyncio, "new_event_loop", broken)
+    engine = Engine(runtime, EngineOptions(concurrency=2))
+    with pytest.raises(RuntimeError, match="could not start: OSError"):
+        engine.start([(c, t) for c in cases for t in targets])
+    assert all(slot.done() for slot in engine.slots.values())
