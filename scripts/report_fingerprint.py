@@ -78,7 +78,7 @@ def test_capitals(srbench_case, srbench_target):
 """,
 }
 MARKED = ["--srbench-profile=smoke", "--srbench-target=sim-large", "--srbench-target=sim-small",
-          "--srbench-target=rule-a", "marked"]  # fmt: skip
+          "--srbench-target=rule-a", "."]  # fmt: skip
 SHARDED = ["--srbench-profile=smoke", "--srbench-run-key=fingerprint-shards"]
 
 # keys whose values are clocks, durations, ids, paths or host facts: they differ run to run
@@ -104,27 +104,27 @@ def scrub(value: Any) -> Any:
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="srbench-fingerprint-") as folder:
-        root = Path(folder)
+        # each project in a folder of its own: pytest collects a session's folder as it is
+        root = Path(folder) / "suites"
+        root.mkdir()
         synth = [sys.executable, "-m", "pytest_srbench", "datasets", "synth", "--profile", "quick"]
         subprocess.run(synth, cwd=root, check=True, capture_output=True)
-        marked = root / "marked"
+        marked = Path(folder) / "marked"
         marked.mkdir()
         for file, text in MARKED_TESTS.items():
             (marked / file).write_text(text.lstrip())
-        runs = [(name, [args]) for name, args in RUNS.items()]
-        runs.append(("marked", [MARKED]))
-        runs.append(("sharded", [[*SHARDED, f"--srbench-shard={k}/2"] for k in (1, 2)]))
-        for name, invocations in runs:
+        runs = [(name, root, [args]) for name, args in RUNS.items()]
+        runs.append(("marked", marked, [MARKED]))
+        runs.append(("sharded", root, [[*SHARDED, f"--srbench-shard={k}/2"] for k in (1, 2)]))
+        for name, cwd, invocations in runs:
             for args in invocations:
                 command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "--srbench-seed=11", f"--srbench-json={name}.json", *args]  # fmt: skip
-                done = subprocess.run(
-                    command, cwd=root, capture_output=True, text=True, check=False
-                )
+                done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
                 if done.returncode not in (0, 1):
                     print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
                     return done.returncode
-            report = json.loads((root / f"{name}.json").read_text())
+            report = json.loads((cwd / f"{name}.json").read_text())
             report["cells"] = sorted(
                 report.get("cells") or [], key=lambda c: (c.get("case_id"), c.get("target_id"))
             )

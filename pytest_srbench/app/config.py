@@ -6,7 +6,6 @@ never are (a target names the environment variable that holds its key).
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +19,9 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_srbench.core.errors import InputError, validation_message
+from pytest_srbench.app.config_files import ConfigError as ConfigError  # noqa: PLC0414 - re-exported: every entry point imports it from here
+from pytest_srbench.app.config_files import config_table
+from pytest_srbench.core.errors import validation_message
 from pytest_srbench.core.models import Limits, Target, with_limit_preset
 from pytest_srbench.core.plan.choices import DEFAULT_SEED, TRANSPORTS
 from pytest_srbench.simulator.profiles import (
@@ -34,10 +35,6 @@ from pytest_srbench.simulator.targets import (
     simulated_retrieval_targets,
     simulated_router_target,
 )
-
-
-class ConfigError(InputError):
-    """The configuration cannot be used; the message names the file and the field."""
 
 
 class ManagedServerConfig(BaseModel):
@@ -151,6 +148,12 @@ class SrbenchConfig(BaseModel):
     limits: dict[str, Any] = Field(default_factory=dict)
     sampling: dict[str, Any] = Field(default_factory=dict)
     suites: list[str] = Field(default_factory=lambda: ["suites"])
+    run_suites: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="When a srbench session runs the suite benchmarks (the built-in module): "
+        "auto — when --srbench-benchmark names one no collected test answers, or when no "
+        "marked test was collected; always; never.",
+    )
     simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
     offline: bool = Field(
         False, description="Allow agent benchmarks against simulated targets (default: refused)."
@@ -316,25 +319,8 @@ def controller_config(document: dict[str, Any]) -> SrbenchConfig:
 def load_config(rootdir: Path, explicit: Path | None = None) -> SrbenchConfig:
     """Read ``explicit``, else ``<rootdir>/srbench.toml``, else ``[tool.srbench]`` of
     ``<rootdir>/pyproject.toml``; no file means defaults."""
-    candidates = [explicit] if explicit else [rootdir / "srbench.toml", rootdir / "pyproject.toml"]
-    for path in candidates:
-        if path is None or not path.is_file():
-            if explicit:
-                raise ConfigError(f"{explicit}: configuration file not found")
-            continue
-        try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{path}: not valid TOML ({error})") from None
-        if path.name == "pyproject.toml" and path != explicit:
-            table = document.get("tool", {}).get("srbench")
-            if table is None:
-                continue
-        elif path.name == "pyproject.toml":
-            table = document.get("tool", {}).get("srbench", {})
-        else:
-            table = document
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [tool.srbench] must be a table")
-        return parse_config(table, str(path))
-    return SrbenchConfig()
+    found = config_table(rootdir, explicit)
+    if found is None:
+        return SrbenchConfig()
+    table, source = found
+    return parse_config(table, source)

@@ -3,7 +3,7 @@ resolve targets, and freeze (optionally over the subset of cells a user selected
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -252,11 +252,13 @@ def build_draft(
     python_uses: Mapping[str, Sequence[str]] | None = None,
     *,
     drop_other_kinds: bool = False,
+    python_benchmarks: Collection[str] | None = None,
 ) -> PlanDraft:
     """Select and render the cases of a profile; resolve the targets.
 
     ``user_targets`` are ``python`` targets (the user's fixtures, for benchmarks written as
-    tests): every benchmark may run against them, and they join the default selection.
+    tests): the benchmarks of ``python_benchmarks`` (default: every one) may run against them
+    (a suite's own protocol cannot call your code), and they join the default selection.
     ``python_uses`` names the configured models each of them calls (they join the plan's
     auxiliary targets). ``drop_other_kinds``: see ``SrbenchConfig.select_targets``."""
     if request.profile not in PROFILES:
@@ -372,7 +374,12 @@ def build_draft(
         mode=request.mode,
         preview_context=request.preview_context,
         target_kinds={
-            b: registry.get(b).target_kinds + (("python",) if user_targets else ())
+            b: registry.get(b).target_kinds
+            + (
+                ("python",)
+                if user_targets and (python_benchmarks is None or b in python_benchmarks)
+                else ()
+            )
             for b in benchmarks
         },
         sampling=dict(request.sampling),

@@ -75,11 +75,11 @@ def register_session(config: pytest.Config) -> None:
         assert workerinput is not None
         manager.register(WorkerLink(state, workerinput), "srbench-worker")
         dispatcher = Dispatcher(state, assignment)
-        collector = Collector(state, assignment, dispatcher.outcome, gate=lambda: None)
+        collector = Collector(state, assignment, gate=lambda: None)
     else:
         controller = ControllerPlugin(state, OneProcess(), progress_in_place=True)
         manager.register(controller, "srbench-controller")
         dispatcher = Dispatcher(state, assignment, waiting=controller)
-        collector = Collector(state, assignment, dispatcher.outcome, gate=controller.gate_request)
+        collector = Collector(state, assignment, gate=controller.gate_request)
     manager.register(collector, "srbench-collector")
     manager.register(dispatcher, "srbench-dispatcher")

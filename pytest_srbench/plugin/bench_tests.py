@@ -12,6 +12,7 @@ and does not fail the test; an exception in the body is a failed cell with its o
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +29,13 @@ from pytest_srbench.plugin.client import (
     BodyScope,
     SrbenchClient,
     as_messages,
+    current_scope,
+    on_loop,
     run_blocking,
 )
 
 MARKER = "srbench"
+SUITES = "*"  # the built-in suites' test: the session's suite benchmarks (srbench_suites.py)
 PYTEST_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception)
 CELL_PARAM = "srbench_cell"
 T = TypeVar("T")
@@ -50,10 +54,17 @@ def marked_benchmark(definition: pytest.Function | Any) -> str | None:
     return str(marker.args[0])
 
 
+def item_benchmark(item: pytest.Item) -> str | None:
+    """The benchmark a collected item answers (None: an ordinary test, or the built-in
+    suites' test, which answers whichever the session does not)."""
+    marker = item.get_closest_marker(MARKER)
+    if marker is None or len(marker.args) != 1 or marker.args[0] == SUITES:
+        return None
+    return str(marker.args[0])
+
+
 def cell_of(item: pytest.Item) -> tuple[str, str] | None:
-    """The (case, target) cell an item runs: a shipped cell item or a marked test's."""
-    if hasattr(item, "case_id") and hasattr(item, "target_id"):
-        return (str(item.case_id), str(item.target_id))
+    """The (case, target) cell an item runs, from its parametrization (None: no cell)."""
     callspec = getattr(item, "callspec", None)
     if callspec is not None and CELL_PARAM in callspec.params:
         cell = callspec.params[CELL_PARAM]
@@ -121,7 +132,8 @@ class TargetHandle:
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
     ) -> ModelReply:
         """One journaled chat call: a prompt string or OpenAI-style messages."""
-        return await self._context().call(as_messages(messages), extra_body=extra_body or None)
+        call = self._context().call(as_messages(messages), extra_body=extra_body or None)
+        return await on_loop(self._loop, call)
 
     def ask_sync(
         self, messages: str | Sequence[Mapping[str, Any]], **extra_body: Any
@@ -134,7 +146,7 @@ class TargetHandle:
         first) with the search's ``latency_ms`` — what a RAG benchmark's body returns."""
         if self.kind != "retrieval":
             raise NotGraded(f"target {self.id!r} is not a retrieval service: it cannot search")
-        answer, latency_s = await self._context().retrieve(query)
+        answer, latency_s = await on_loop(self._loop, self._context().retrieve(query))
         return {**answer, "latency_ms": latency_s * 1000}
 
     def search_sync(self, query: str) -> dict[str, Any]:
@@ -221,7 +233,89 @@ def session_value(definitions: Sequence[Any] | None) -> tuple[bool, Any]:
     return True, cached[0]
 
 
-OWN_FIXTURES = frozenset({CELL_PARAM, "srbench_case", "srbench_target", "srbench_client"})
+class ProtocolGrade:
+    """What ``srbench_protocol()`` returns: the grade the benchmark's own protocol gave the cell
+    the body runs, which the body returns as its answer (it is the cell's grade as it is)."""
+
+    __slots__ = ("grade", "scope")
+
+    def __init__(self, grade: Grade, scope: BodyScope) -> None:
+        self.grade = grade
+        self.scope = scope
+
+
+class ProtocolError(Exception):
+    """An unexpected error inside a benchmark's own protocol, carried through the body so that
+    the cell records it as the protocol's error (not as the body's)."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+class SuiteProtocol:
+    """``srbench_protocol``: ``await srbench_protocol()`` runs the cell's benchmark's own
+    protocol — its prompt, its model calls (and tools, sandbox or judge), its grading — and
+    returns the grade for the body to return. The built-in suites' test is this one call."""
+
+    async def __call__(self) -> ProtocolGrade:
+        scope = current_scope()
+        adapter, scope.protocol = scope.protocol, None
+        if adapter is None:
+            raise NotGraded("srbench_protocol() runs the benchmark's protocol once per cell")
+        try:
+            grade = await on_loop(scope.loop, adapter.evaluate(scope.cell))
+        except (CallFailure, CellCancelled, NotGraded, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            raise ProtocolError(error) from error
+        return ProtocolGrade(grade, scope)
+
+
+SUITE_PROTOCOL = SuiteProtocol()  # stateless: the running body's cell says whose protocol
+OWN_FIXTURES = frozenset(
+    {CELL_PARAM, "srbench_case", "srbench_target", "srbench_client", "srbench_protocol"}
+)
+
+
+def body_function(item: pytest.Function) -> Callable[..., Any]:
+    """The test function a marked item's body is. pytest-asyncio's ``runtest`` swaps an async
+    item's function for a synchronous wrapper (``functools.wraps`` of it) that would run the
+    body on pytest-asyncio's loop and drop its answer; the body is the function it wraps."""
+    function = item.obj
+    wrapped = getattr(function, "__wrapped__", None)
+    if (
+        run_by_pytest_asyncio(item)
+        and not inspect.iscoroutinefunction(function)
+        and inspect.iscoroutinefunction(wrapped)
+    ):
+        return cast(Callable[..., Any], wrapped)
+    return cast(Callable[..., Any], function)
+
+
+def run_by_pytest_asyncio(item: pytest.Item) -> bool:
+    """pytest-asyncio runs this item (its own item class, in strict or auto mode)."""
+    return type(item).__module__.split(".")[0] == "pytest_asyncio"
+
+
+def run_by_anyio(item: pytest.Item) -> bool:
+    """anyio's pytest plugin runs this item (marked ``anyio``, with its backend fixture)."""
+    return item.get_closest_marker("anyio") is not None and "anyio_backend" in getattr(
+        item, "fixturenames", ()
+    )
+
+
+def async_fixtures(item: pytest.Function) -> list[str]:
+    """The fixtures an item depends on whose functions are ``async`` (their values live on
+    the loop pytest-asyncio or anyio made them on)."""
+    info = item._fixtureinfo
+    found = []
+    for name in info.names_closure:
+        definitions = info.name2fixturedefs.get(name)
+        func = definitions[-1].func if definitions else None
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            found.append(name)
+    return found
 
 
 def early_arguments(
@@ -237,6 +331,8 @@ def early_arguments(
     wraps its own item, so such a body waits for its turn.
     """
     info = item._fixtureinfo
+    if async_fixtures(item):
+        return None  # its values live on its test framework's loop: the body runs there
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
     shared: dict[str, Any] = {}
@@ -250,7 +346,7 @@ def early_arguments(
             return None
         shared[name] = value
     own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target,
-           "srbench_client": client}  # fmt: skip
+           "srbench_client": client, "srbench_protocol": SUITE_PROTOCOL}  # fmt: skip
     arguments: dict[str, Any] = {}
     for name in info.argnames:
         if name in own:
@@ -262,8 +358,50 @@ def early_arguments(
     return arguments
 
 
+def body_failure(error: BaseException, scope: BodyScope) -> BaseException:
+    """What a body's exception makes of its cell: a journaled call's failure (whatever the body
+    did about it), the deadline or the run's stop as they are, the protocol's own error, and
+    for anything else one line naming the exception (the cell fails, counted incorrect)."""
+    if isinstance(error, CallFailure | CellCancelled | NotGraded | asyncio.CancelledError):
+        return error
+    if isinstance(error, ProtocolError):
+        return error.original
+    if isinstance(error, PYTEST_OUTCOMES):  # pytest.skip / fail / xfail inside a body
+        return scope.failure or NotGraded(
+            f"the test body raised pytest's {type(error).__name__}: a cell needs an answer"
+        )
+    if isinstance(error, Exception):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return scope.failure or NotGraded(
+            f"the test body raised {type(error).__name__}" + (f": {first}" if first else "")
+        )
+    return error  # KeyboardInterrupt, SystemExit: not the cell's to judge
+
+
+async def graded(returned: object, scope: BodyScope, grader: Adapter, ctx: CellContext) -> Grade:
+    """The cell's grade for what a body returned: its benchmark's protocol's own grade
+    (``srbench_protocol``), else the benchmark's grading of the answer."""
+    if scope.failure is not None:  # a journaled call failed, whatever the body did about it
+        raise scope.failure
+    if isinstance(returned, ProtocolGrade):
+        if returned.scope is not scope:
+            raise NotGraded("the test body returned another cell's srbench_protocol() grade")
+        return returned.grade
+    return await grader.grade_answer(ctx, body_answer(returned))
+
+
+def bind_handles(
+    arguments: Mapping[str, Any], ctx: CellContext, loop: asyncio.AbstractEventLoop
+) -> None:
+    """The cell's target handles among a body's arguments, bound to its context."""
+    for value in arguments.values():
+        if isinstance(value, TargetHandle):
+            value._bind(ctx, loop)
+
+
 class TestBodyAdapter(Adapter):
-    """Runs a test function's body as a cell's protocol, then the benchmark's grader."""
+    """Runs a test function's body as a cell's protocol on the engine's loop (a plain ``def``
+    body in a daemon thread), then the benchmark's grader."""
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
 
@@ -280,30 +418,66 @@ class TestBodyAdapter(Adapter):
     async def evaluate(self, ctx: CellContext) -> Grade:
         loop = asyncio.get_running_loop()
         arguments = self.arguments
-        for value in arguments.values():
-            if isinstance(value, TargetHandle):
-                value._bind(ctx, loop)
+        bind_handles(arguments, ctx, loop)
         function = self.function
-        scope = BodyScope(cast(BodyCalls, ctx), loop)  # srbench_client's calls are this cell's
+        # srbench_client's calls are this cell's; srbench_protocol runs its benchmark's protocol
+        scope = BodyScope(cast(BodyCalls, ctx), loop, protocol=self.grader)
         token = CURRENT.set(scope)
         try:
             if inspect.iscoroutinefunction(function):
                 returned = await function(**arguments)
             else:
                 returned = await asyncio.to_thread(function, **arguments)
-        except (CallFailure, CellCancelled, NotGraded, asyncio.CancelledError):
-            raise
-        except PYTEST_OUTCOMES as outcome:  # pytest.skip / fail / xfail inside a body
-            raise scope.failure or NotGraded(
-                f"the test body raised pytest's {type(outcome).__name__}: a cell needs an answer"
-            ) from outcome
-        except Exception as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise scope.failure or NotGraded(
-                f"the test body raised {type(error).__name__}" + (f": {first}" if first else "")
-            ) from error
+        except BaseException as error:
+            failure = body_failure(error, scope)
+            if failure is error:
+                raise
+            raise failure from error
         finally:
             CURRENT.reset(token)
-        if scope.failure is not None:  # a journaled call failed, whatever the body did about it
-            raise scope.failure
-        return await self.grader.grade_answer(ctx, body_answer(returned))
+        return await graded(returned, scope, self.grader, ctx)
+
+
+@dataclass
+class BodyEnd:
+    """How a body that ran on its own loop ended: what it returned, or what it raised."""
+
+    scope: BodyScope
+    returned: object = None
+    error: BaseException | None = None
+
+
+class BridgedBody(Adapter):
+    """A test body that runs on its test framework's loop (pytest-asyncio's or anyio's, where
+    its async fixtures live), at its item's turn; the engine runs its cell meanwhile.
+
+    ``evaluate`` (on the engine's loop) hands the body side the cell's context (``started``),
+    waits for how the body ended (``ended``) and grades it; at the cell's deadline or the run's
+    stop it cancels the body's task on the body's loop (``abandoned``)."""
+
+    __test__ = False
+
+    def __init__(self, grader: Adapter) -> None:
+        self.grader = grader
+        self.started: concurrent.futures.Future[tuple[CellContext, asyncio.AbstractEventLoop]]
+        self.started = concurrent.futures.Future()
+        self.ended: concurrent.futures.Future[BodyEnd] = concurrent.futures.Future()
+        self.cancel_body: Callable[[], None] | None = None
+        self.abandoned = False
+
+    def render(self, row: Mapping[str, Any], seed: int) -> Case:  # pragma: no cover
+        return self.grader.render(row, seed)
+
+    async def evaluate(self, ctx: CellContext) -> Grade:
+        self.started.set_result((ctx, asyncio.get_running_loop()))
+        try:
+            end = await asyncio.wrap_future(self.ended)
+        except asyncio.CancelledError:
+            self.abandoned = True
+            if self.cancel_body is not None:
+                self.cancel_body()
+            raise
+        if end.error is not None:
+            failure = body_failure(end.error, end.scope)
+            raise failure from (None if failure is end.error else end.error)
+        return await graded(end.returned, end.scope, self.grader, ctx)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from pytest_srbench.benchmarks.base import CellContext, ModelReply
+from pytest_srbench.benchmarks.base import Adapter, CellContext, ModelReply
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.calls.openai_wire import (
     ChatRequest,
@@ -48,11 +48,14 @@ class BodyCalls(CellContext, Protocol):
 
 @dataclass
 class BodyScope:
-    """The cell a running test body belongs to, and the first of its calls that failed."""
+    """The cell a running test body belongs to, the engine loop its calls run on, the first of
+    its calls that failed, and its benchmark's own protocol (``srbench_protocol`` runs it,
+    once)."""
 
     cell: BodyCalls
     loop: asyncio.AbstractEventLoop
     failure: CallFailure | CellCancelled | None = None
+    protocol: Adapter | None = None
 
 
 T = TypeVar("T")
@@ -162,12 +165,13 @@ class SrbenchClient:
         if scope.failure is not None:
             raise CallFailure(f"an earlier call of this cell failed: {scope.failure}")
         try:
-            return await scope.cell.call(
+            call = scope.cell.call(
                 request.messages,
                 role=self.role,
                 extra_body=request.extra_body or None,
                 via=request.target_id,
             )
+            return await on_loop(scope.loop, call)
         except (CallFailure, CellCancelled) as failure:
             scope.failure = scope.failure or failure
             raise
@@ -228,6 +232,15 @@ def _body(
     if model is not None:
         request["model"] = model
     return request
+
+
+async def on_loop(loop: asyncio.AbstractEventLoop | None, work: Coroutine[Any, Any, T]) -> T:
+    """Await ``work`` on ``loop`` (the engine's, where a cell's calls run): directly when this is
+    that loop, else from whichever loop a body runs on (its test framework's, where its async
+    fixtures live), cancelled with the awaiting task."""
+    if loop is None or asyncio.get_running_loop() is loop:
+        return await work
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, loop))
 
 
 def run_blocking(

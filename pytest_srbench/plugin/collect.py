@@ -1,14 +1,14 @@
-"""Collection, in each process that runs cells (a single process or an xdist worker): the
-plan's cells become pytest items (shipped suites' cells, or the marked test functions'
-parametrizations), the plan is frozen over the selected items and the run started
-(``app/run_start.py``) or a recovery child adopted, and the process learns which cells it
-dispatches (``Assignment``).
+"""Collection, in each process that runs cells (a single process or an xdist worker). pytest
+collects what it would without the plugin; marked test functions are parametrized by their
+benchmark's cells, and the built-in suites' module (``srbench_suites.py``) joins the session
+when it asks for a benchmark no collected test answers or collected no marked test. The plan
+is frozen over the selected items and the run started (``app/run_start.py``) or a recovery
+child adopted, and the process learns which cells it dispatches (``Assignment``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Collection
 
 import pytest
 from _pytest.skipping import evaluate_skip_marks
@@ -22,9 +22,16 @@ from pytest_srbench.app.run_start import GateRequest, RunRequest, RunStart, star
 from pytest_srbench.app.shards import ShardRefused
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.user_targets import declared_targets, target_record
-from pytest_srbench.plugin.bench_tests import CELL_PARAM, cell_id, cell_of, marked_benchmark
+from pytest_srbench.plugin.bench_tests import (
+    CELL_PARAM,
+    SUITES,
+    cell_id,
+    cell_of,
+    item_benchmark,
+    marked_benchmark,
+)
 from pytest_srbench.plugin.errors import about, usage_errors, usage_line
-from pytest_srbench.plugin.items import OutcomeSource, SrbenchCell, SrbenchSuite
+from pytest_srbench.plugin.items import SuitesModule
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
@@ -39,37 +46,38 @@ class Collector:
         self,
         state: SessionState,
         assignment: Assignment,
-        outcome: OutcomeSource,
         gate: Callable[[], GateRequest | None],
     ) -> None:
-        """``outcome``: where a shipped cell's item reads its cell's outcome (the dispatcher);
-        ``gate``: the CI gate to check the frozen plan against (a process that also reports
+        """``gate``: the CI gate to check the frozen plan against (a process that also reports
         the run loads its baseline; a worker's controller checks the gate at the end)."""
         self.state = state
         self.assignment = assignment
-        self.outcome = outcome
         self.gate = gate
         self.recovery: RecoveryRequest | None = None
-        self._test_cells: dict[str, list[tuple[str, str]]] = {}  # benchmark -> its cells
+        self._test_cells: dict[str, list[tuple[str, str]]] = {}  # marked benchmark -> cells
+        self._suite_benchmarks: list[str] | None = None  # the built-in module's, when it runs
+        self._suite_cells: list[tuple[str, str]] = []
+        self._suite_draft: PlanDraft | None = None
 
     # -- what pytest collects ------------------------------------------------------------
-    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        if config.args_source != pytest.Config.ArgsSource.ARGS:
-            return True
-        return None
+    # pytest collects what it would without the plugin (arguments, testpaths, conftest files);
+    # the built-in suites' module joins it (``pytest_collection_modifyitems``) when asked for.
 
     @usage_errors
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """A test marked ``@pytest.mark.srbench("<benchmark>")`` gets one item per cell."""
+        """A test marked ``@pytest.mark.srbench("<benchmark>")`` gets one item per cell (the
+        built-in suites' test, marked ``"*"``, one per cell of the session's suites)."""
         benchmark = marked_benchmark(metafunc.definition)
         if benchmark is None:
             return
         settings = self.state.settings
         chosen = settings.run.benchmarks
-        if chosen and benchmark not in chosen and settings.recover is None:
-            metafunc.parametrize(CELL_PARAM, [])  # skipped: --srbench-benchmark names others
-            return
-        cells = self._cells_of_benchmark(benchmark)
+        if benchmark == SUITES:
+            cells = self._suite_cells
+        elif chosen and benchmark not in chosen and settings.recover is None:
+            cells = []  # skipped: --srbench-benchmark names others
+        else:
+            cells = self._cells_of_benchmark(benchmark)
         metafunc.parametrize(
             CELL_PARAM, cells, ids=[cell_id(case, target) for case, target in cells]
         )
@@ -77,29 +85,46 @@ class Collector:
     def _cells_of_benchmark(self, benchmark: str) -> list[tuple[str, str]]:
         if self.state.settings.recover is not None:  # a recovery child: its reviewed plan's
             self._python_targets()
-            manifest = self._recovery_request().manifest
-            benchmarks = {case.id: case.benchmark for case in manifest.cases}
-            cells = [key for key in manifest.planned_keys() if benchmarks[key[0]] == benchmark]
+            cells = self._recovery_cells([benchmark])
             self._test_cells[benchmark] = cells
             return cells
         if benchmark not in self._test_cells:
-            # the session's plan (_plan_marked_tests) refuses a target no test can use
-            draft = self._marked_draft([benchmark], drop_other_kinds=True)
+            # the session's plan (_plan_session) refuses a target no test can use
+            draft = self._draft([benchmark], drop_other_kinds=True)
             self._test_cells[benchmark] = draft.cells()
         return self._test_cells[benchmark]
 
-    def _marked_draft(self, benchmarks: list[str], *, drop_other_kinds: bool = False) -> PlanDraft:
-        """The plan draft of marked tests' ``benchmarks``, with the declared fixture targets."""
+    def _recovery_cells(self, benchmarks: Collection[str]) -> list[tuple[str, str]]:
+        """The recovery plan's cells of ``benchmarks``."""
+        manifest = self._recovery_request().manifest
+        of = {case.id: case.benchmark for case in manifest.cases}
+        return [key for key in manifest.planned_keys() if of[key[0]] in benchmarks]
+
+    def _draft(
+        self,
+        benchmarks: list[str],
+        *,
+        suites: Collection[str] = (),
+        drop_other_kinds: bool = False,
+    ) -> PlanDraft:
+        """The plan draft of ``benchmarks`` (an empty list: the profile's sr-bench suites)
+        with the declared fixture targets, which may answer every benchmark but ``suites`` (a
+        suite's own protocol cannot call your code)."""
         state = self.state
-        options = state.settings.run.model_copy(update={"benchmarks": benchmarks})
+        options = state.settings.run.model_copy(update={"benchmarks": benchmarks or None})
+        python = self._python_targets()
+        requested = set(options.targets or ())
+        if set(benchmarks) <= set(suites) and not requested & {t.id for t in python}:
+            python = []  # a session of suites only: fixture targets play no part
         return build_draft(
             state.project,
             options,
             state.registry,
             state.rootdir,
-            self._python_targets(),
-            self._python_uses(),
+            python,
+            self._python_uses() if python else None,
             drop_other_kinds=drop_other_kinds,
+            python_benchmarks=[b for b in benchmarks if b not in suites],
         )
 
     def _python_targets(self) -> list[TargetConfig]:
@@ -114,47 +139,80 @@ class Collector:
         self._python_targets()
         return {t.id: t.uses for t in self.assignment.user_targets.values() if t.uses}
 
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(tryfirst=True)  # before -k / -m deselect: the built-in suites join first
     @usage_errors
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         with long_lived():  # the plan's cases and the cells' items
-            self._modify_items(session, items)
+            answered = {b for b in map(item_benchmark, items) if b is not None}
+            wanted = self._suites_wanted(answered)
+            if wanted is not None and self._plan_suites(wanted):
+                items[:0] = session.genitems(SuitesModule.for_session(session))
+            self._plan_session(items)
 
-    def _modify_items(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """The plan's cells as items (or a recovery child's, or the marked tests' plan)."""
+    def _suites_wanted(self, answered: set[str]) -> list[str] | None:
+        """The benchmarks the built-in suites' module runs (an empty list: the profile's
+        sr-bench suites), or None when the session does without it: it joins when the session
+        names a benchmark no collected test answers, when no marked test was collected, or
+        always with ``[tool.srbench] run_suites = "always"`` (never with ``"never"``)."""
+        settings, project = self.state.settings, self.state.project
+        if settings.recover is not None:
+            wanted = {case.benchmark for case in self._recovery_request().manifest.cases}
+            return sorted(wanted - answered) or None
+        if project.run_suites == "never":
+            return None
+        chosen = settings.run.benchmarks
+        if chosen:
+            return [b for b in chosen if b not in answered] or None
+        if answered and project.run_suites != "always":
+            return None
+        return []
+
+    def _plan_suites(self, benchmarks: list[str]) -> bool:
+        """The cells of the built-in suites' module: False (and none) when the plan is refused
+        in an xdist worker (its controller says why)."""
         state = self.state
         if state.settings.recover is not None:
-            self._collect_recovery(session, items)
-            return
-        if self._test_cells:
-            self._plan_marked_tests(items)
-            return
+            self._suite_cells = self._recovery_cells(benchmarks)
+            self._suite_benchmarks = benchmarks
+            return True
         try:
-            draft = build_draft(state.project, state.settings.run, state.registry, state.rootdir)
+            draft = self._draft(benchmarks, suites=benchmarks)
         except SrbenchError as error:
             refuse(state.config, usage_line(error))
-            return  # an xdist worker: it collects nothing, the controller says why
+            return False  # an xdist worker: it collects nothing, the controller says why
         if check_plan(state.config, draft, state.project, state.settings.run.targets):
-            return  # refused in an xdist worker: it collects nothing, the controller says why
-        state.draft = draft
-        items[:0] = self._cell_items(session, draft.cells())
+            return False  # refused in an xdist worker: the controller says why
+        self._suite_draft = draft
+        self._suite_cells = draft.cells()
+        self._suite_benchmarks = sorted({case.benchmark for case in draft.cases})
+        return True
 
-    def _plan_marked_tests(self, items: list[pytest.Item]) -> None:
-        """The plan of a session of marked test functions: their benchmarks, no shipped items."""
+    def _plan_session(self, items: list[pytest.Item]) -> None:
+        """The session's plan: the marked tests' benchmarks (with the fixture targets) and the
+        built-in suites' benchmarks, one draft; refused when nothing can run."""
+        if self.state.settings.recover is not None:
+            return
         if {t.id for t in declared_targets()} != set(self.assignment.user_targets):
             raise pytest.UsageError(
                 "pytest-srbench: a target fixture was declared after the plan was made; declare "
                 "@pytest_srbench.target fixtures in a conftest.py"
             )
+        suites = self._suite_benchmarks or []
+        benchmarks = sorted({*self._test_cells, *suites})
+        if not benchmarks:
+            return  # no marked test and no suite: an ordinary pytest session
+        if not self._test_cells and self._suite_draft is not None:
+            self.state.draft = self._suite_draft  # the suites alone: their plan is the session's
+            return
         try:
-            draft = self._marked_draft(sorted(self._test_cells))
+            draft = self._draft(benchmarks, suites=suites)
         except SrbenchError as error:
             refuse(self.state.config, usage_line(error))
             return
         planned = set(draft.cells())
-        for benchmark, cells in self._test_cells.items():
+        for benchmark, cells in [*self._test_cells.items(), ("the suites", self._suite_cells)]:
             if not set(cells) <= planned:
                 raise pytest.UsageError(
                     f"pytest-srbench: the cells of {benchmark} differ between its own plan and "
@@ -167,55 +225,8 @@ class Collector:
                 "is one test body (mark one function per benchmark)"
             )
         self.state.draft = draft
-        self.assignment.driven = True
-
-    def _cell_items(
-        self, session: pytest.Session, cells: list[tuple[str, str]]
-    ) -> list[SrbenchCell]:
-        """One pytest item per (case, target) cell, in the given order."""
-        state = self.state
-        suite = SrbenchSuite.from_parent(session, name="srbench", nodeid="srbench")
-        if state.config.pluginmanager.has_plugin("timeout"):
-            # pytest-timeout: a cell keeps its own deadlines (the plan's limits); a per-test
-            # timeout would fail (or, by its thread method, end) the session while the cell
-            # goes on in the engine
-            suite.add_marker(pytest.mark.timeout(0))
-        source = Path(state.project.source) if state.project.source else state.rootdir
-        mark = pytest.mark.srbench
-        outcome = self.outcome  # one bound method for every item
-        items: list[SrbenchCell] = []
-        location_path = None  # every cell reports the same file: its path is resolved once
-        for case_id, target_id in cells:
-            name = f"{case_id}[{target_id}]"
-            item = SrbenchCell.from_parent(
-                suite,
-                name=name,
-                nodeid=name,
-                case_id=case_id,
-                target_id=target_id,
-                source=source,
-                outcome=outcome,
-                mark=mark,
-                location_path=location_path,
-            )
-            location_path = location_path or item.location[0]
-            items.append(item)
-        # Report the suite's collection like any collector's, so the terminal's "collected N
-        # items / M deselected / K selected" counts the cells.
-        report = pytest.CollectReport(suite.nodeid, "passed", None, list(items))
-        session.ihook.pytest_collectreport(report=report)
-        return items
 
     # -- a recovery child ----------------------------------------------------------------
-    def _collect_recovery(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """Items of a recovery child: exactly the cells its reviewed plan selected (the marked
-        test functions' own items when its parent ran a benchmark written as tests)."""
-        recovery = self._recovery_request()
-        if self._test_cells:
-            self.assignment.driven = True
-            return
-        items[:0] = self._cell_items(session, recovery.manifest.planned_keys())
-
     def _recovery_request(self) -> RecoveryRequest:
         """The reviewed recovery plan and its child's manifest (prepared once)."""
         if self.recovery is not None:
@@ -279,11 +290,11 @@ class Collector:
         selected = [
             item
             for item in session.items
-            if cell_of(item) is not None
-            and (isinstance(item, SrbenchCell) or evaluate_skip_marks(item) is None)
+            if cell_of(item) is not None and evaluate_skip_marks(item) is None
         ]
         if not selected:  # say why, never a bare "no tests ran"
-            note_deselected(state.config, state.draft)
+            if not session.items:
+                note_deselected(state.config, state.draft)
             return
         if self.recovery is not None:
             self._create_recovery_child(selected)
@@ -365,5 +376,4 @@ class Collector:
         owned = [item for item in selected if owns(index[item.nodeid], role.workers, role.slot)]
         assignment = self.assignment
         assignment.cells = [cell for cell in map(cell_of, owned) if cell is not None]
-        if assignment.driven:
-            assignment.bodies = [item for item in owned if isinstance(item, pytest.Function)]
+        assignment.bodies = [item for item in owned if isinstance(item, pytest.Function)]

@@ -6,15 +6,19 @@ cell's item waits for its cell's outcome, a marked test's body runs as its cell 
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.app.planning import suite_search_path
+from pytest_srbench.benchmarks.base import CellContext
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
@@ -23,17 +27,23 @@ from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.plugin.bench_tests import (
     AppHandle,
+    BodyEnd,
+    BridgedBody,
     CaseView,
     TargetHandle,
     TestBodyAdapter,
+    async_fixtures,
+    bind_handles,
+    body_function,
     cell_of,
     early_arguments,
+    run_by_anyio,
+    run_by_pytest_asyncio,
     session_value,
 )
-from pytest_srbench.plugin.client import SrbenchClient
+from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import (
-    SrbenchCell,
     outcome_summary,
     plugins_in_skipped_phases,
     require_graded,
@@ -181,12 +191,11 @@ class Dispatcher:
             runtime.stop("cancelled by request before dispatch", user=True)
         engine = self.engine = Engine(runtime, EngineOptions(settings.concurrency, per_target))
         state.stoppers.append(lambda reason: engine.cancel(reason, user=True))
-        # marked test functions: each item submits its own cell when pytest runs it
-        driven = self.assignment.driven
+        # each marked test's item submits its own cell (ahead of it when it can)
         self._body_position = {
             item.nodeid: position for position, item in enumerate(self.assignment.bodies)
         }
-        engine.start([] if driven else work, keep_open=driven)
+        engine.start([], keep_open=True)
 
     def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
         manifest = self.state.manifest
@@ -245,19 +254,14 @@ class Dispatcher:
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> bool | None:
-        """A lean protocol for cell items: they have no fixtures, print and log nothing, so
-        capture, log capture and fixture set-up are skipped; every reporting hook still runs.
-
-        A marked test's item whose body already started ahead takes it too: everything that
-        body depends on is session-wide and set up, so the item's own set-up and tear-down would
-        do nothing (the item before and the one after share its parent, so pytest's set-up
+        """A lean protocol for a marked test's item whose body already started ahead: capture,
+        log capture and fixture set-up are skipped; every reporting hook still runs. Everything
+        that body depends on is session-wide and set up, so the item's own set-up and tear-down
+        would do nothing (the item before and the one after share its parent, so pytest's set-up
         stack is the same on both sides; the session's fixtures are torn down by a later
         item, and skip / xfail marks keep the ordinary protocol)."""
         if not self.lean:
             return None
-        if isinstance(item, SrbenchCell):
-            run_cell_protocol(item)
-            return True
         if self._runs_lean(item, nextitem):
             assert isinstance(item, pytest.Function)
             run_cell_protocol(item, lambda: self._call_marked(item))
@@ -293,12 +297,56 @@ class Dispatcher:
         self._check_outcome(item, self.outcome(*cell))
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """A body pytest-asyncio runs on the loop of its async fixtures is bridged before
+        pytest-asyncio takes its function (at the start of ``runtest``)."""
+        if (
+            isinstance(item, pytest.Function)
+            and run_by_pytest_asyncio(item)
+            and self._runs_on_its_loop(item)
+        ):
+            self._install_bridge(item)
+
+    def _runs_on_its_loop(self, item: pytest.Function) -> bool:
+        """A marked async body whose fixtures include async ones runs on their loop, the one
+        its test framework gives it; any other body runs on the engine's."""
+        return (
+            self.engine is not None
+            and cell_of(item) is not None
+            and inspect.iscoroutinefunction(body_function(item))
+            and bool(async_fixtures(item))
+        )
+
+    def _install_bridge(self, item: pytest.Function) -> None:
+        """The item's function becomes one that runs the body as its cell (``_run_bridged``),
+        for its test framework to run on its loop."""
+        function = body_function(item)
+        dispatcher = self
+
+        @functools.wraps(function)
+        async def bridged(**arguments: Any) -> None:
+            __tracebackhide__ = True
+            await dispatcher._run_bridged(item, function, arguments)
+
+        item.obj = bridged
+        item.srbench_bridged = True  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """A marked test's body runs as its cell, on the engine (see ``bench_tests``)."""
+        """A marked test's body runs as its cell, on the engine (see ``bench_tests``); or on
+        its test framework's loop, bridged, when its async fixtures live there."""
         __tracebackhide__ = True
         cell = cell_of(pyfuncitem)
         if cell is None or self.state.manifest is None:
             return None
+        if getattr(pyfuncitem, "srbench_bridged", False):
+            return None  # pytest-asyncio runs the bridged body
+        if run_by_anyio(pyfuncitem) and (
+            self._runs_on_its_loop(pyfuncitem)
+            or pyfuncitem.funcargs.get("anyio_backend") not in ("asyncio", None)
+        ):
+            self._install_bridge(pyfuncitem)
+            return None  # anyio runs the bridged body on its backend's loop
         engine = self.engine
         if engine is not None and not self.state.view_only:
             if cell not in engine.slots:  # not started ahead: it runs now, with its fixtures
@@ -321,10 +369,7 @@ class Dispatcher:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if call.when == "call" and isinstance(item, SrbenchCell):
-            report.srbench = item.summary()  # type: ignore[attr-defined]
-            item.outcome = None  # the report carries it on: a run holds no outcome per item
-        elif call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
+        if call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
             cell = cell_of(item)
             assert cell is not None
             report.srbench = outcome_summary(*cell, item.srbench_outcome)  # type: ignore[attr-defined]
@@ -338,8 +383,67 @@ class Dispatcher:
         assert self.engine is not None
         case = self._case(cell[0])
         target = self._target(cell[1])
-        adapter = TestBodyAdapter(item.obj, arguments, self.state.registry.get(case.benchmark))
+        grader = self.state.registry.get(case.benchmark)
+        adapter = TestBodyAdapter(body_function(item), arguments, grader)
         self.engine.submit(case, target, adapter)
+
+    async def _run_bridged(
+        self, item: pytest.Function, function: Callable[..., Any], arguments: dict[str, Any]
+    ) -> None:
+        """The body of a bridged item, on its test framework's loop: the engine starts its
+        cell (its deadline, its calls, its grade), the body runs here with its calls sent to
+        the engine's loop, then the item takes the cell's outcome."""
+        __tracebackhide__ = True
+        cell = cell_of(item)
+        engine = self.engine
+        assert cell is not None
+        if engine is not None and not self.state.view_only and cell not in engine.slots:
+            case, target = self._case(cell[0]), self._target(cell[1])
+            adapter = BridgedBody(self.state.registry.get(case.benchmark))
+            slot = engine.submit(case, target, adapter)
+            started = asyncio.wrap_future(adapter.started)
+            while not started.done() and not slot.done():  # the engine's queue, or its stop
+                await asyncio.wait({started}, timeout=WAIT_TICK_S)
+            if started.done():
+                await self._body_on_this_loop(adapter, started.result(), function, arguments)
+            else:
+                started.cancel()
+            self._start_ahead(item)
+        self._check_outcome(item, self.outcome(*cell))
+
+    @staticmethod
+    async def _body_on_this_loop(
+        adapter: BridgedBody,
+        started: tuple[CellContext, asyncio.AbstractEventLoop],
+        function: Callable[..., Any],
+        arguments: dict[str, Any],
+    ) -> None:
+        """Run the body with its cell bound; hand the engine how it ended. At the cell's
+        deadline the engine cancels it here, and it ends without an answer."""
+        ctx, engine_loop = started
+        bind_handles(arguments, ctx, engine_loop)
+        scope = BodyScope(cast(BodyCalls, ctx), engine_loop, protocol=adapter.grader)
+        body_loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+
+        def cancel_body() -> None:  # from the engine's thread
+            body_loop.call_soon_threadsafe(task.cancel)
+
+        adapter.cancel_body = cancel_body
+        token = CURRENT.set(scope)
+        try:
+            returned = await function(**arguments)
+        except asyncio.CancelledError as cancelled:
+            if not adapter.abandoned:
+                adapter.ended.set_result(BodyEnd(scope, error=cancelled))
+                raise
+            task.uncancel()  # the engine gave up on it: the cell's outcome says why
+        except BaseException as error:
+            adapter.ended.set_result(BodyEnd(scope, error=error))
+        else:
+            adapter.ended.set_result(BodyEnd(scope, returned=returned))
+        finally:
+            CURRENT.reset(token)
 
     def _case(self, case_id: str) -> Case:
         manifest = self.state.manifest

@@ -43,6 +43,16 @@ def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]
     return session.target_handle(srbench_cell[1], app)
 
 
+@pytest.fixture
+def srbench_protocol(srbench_cell: tuple[str, str]) -> Any:
+    """The cell's benchmark's own protocol: ``return await srbench_protocol()`` in an
+    ``async def`` body runs it (prompt, calls, grading) and hands back its grade — how the
+    built-in suites' test runs a shipped benchmark, and how a project's test may too."""
+    from pytest_srbench.plugin.bench_tests import SUITE_PROTOCOL
+
+    return SUITE_PROTOCOL
+
+
 @pytest.fixture(scope="session")
 def srbench_client(request: pytest.FixtureRequest) -> Any:
     """An OpenAI-compatible client whose calls, made while a marked test's body runs, are the

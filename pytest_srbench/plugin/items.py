@@ -1,9 +1,10 @@
-"""Cells as pytest items: ``<benchmark>/<case>[<target>]``, each a view onto its cell."""
+"""Cells as pytest items: a marked test's parametrizations (the built-in suites' module among
+them), the lean protocol for the bodies that started ahead, what a cell's report carries, and
+what the terminal keeps of it."""
 
 from __future__ import annotations
 
-import functools
-import sys
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -13,86 +14,32 @@ import pytest
 
 from pytest_srbench.engine.engine import CellOutcome
 
-OutcomeSource = Callable[[str, str], CellOutcome]
-
 
 class CellNotGraded(Exception):
     """A cell that could not reach a graded outcome (its reason is one line)."""
 
 
-class SrbenchSuite(pytest.Collector):
-    """Parent node of every cell item."""
-
-    def collect(self) -> list[pytest.Item | pytest.Collector]:
-        return []
+SUITES_NODEID = "srbench"  # the built-in test module's node id
+SUITES_MODULE = "pytest_srbench.plugin.srbench_suites"
+SUITES_TEST = "suite"
 
 
-class SrbenchCell(pytest.Item):
-    """One (case, target) cell; running it waits for the engine's terminal outcome.
+class SuitesModule(pytest.Module):
+    """The built-in test module of the suite benchmarks (``srbench_suites.py``) as a session
+    collects it: node id ``srbench``, imported by its module name wherever the package is
+    installed, its test found whatever the project's ``python_functions`` says."""
 
-    What every cell shares is worked out once per collection, not once per item: the
-    ``srbench`` mark (``mark``) and the path its location reports (``location_path``, when
-    known: pytest would otherwise resolve the same path relative to the root for each item).
-    """
+    @classmethod
+    def for_session(cls, session: pytest.Session) -> SuitesModule:
+        module = importlib.import_module(SUITES_MODULE)
+        assert module.__file__ is not None
+        return cls.from_parent(session, path=Path(module.__file__), nodeid=SUITES_NODEID)
 
-    def __init__(
-        self,
-        *,
-        case_id: str,
-        target_id: str,
-        source: Path,
-        outcome: OutcomeSource,
-        mark: pytest.MarkDecorator | None = None,
-        location_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.case_id = case_id
-        self.target_id = target_id
-        self.source = source
-        self._outcome = outcome
-        self.outcome: CellOutcome | None = None
-        self.benchmark = sys.intern(case_id.split("/", 1)[0])
-        self.add_marker(mark or "srbench")
-        shared = _keyword_matches(self.benchmark, target_id)
-        self.extra_keyword_matches = shared  # type: ignore[assignment]
-        self._location_path = location_path
+    def _getobj(self) -> ModuleType:
+        return importlib.import_module(SUITES_MODULE)
 
-    @property
-    def location(self) -> tuple[str, int | None, str]:
-        """Made when asked (a few times per cell) rather than kept: pytest caches it on each
-        item, a tuple and a string (20 MB at 100,000 cells)."""
-        path = self._location_path
-        if path is None:  # pytest's way, once (its cached copy let go)
-            path = self._location_path = super().location[0]
-            self.__dict__.pop("location", None)
-        return (path, None, self.reportinfo()[2])
-
-    def runtest(self) -> None:
-        self.outcome = self._outcome(self.case_id, self.target_id)
-        require_graded(self.outcome)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, CellNotGraded):
-            return f"{self.nodeid} could not be graded — {excinfo.value}"
-        return str(super().repr_failure(excinfo, style=style))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.source, None, f"{self.case_id} [{self.target_id}]"
-
-    def summary(self) -> dict[str, Any] | None:
-        """What travels on the test report (also across xdist): status, grade, reason."""
-        if self.outcome is None:
-            return None
-        return outcome_summary(self.case_id, self.target_id, self.outcome)
-
-
-@functools.cache
-def _keyword_matches(benchmark: str, target_id: str) -> frozenset[str]:
-    """The extra ``-k`` names of a cell, one set shared by the cells of a (benchmark, target):
-    pytest only reads it, and a set per item is 216 bytes (21 MB at 100,000 cells). Frozen,
-    so a plugin adding a name to one item fails loudly instead of naming every item."""
-    return frozenset((benchmark, target_id))
+    def funcnamefilter(self, name: str) -> bool:
+        return name == SUITES_TEST
 
 
 def require_graded(outcome: CellOutcome) -> None:

@@ -262,14 +262,49 @@ def _check_report_path(flag: str, option: str | None, path: Path | None) -> None
 
 
 def is_active(config: pytest.Config) -> bool:
-    """srbench runs only when a profile, a benchmark, a recovery or a preview was asked for on
-    the command line (``--srbench-mode preview`` alone previews the configured profile)."""
+    """srbench runs when a profile, a benchmark, a recovery or a preview was asked for on the
+    command line (``--srbench-mode preview`` alone previews the configured profile), when the
+    project's configuration sets a ``profile`` (a plain ``pytest`` then runs its benchmarks),
+    and in an xdist worker of a session where it runs."""
     return bool(
         config.getoption("srbench_profile")
         or config.getoption("srbench_benchmark")
         or config.getoption("srbench_recover")
         or config.getoption("srbench_mode") == "preview"
+        or (getattr(config, "workerinput", None) or {}).get("srbench_project") is not None
+        or _profile_configured(config)
     )
+
+
+def _profile_configured(config: pytest.Config) -> bool:
+    """The project's configuration sets a profile. A file that cannot be read says nothing
+    here: a plain session goes on, and a srbench session names the problem when it loads it."""
+    from pytest_srbench.app.config_files import config_table
+
+    explicit = config.getoption("srbench_config")
+    try:
+        found = config_table(Path(config.rootpath), Path(explicit) if explicit else None)
+    except InputError:
+        return False
+    return found is not None and "profile" in found[0]
+
+
+SKIP_REASON = (
+    "a srbench benchmark: run it with pytest --srbench-profile=smoke (or set profile in "
+    "[tool.srbench])"
+)
+
+
+class BenchmarksSkipped:
+    """Registered when srbench is not active: each marked test is skipped with one line that
+    says how to run it, whatever fixtures it takes (``-m "not srbench"`` deselects them)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        skip = pytest.mark.skip(reason=SKIP_REASON)
+        for item in items:
+            if item.get_closest_marker("srbench") is not None:
+                item.add_marker(skip)
 
 
 def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:

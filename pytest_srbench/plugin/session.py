@@ -171,12 +171,11 @@ class SessionState:
 @dataclass(eq=False)
 class Assignment:
     """What collection hands the dispatcher of this process: the cells it dispatches (its
-    xdist share), the marked test items whose bodies are those cells (``driven``: the cells
-    are test bodies, each submitted when it can run), the plan's fixture targets, and the HTTP
-    client made before the run was created."""
+    xdist share), the marked test items whose bodies are those cells (each submitted when it
+    can run), the plan's fixture targets, and the HTTP client made before the run was
+    created."""
 
     cells: list[tuple[str, str]] = field(default_factory=list)
-    driven: bool = False
     bodies: list[pytest.Function] = field(default_factory=list)
     user_targets: dict[str, UserTarget] = field(default_factory=dict)
     transport: Transport | None = None
