@@ -22,7 +22,7 @@ from pydantic import (
 from pytest_srbench.app.config_files import ConfigError as ConfigError  # noqa: PLC0414 - re-exported: every entry point imports it from here
 from pytest_srbench.app.config_files import config_table
 from pytest_srbench.core.errors import validation_message
-from pytest_srbench.core.models import Limits, Target, with_limit_preset
+from pytest_srbench.core.models import VARIANT_SEP, Limits, Target, with_limit_preset
 from pytest_srbench.core.plan.choices import DEFAULT_SEED, TRANSPORTS
 from pytest_srbench.simulator.profiles import (
     BUILTIN_MODELS,
@@ -73,6 +73,16 @@ class TargetConfig(Target):
     server: ManagedServerConfig | None = Field(
         None, description="How a managed llama-server is started (managed targets only)."
     )
+
+    @field_validator("id")
+    @classmethod
+    def _no_variant_mark(cls, value: str) -> str:
+        if VARIANT_SEP in value:
+            raise ValueError(
+                f"target id {value!r}: {VARIANT_SEP!r} is kept for the variants of a target "
+                "(<target>~<variant>, made from a benchmark test's parameters)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _server_needs_a_managed_target(self) -> TargetConfig:

@@ -18,6 +18,7 @@ from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.models import (
     CHAT_TARGET_KINDS,
+    VARIANT_SEP,
     Case,
     Cell,
     DatasetInfo,
@@ -27,6 +28,8 @@ from pytest_srbench.core.models import (
     check_request_params,
     check_retrieval_params,
     planned_keys,
+    runs_on,
+    variant_of,
 )
 from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
 from pytest_srbench.core.plan.choices import PROFILES
@@ -72,6 +75,9 @@ class PlanDraft:
     target_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sampling: dict[str, Any] = field(default_factory=dict)
     python_uses: dict[str, tuple[str, ...]] = field(default_factory=dict)  # python target -> models
+    # benchmark -> the variants of the tests answering it (each target of the benchmark's kinds
+    # answers it once per variant, as ``<target>~<variant>``); none: the targets themselves
+    variants: dict[str, list[str]] = field(default_factory=dict)
 
     def frozen_target_kinds(self) -> dict[str, list[str]]:
         """The manifest's ``target_kinds``: benchmarks whose targets are not chat models."""
@@ -79,18 +85,48 @@ class PlanDraft:
 
     def cells(self) -> list[tuple[str, str]]:
         """Case-major (case, target) pairs whose target kind the case's benchmark runs against
-        (a RAG case only meets retrieval targets, a chat case only models and routers)."""
+        (a RAG case only meets retrieval targets, a chat case only models and routers); with
+        variants, each of a benchmark's targets once per variant of its tests."""
+        targets, answering = self._planned_targets()
         return planned_keys(
             [(case.id, case.benchmark) for case in self.cases],
-            [(target.id, target.kind) for target in self.targets],
+            [(target.id, target.kind) for target in targets],
             [],
             self.frozen_target_kinds(),
+            answering,
         )
+
+    def _planned_targets(self) -> tuple[list[TargetConfig], dict[str, list[str]] | None]:
+        """The plan's targets and, with variants, which of them answer each benchmark."""
+        if not self.variants:
+            return list(self.targets), None
+        plain: list[tuple[str, str]] = [(t.id, t.kind) for t in self.targets]
+        kinds = self.frozen_target_kinds()
+        base = runs_on({case.benchmark for case in self.cases}, plain, kinds)
+        by_id = {target.id: target for target in self.targets}
+        targets: dict[str, TargetConfig] = {}
+        answering: dict[str, list[str]] = {}
+        for benchmark, target_ids in sorted(base.items()):
+            answering[benchmark] = []
+            for target_id in target_ids:
+                variants: list[str | None] = [*self.variants.get(benchmark, ())] or [None]
+                for variant in variants:
+                    target = by_id[target_id]
+                    if variant is not None:
+                        target = target.model_copy(
+                            update={"id": f"{target_id}{VARIANT_SEP}{variant}"}
+                        )
+                    targets.setdefault(target.id, target)
+                    answering[benchmark].append(target.id)
+        order = [t.id for t in self.targets]  # variants beside the target they vary
+        ranked = sorted(targets.values(), key=lambda t: (order.index(variant_of(t.id)[0]), t.id))
+        return ranked, answering
 
     def freeze(self, selected: Iterable[tuple[str, str]] | None = None) -> Manifest:
         """Freeze over all cells, or over ``selected`` (a user's subset of them, as (case id,
         target id) pairs)."""
-        targets = [target.to_target() for target in self.targets]
+        planned, answering = self._planned_targets()
+        targets = [target.to_target() for target in planned]
         cases = self.cases
         dataset = self.dataset
         execution_cells: list[Cell] | None = None
@@ -138,6 +174,11 @@ class PlanDraft:
             mode=self.mode,
             preview_context=self.preview_context,
             target_kinds=self.frozen_target_kinds(),
+            benchmark_targets=None
+            if answering is None
+            else {
+                b: [t for t in ids if t in {x.id for x in targets}] for b, ids in answering.items()
+            },
         )
 
 

@@ -36,6 +36,18 @@ CallStatus = Literal["sent", "completed", "failed", "cancelled", "sent_unknown",
 Role = Literal["subject", "judge", "simulator"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+# A variant of a target (a benchmark written as a test with parametrize, or several test
+# functions answering one benchmark) is a target of its own: ``<target>~<variant>``.
+VARIANT_SEP = "~"
+_VARIANT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}(~[A-Za-z0-9][A-Za-z0-9._:-]{0,63})?$")
+
+
+def variant_of(target_id: str) -> tuple[str, str | None]:
+    """(the target a variant target varies, its variant), or (the id, None)."""
+    base, sep, variant = target_id.partition(VARIANT_SEP)
+    return (base, variant) if sep else (target_id, None)
+
+
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
@@ -294,7 +306,7 @@ class Target(Frozen):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not _ID.match(value):
+        if not _VARIANT_ID.match(value):
             raise ValueError(f"target id {value!r} must match {_ID.pattern}")
         return value
 
@@ -497,6 +509,12 @@ class Manifest(Frozen):
         description="Per benchmark, the target kinds it runs against when not chat models and "
         "routers (a RAG benchmark: retrieval); planned cells pair only compatible ones.",
     )
+    benchmark_targets: dict[str, list[str]] | None = Field(
+        None,
+        description="Per benchmark, the targets that answer it, when not every target of its "
+        "kinds does: a plan with variants (``<target>~<variant>``), each answering only the "
+        "benchmark its test answers. Absent from the plan's hash when None.",
+    )
     plan_sha256: str = ""
 
     def planned_cells(self) -> list[Cell]:
@@ -535,6 +553,7 @@ class Manifest(Frozen):
             {case.benchmark for case in self.cases},
             [(target.id, target.kind) for target in self.targets],
             self.target_kinds,
+            self.benchmark_targets,
         )
 
     def target_inventory(self) -> dict[str, Target]:
@@ -552,6 +571,7 @@ def planned_keys(
     targets: list[tuple[str, str]],
     execution_cells: list[tuple[str, str]],
     target_kinds: dict[str, list[str]] | None = None,
+    benchmark_targets: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, str]]:
     """The planned (case, target) pairs: explicit execution cells, else case-major cases x
     targets where the target's kind is one the case's benchmark runs against (``target_kinds``
@@ -560,7 +580,9 @@ def planned_keys(
     ``cases`` are (id, benchmark) and ``targets`` (id, kind) pairs."""
     if execution_cells:
         return list(execution_cells)
-    targets_of = runs_on({benchmark for _, benchmark in cases}, targets, target_kinds)
+    targets_of = runs_on(
+        {benchmark for _, benchmark in cases}, targets, target_kinds, benchmark_targets
+    )
     return [
         (case_id, target_id) for case_id, benchmark in cases for target_id in targets_of[benchmark]
     ]
@@ -570,18 +592,22 @@ def runs_on(
     benchmarks: Iterable[str],
     targets: list[tuple[str, str]],
     target_kinds: dict[str, list[str]] | None = None,
+    benchmark_targets: dict[str, list[str]] | None = None,
 ) -> dict[str, list[str]]:
-    """Per benchmark, the (id, kind) targets it runs against, in the targets' order: those of
-    a kind the benchmark lists in ``target_kinds``, else chat models and routers."""
+    """Per benchmark, the (id, kind) targets it runs against, in the targets' order: those
+    ``benchmark_targets`` names for it, else those of a kind the benchmark lists in
+    ``target_kinds``, else chat models and routers."""
     kinds = target_kinds or {}
-    return {
-        benchmark: [
-            target_id
-            for target_id, kind in targets
-            if kind in kinds.get(benchmark, CHAT_TARGET_KINDS)
-        ]
-        for benchmark in benchmarks
-    }
+    named = benchmark_targets or {}
+    found = {}
+    for benchmark in benchmarks:
+        if benchmark in named:
+            chosen = set(named[benchmark])
+            found[benchmark] = [target_id for target_id, _ in targets if target_id in chosen]
+        else:
+            allowed = kinds.get(benchmark, CHAT_TARGET_KINDS)
+            found[benchmark] = [target_id for target_id, kind in targets if kind in allowed]
+    return found
 
 
 def outline_document(manifest: Manifest, *, cases: bool = True) -> dict[str, Any]:
@@ -599,6 +625,7 @@ def outline_document(manifest: Manifest, *, cases: bool = True) -> dict[str, Any
         else [],
         "execution_cells": [cell.model_dump() for cell in manifest.execution_cells or ()],
         "target_kinds": manifest.target_kinds,
+        "benchmark_targets": manifest.benchmark_targets,
     }
     return document
 
@@ -640,6 +667,7 @@ class PlanOutline:
                 [(target["id"], target.get("kind", "single")) for target in doc["targets"]],
                 [(c["case_id"], c["target_id"]) for c in doc.get("execution_cells") or ()],
                 doc.get("target_kinds") or {},
+                doc.get("benchmark_targets"),
             ),
         )
 

@@ -35,6 +35,7 @@ from pytest_srbench.plugin.items import SuitesModule
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
+from pytest_srbench.plugin.variants import assign_variants
 from pytest_srbench.transport.factory import make_transport
 
 
@@ -211,18 +212,15 @@ class Collector:
         except SrbenchError as error:
             refuse(self.state.config, usage_line(error))
             return
+        draft.variants = assign_variants(items)
         planned = set(draft.cells())
-        for benchmark, cells in [*self._test_cells.items(), ("the suites", self._suite_cells)]:
-            if not set(cells) <= planned:
-                raise pytest.UsageError(
-                    f"pytest-srbench: the cells of {benchmark} differ between its own plan and "
-                    "the session's; report this as a bug"
-                )
-        keys = [cell_of(item) for item in items]
-        if len([k for k in keys if k is not None]) != len({k for k in keys if k is not None}):
+        stray = [
+            item for item in items if (cell := cell_of(item)) is not None and cell not in planned
+        ]
+        if stray:
             raise pytest.UsageError(
-                "pytest-srbench: two test functions are marked with the same benchmark; a cell "
-                "is one test body (mark one function per benchmark)"
+                f"pytest-srbench: {stray[0].nodeid}'s cell is not in the session's plan; report "
+                "this as a bug"
             )
         self.state.draft = draft
 

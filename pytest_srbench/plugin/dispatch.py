@@ -19,7 +19,7 @@ import pytest
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.app.planning import suite_search_path
 from pytest_srbench.benchmarks.base import CellContext
-from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target
+from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target, variant_of
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
 from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
@@ -481,7 +481,7 @@ class Dispatcher:
         is a server: a model, a router, a retrieval service)."""
         if self._target(target_id).kind != "python":
             return None
-        declared = self.assignment.user_targets.get(target_id)
+        declared = self.assignment.user_targets.get(variant_of(target_id)[0])
         if declared is None:
             raise pytest.UsageError(
                 f"pytest-srbench: target {target_id!r} is a python target of this run's plan, "

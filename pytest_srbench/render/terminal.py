@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_srbench.core.models import VARIANT_SEP
 from pytest_srbench.core.origins import describe_origin, origin_kind
 
 NULL = "—"
@@ -75,8 +76,14 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), line(["-" * width for width in widths]), *[line(row) for row in rows]]
 
 
+def _name(target_id: str) -> str:
+    """A target's name as a table shows it: a variant as "sim-large · fancy"."""
+    return str(target_id).replace(VARIANT_SEP, " · ")
+
+
 def _label(target: dict[str, Any]) -> str:
-    return f"{target['id']} (sim)" if target.get("simulated") else target["id"]
+    name = _name(target["id"])
+    return f"{name} (sim)" if target.get("simulated") else name
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -242,7 +249,7 @@ def outcome_lines(outcomes: Sequence[dict[str, Any]]) -> list[str]:
     lines += table(
         ["benchmark", "target", *classes],
         [
-            [o["benchmark"], o["target_id"], *[_share(o["counts"][c], o["shares"][c]) for c in classes]]
+            [o["benchmark"], _name(o["target_id"]), *[_share(o["counts"][c], o["shares"][c]) for c in classes]]
             for o in outcomes
         ],
     )  # fmt: skip
@@ -336,7 +343,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     lines += table(
         ["benchmark", "target", "data", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
         [
-            [row["benchmark"], row["target_id"], data_kind_of(row), num(row["accuracy"]),
+            [row["benchmark"], _name(row["target_id"]), data_kind_of(row), num(row["accuracy"]),
              interval_with_coverage(row["accuracy_ci95"], row.get("accuracy_ci95_worst_coverage")),
              f"{row['correct'] if row['correct'] is not None else NULL}/{row['total']}", str(row["failed"]),
              usd(row["cost_usd"])]

@@ -179,6 +179,26 @@ def _check_targets(
             raise PlanError(f"auxiliary target key {key!r} differs from its id {target.id!r}")
 
 
+def _benchmark_targets(
+    named: Mapping[str, Sequence[str]] | None, present: Sequence[str], targets: Sequence[Target]
+) -> dict[str, list[str]] | None:
+    """Per benchmark, the targets that answer it (a plan with variants); every benchmark of
+    the plan named, every target answering one."""
+    if named is None:
+        return None
+    ids = [target.id for target in targets]
+    missing = [benchmark for benchmark in present if benchmark not in named]
+    if missing:
+        raise PlanError(f"benchmark_targets names no targets for {missing}")
+    unknown = sorted({t for b in present for t in named[b]} - set(ids))
+    if unknown:
+        raise PlanError(f"benchmark_targets names unknown targets {unknown}")
+    idle = sorted(set(ids) - {t for b in present for t in named[b]})
+    if idle:
+        raise PlanError(f"target(s) {idle} answer no benchmark of the plan")
+    return {b: [t for t in ids if t in set(named[b])] for b in sorted(present)}
+
+
 def _normalise_cells(
     cells: Sequence[Cell] | None, cases: Sequence[Case], targets: Sequence[Target]
 ) -> list[Cell] | None:
@@ -225,6 +245,7 @@ def freeze_plan(
     mode: Literal["live", "preview"] = "live",
     preview_context: Mapping[str, Any] | None = None,
     target_kinds: Mapping[str, Sequence[str]] | None = None,
+    benchmark_targets: Mapping[str, Sequence[str]] | None = None,
 ) -> Manifest:
     """Validate every rule and return the frozen manifest with its hashes filled in."""
     limits = limits or Limits()
@@ -291,6 +312,7 @@ def freeze_plan(
         if mode == "preview"
         else None,
         target_kinds={b: list(k) for b, k in sorted((target_kinds or {}).items()) if b in present},
+        benchmark_targets=_benchmark_targets(benchmark_targets, present, targets),
     )
     if manifest.execution_cells is None:
         covered = {target_id for _, target_id in manifest.planned_keys()}
@@ -331,7 +353,10 @@ def seal(manifest: Manifest) -> Manifest:
 def plan_digest(manifest: Manifest) -> str:
     """``digest(integralize(...))`` of the manifest without ``plan_sha256`` (the protocol's
     form: integral floats as ints), its cases serialised one at a time."""
-    head = integralize(manifest.model_dump(mode="json", exclude={"plan_sha256", "cases"}))
+    left_out = {"plan_sha256", "cases"}
+    if manifest.benchmark_targets is None:  # a plan without variants hashes as it always did
+        left_out.add("benchmark_targets")
+    head = integralize(manifest.model_dump(mode="json", exclude=left_out))
     text = held_case_text(manifest)
     if text is not None and not text.has_integral_floats:
         before, after = canonical_splice(head, "cases")
