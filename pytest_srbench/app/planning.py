@@ -231,6 +231,29 @@ def dataset_suite(
     )
 
 
+def plan_adapters(
+    manifest: Manifest, config: SrbenchConfig, registry: AdapterRegistry, rootdir: Path
+) -> None:
+    """Register the adapter of every benchmark of a frozen plan that has none yet, as planning
+    does (a recovery child runs a plan it did not draft): a benchmark defined in Python (its
+    definition must still be the one the plan froze) or a RAG or agent dataset."""
+    defined = defined_benchmarks()
+    frozen = {str(s.get("benchmark")): s for s in manifest.dataset.suites}
+    for benchmark in sorted({case.benchmark for case in manifest.cases} - set(registry)):
+        if benchmark in defined:
+            definition = defined[benchmark]
+            sha = (frozen.get(benchmark) or {}).get("sha256")
+            if sha is not None and sha != definition.sha256:
+                raise ConfigError(
+                    f"benchmark {benchmark!r} is defined with other cases than the run it "
+                    "recovers froze (its cases' hash differs): recover it with the definition "
+                    "the run was planned with"
+                )
+            python_suite(definition, registry, rootdir)
+            continue
+        dataset_suite(config, rootdir, benchmark, registry)  # names it when it is neither
+
+
 def check_offline_agents(
     config: SrbenchConfig,
     adapters: Sequence[Adapter],

@@ -16,7 +16,7 @@ from _pytest.skipping import evaluate_skip_marks
 from pytest_srbench.app.config import TargetConfig
 from pytest_srbench.app.heap import long_lived
 from pytest_srbench.app.lifecycle import claim_ownership
-from pytest_srbench.app.planning import PlanDraft, build_draft
+from pytest_srbench.app.planning import PlanDraft, build_draft, plan_adapters
 from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_child, read_plan_file
 from pytest_srbench.app.run_start import GateRequest, RunRequest, RunStart, start_run
 from pytest_srbench.app.shards import ShardRefused
@@ -59,6 +59,11 @@ class Collector:
         self._suite_benchmarks: list[str] | None = None  # the built-in module's, when it runs
         self._suite_cells: list[tuple[str, str]] = []
         self._suite_draft: PlanDraft | None = None
+        # pytest-timeout: a cell keeps its own deadlines (the plan's limits); a per-test
+        # timeout would fail (or, by its thread method, end) the session while the cell goes
+        # on in the engine, so cells are marked timeout(0)
+        timeouts = state.config.pluginmanager.has_plugin("timeout")
+        self._no_timeout = pytest.mark.timeout(0) if timeouts else None  # (a known mark then)
 
     # -- what pytest collects ------------------------------------------------------------
     # pytest collects what it would without the plugin (arguments, testpaths, conftest files);
@@ -149,8 +154,15 @@ class Collector:
             answered = {b for b in map(item_benchmark, items) if b is not None}
             wanted = self._suites_wanted(answered)
             if wanted is not None and self._plan_suites(wanted):
-                items[:0] = session.genitems(SuitesModule.for_session(session))
+                suites = SuitesModule.for_session(session)
+                if self._no_timeout is not None:
+                    suites.add_marker(self._no_timeout)
+                items[:0] = session.genitems(suites)
             self._plan_session(items)
+            if self._no_timeout is not None:
+                for item in items:
+                    if item_benchmark(item) is not None:
+                        item.add_marker(self._no_timeout)
 
     def _suites_wanted(self, answered: set[str]) -> list[str] | None:
         """The benchmarks the built-in suites' module runs (an empty list: the profile's
@@ -268,6 +280,8 @@ class Collector:
                 child_run_id=state.run_id,
             )
         state.manifest = state.store.get_manifest(run.id)
+        # benchmarks defined in Python or datasets: their adapters, as planning registers them
+        plan_adapters(state.manifest, state.project, state.registry, state.rootdir)
         if run.id != state.run_id:  # a child ``srbench recover`` created: run it if nobody does
             state.run_id = run.id
             state.view_only = not claim_ownership(state.store, run.id, state.owner)
@@ -291,8 +305,7 @@ class Collector:
             if cell_of(item) is not None and evaluate_skip_marks(item) is None
         ]
         if not selected:  # say why, never a bare "no tests ran"
-            if not session.items:
-                note_deselected(state.config, state.draft)
+            note_deselected(state.config, state.draft)
             return
         if self.recovery is not None:
             self._create_recovery_child(selected)

@@ -44,6 +44,7 @@ from pytest_srbench.plugin.bench_tests import (
 from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import (
+    CellNotGraded,
     outcome_summary,
     plugins_in_skipped_phases,
     require_graded,
@@ -369,6 +370,10 @@ class Dispatcher:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        failure = call.excinfo.value if call.excinfo is not None else None
+        if call.when == "call" and isinstance(failure, CellNotGraded):  # one line: its reason
+            report.longrepr = f"{item.nodeid} could not be graded — {failure}"
+
         if call.when == "call" and getattr(item, "srbench_outcome", None) is not None:
             cell = cell_of(item)
             assert cell is not None

@@ -26,14 +26,24 @@ SUITES_TEST = "suite"
 
 class SuitesModule(pytest.Module):
     """The built-in test module of the suite benchmarks (``srbench_suites.py``) as a session
-    collects it: node id ``srbench``, imported by its module name wherever the package is
-    installed, its test found whatever the project's ``python_functions`` says."""
+    collects it: imported by its module name wherever the package is installed, its test
+    found whatever the project's ``python_functions`` says, and standing at the project's root
+    as ``srbench`` (its node id): the root's ``conftest.py`` hooks see its cells as they see
+    every test of the session (pytest routes an item's hooks by its path)."""
 
     @classmethod
     def for_session(cls, session: pytest.Session) -> SuitesModule:
-        module = importlib.import_module(SUITES_MODULE)
-        assert module.__file__ is not None
-        return cls.from_parent(session, path=Path(module.__file__), nodeid=SUITES_NODEID)
+        config = session.config
+        path = Path(config.rootpath) / SUITES_NODEID
+        # the conftest files that apply here, found as pytest finds them for each folder it
+        # collects (it routes an item's hooks to the conftest files its path has)
+        config.pluginmanager._loadconftestmodules(
+            path,
+            config.getoption("importmode"),
+            Path(config.rootpath),
+            consider_namespace_packages=bool(config.getini("consider_namespace_packages")),
+        )
+        return cls.from_parent(session, path=path, nodeid=SUITES_NODEID)
 
     def _getobj(self) -> ModuleType:
         return importlib.import_module(SUITES_MODULE)
@@ -147,10 +157,17 @@ def run_cell_protocol(item: pytest.Item, runtest: Callable[[], None] | None = No
         report = ihook.pytest_runtest_makereport(item=item, call=call)
         ihook.pytest_runtest_logreport(report=report)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def let_go(item: pytest.Item) -> None:
+    """What a cell's item holds that nothing reads once its tear-down is reported: pytest's
+    cached location (made again if ever asked) and tmp_path's record of each phase's result
+    (read only by the fixture's tear-down); an emptied stash becomes a new one."""
+    item.__dict__.pop("location", None)
     if _TMP_PATH_RESULTS is not None and _TMP_PATH_RESULTS in item.stash:
-        del item.stash[_TMP_PATH_RESULTS]  # its only reader, the fixture's tear-down, is past
-        if not len(item.stash):  # a dict keeps its grown table when emptied: a new stash
-            _renew_stash(item)
+        del item.stash[_TMP_PATH_RESULTS]
+    if not len(item.stash):  # a dict keeps its grown table when emptied: a new stash
+        _renew_stash(item)
 
 
 def _renew_stash(item: pytest.Item) -> None:

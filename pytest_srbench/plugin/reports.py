@@ -1,13 +1,16 @@
 """How a cell's test reports read, in every process that logs them: its status letter and word
-(``.`` correct, ``w`` wrong, ``r`` routed), and what pytest's terminal keeps of them."""
+(``.`` correct, ``w`` wrong, ``r`` routed); and what the session keeps of a cell once it ran
+(what pytest's terminal keeps of its reports, what its item holds)."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
 
-from pytest_srbench.plugin.items import CELL_CATEGORIES, CORRECT, ROUTED, WRONG, CountedCell
+from pytest_srbench.plugin.bench_tests import cell_of
+from pytest_srbench.plugin.items import CELL_CATEGORIES, CORRECT, ROUTED, WRONG, CountedCell, let_go
 
 
 class CellReports:
@@ -27,6 +30,17 @@ class CellReports:
             return ROUTED, "r", (f"ROUTED → {info.get('routed_to')}", {"cyan": True})
         why = info.get("quality_failure") or info.get("answer_status") or "wrong answer"
         return WRONG, "w", (f"WRONG ({why})" if why != "answered" else "WRONG", {"yellow": True})
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        """Once a cell's protocol is over (every report logged), its item lets go of what no
+        one reads again."""
+        result = yield
+        if cell_of(item) is not None:
+            let_go(item)
+        return result
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -137,9 +137,10 @@ def test_an_item_asked_for_its_outcome_again_gets_it_from_the_store(pytester, si
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_makereport(item, call):
             seen = item.config.stash.setdefault(SEEN, {})
-            if call.when == "teardown" and hasattr(item, "case_id"):
+            if call.when == "teardown" and item.get_closest_marker("srbench"):
                 item.runtest()  # the same cell's outcome, asked for a second time
-                seen[item.nodeid] = (item.outcome.status, item.outcome.result["correct"])
+                outcome = item.srbench_outcome
+                seen[item.nodeid] = (outcome.status, outcome.result["correct"])
             return (yield)
 
         SEEN = pytest.StashKey()

@@ -1,5 +1,5 @@
-"""Cells as items: what every cell shares is worked out once per collection, and an item is
-indistinguishable from one that worked it out itself."""
+"""Cells as items: the built-in suites' cells are a marked test's Functions, the lean
+protocol and the plugins that need the full one, pytest-timeout's exemption."""
 
 from __future__ import annotations
 
@@ -16,23 +16,22 @@ from pathlib import Path
 
 import pytest
 
-from pytest_srbench.plugin.items import SrbenchCell
-
 
 def pytest_collection_finish(session):
-    cells = [item for item in session.items if isinstance(item, SrbenchCell)]
+    cells = [item for item in session.items if item.get_closest_marker("srbench")]
     Path("items.json").write_text(json.dumps({
         "cells": len(cells),
-        # pytest's own computation of the location, against the one seeded at creation
-        "locations_differ": sum(item.location != pytest.Item.location.func(item) for item in cells),
-        "marked": sum(item.get_closest_marker("srbench") is not None for item in cells),
-        "keywords": sum("srbench" in item.keywords and item.target_id in item.listextrakeywords()
-                        for item in cells),
+        "functions": sum(type(item) is pytest.Function for item in cells),
+        "ids": sum(item.nodeid.startswith("srbench::suite[mmlu-pro/") for item in cells),
+        "keywords": sum("srbench" in item.keywords and item.callspec.params["srbench_cell"][1]
+                        in item.nodeid for item in cells),
     }))
 """
 
 
-def test_cell_items_share_their_mark_and_location_without_changing_them(pytester):
+def test_the_suites_cells_are_the_items_of_a_marked_test_like_a_projects(pytester):
+    """One item class, one path: the built-in suites' cells are pytest Functions of one
+    marked test, parametrized by their cells, named after case and target."""
     pytester.makeconftest(CHECKER)
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--collect-only", "-q", "--srbench-profile=smoke",
@@ -41,13 +40,7 @@ def test_cell_items_share_their_mark_and_location_without_changing_them(pytester
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-2000:]
     seen = json.loads((pytester.path / "items.json").read_text())
-    assert seen["cells"] > 2
-    assert seen == {
-        "cells": seen["cells"],
-        "locations_differ": 0,
-        "marked": seen["cells"],
-        "keywords": seen["cells"],
-    }
+    assert seen == {"cells": 28, "functions": 28, "ids": 28, "keywords": 28}
 
 
 PHASE_PLUGIN = """
@@ -169,7 +162,7 @@ def test_a_cell_is_exempt_from_pytest_timeout(pytester):
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-2000:]
     seen = json.loads((pytester.path / "timeouts.json").read_text())
-    cells = {nodeid: args for nodeid, args in seen.items() if nodeid.startswith("mmlu-pro/")}
+    cells = {nodeid: args for nodeid, args in seen.items() if nodeid.startswith("srbench::")}
     assert len(cells) == 2 and all(args == [0] for args in cells.values()), seen
     assert seen["test_plain.py::test_plain"] is None
 

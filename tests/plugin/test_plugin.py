@@ -155,7 +155,9 @@ def test_wrong_answers_do_not_fail_but_show_in_verbose_output(pytester):
         "--srbench-target=sim-small",
     )
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["mmlu-pro/smoke-*[[]sim-small[]] CORRECT*", "*WRONG*"])
+    result.stdout.fnmatch_lines(
+        ["srbench::suite[[]mmlu-pro/smoke-*-sim-small[]] CORRECT*", "*WRONG*"]
+    )
 
 
 def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
@@ -165,7 +167,9 @@ def test_a_failing_target_fails_its_cells_with_one_line_reasons(pytester):
     )
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["*gpqa-diamond/smoke-001[[]broken[]] could not be graded — failed: Target HTTP 500*"]
+        [
+            "*srbench::suite[[]gpqa-diamond/smoke-001-broken[]] could not be graded — failed: Target HTTP 500*"
+        ]
     )
     assert report["status"] == "failed"
     metrics = {t["id"]: t for t in report["summary"]["targets"]}
