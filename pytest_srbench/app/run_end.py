@@ -16,6 +16,7 @@ from pytest_srbench.app.reports import report_from_store, write_html_report
 from pytest_srbench.app.saved_reports import save_report
 from pytest_srbench.app.settle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.shards import close_shards
+from pytest_srbench.core.commands import srbench_command
 from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
@@ -102,6 +103,7 @@ def finalize_run(
             "processes": len(engines),
             "peak_rss_mb": max(peaks) if peaks else None,
             "process_details": processes,
+            "effective_concurrency": effective_concurrency(engines),
         }
         store.set_runner(run_id, runner)
         run = store.set_run_status(run_id, status, error)
@@ -124,6 +126,27 @@ def finalize_sharded(
     is held by a live process (``shards.close_shards``)."""
     lost = close_shards(store, run_id)
     return finalize_run(store, run_id, runner=runner, workers_lost=lost, json_path=json_path)
+
+
+def effective_concurrency(engines: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """How many cells were in flight at once at most, against the concurrency asked for, and
+    why not more: the cells whose test bodies waited for their item's turn, and the fixtures
+    that made them wait (None where the processes did not record it)."""
+    recorded = [p for p in engines if p.get("peak_in_flight") is not None]
+    if not recorded:
+        return None
+    waited: dict[str, dict[str, Any]] = {}
+    for process in recorded:
+        for name, seen in (process.get("waited_for") or {}).items():
+            entry = waited.setdefault(name, {"scope": seen.get("scope"), "cells": 0})
+            entry["cells"] += int(seen.get("cells") or 0)
+    return {
+        "peak_in_flight": sum(int(p["peak_in_flight"]) for p in recorded),
+        "configured": sum(int(p.get("concurrency") or 0) for p in recorded),
+        "cells": sum(int(p.get("cells") or 0) for p in recorded),
+        "cells_at_their_turn": sum(int(p.get("cells_at_their_turn") or 0) for p in recorded),
+        "waited_for": dict(sorted(waited.items(), key=lambda kv: -kv[1]["cells"])),
+    }
 
 
 def record_peak(store: Store, run_id: str, process_id: str, peak_mb: float) -> dict[str, Any]:
@@ -175,7 +198,7 @@ def write_outputs(
         except OutputError as error:
             problems.append(
                 f"pytest-srbench: the {what} was not written: {error}; the run {run_id} is "
-                f"saved in the store (srbench --store {store.location} report {run_id} {flag} PATH "
+                f"saved in the store ({srbench_command(store.location, 'report', run_id, flag, 'PATH')} "
                 "writes it)"
             )
     return problems

@@ -20,6 +20,7 @@ from pytest_srbench.cli.reconcile import add_reconcile_commands
 from pytest_srbench.cli.serve import add_serve_command
 from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
 from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
+from pytest_srbench.core.commands import pytest_recover_command, srbench_command
 from pytest_srbench.core.errors import InputError, SrbenchError
 from pytest_srbench.core.plan.choices import RECOVERY_MODES
 
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
 
 def _store(args: argparse.Namespace) -> Store:
     return command_store(args.store)
+
+
+def _named_store(args: argparse.Namespace) -> str | None:
+    """The store to name in a command printed for the user (None: the default one)."""
+    return None if args.store == DEFAULT_STORE else str(args.store)
 
 
 def _page(rows: list[dict[str, Any]], limit: int, cursor: str) -> tuple[list[dict[str, Any]], Any]:
@@ -164,8 +170,11 @@ def cmd_recover_plan(args: argparse.Namespace) -> int:
     for reason, count in sorted(reasons.items()):
         print(f"  {count:>7}  {reason}")
     if args.output:
-        print(f"written to {args.output}; add \"selected_cells\" to choose a subset, then: "
-              f"srbench recover {args.run} --plan {args.output} --idempotency-key KEY")  # fmt: skip
+        then = srbench_command(
+            _named_store(args), "recover", args.run, f"--plan={args.output}",
+            "--idempotency-key=KEY",
+        )  # fmt: skip
+        print(f'written to {args.output}; add "selected_cells" to choose a subset, then: {then}')
     return 0
 
 
@@ -186,9 +195,14 @@ def cmd_recover(args: argparse.Namespace) -> int:
     )
     print(f"{'created' if created else 'existing'} recovery child {run.id} ({run.status}) of "
           f"{args.run}: {len(store.plan_outline(run.id).cells)} cells")  # fmt: skip
-    print(
-        f"run it with: pytest --srbench-recover {args.plan} --srbench-run-key {args.idempotency_key}"
+    acknowledge = args.acknowledge_new_attempt and plan.get("mode") == "failed"
+    command = pytest_recover_command(
+        args.plan,
+        args.idempotency_key,
+        store=_named_store(args),
+        acknowledge_new_attempt=acknowledge,
     )
+    print(f"run it with: {command}")
     return 0
 
 

@@ -95,6 +95,7 @@ class Engine:
         self._queue: asyncio.Queue[Work | None] | None = None
         self._pending_commits: set[asyncio.Future[Any]] = set()
         self.in_flight = 0
+        self.peak_in_flight = 0  # the most cells in flight at once (the effective concurrency)
         self._submissions = 0  # submitted cells without an outcome yet (any thread reads)
         self._submissions_lock = threading.Lock()
         self.finished = 0
@@ -220,6 +221,7 @@ class Engine:
         goes on meanwhile, so that commits batch)."""
         rt = self.runtime
         self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             result, committed = await run_cell(rt, work.case, work.target, work.adapter)
         except BaseException as error:  # never leave an item waiting forever

@@ -318,6 +318,29 @@ def async_fixtures(item: pytest.Function) -> list[str]:
     return found
 
 
+def turn_reasons(item: pytest.Function) -> dict[str, str]:
+    """Why a body waits for its item's turn instead of starting ahead: each fixture it depends
+    on that only the item's own set-up gives (name -> its scope, ``async`` for an async one)."""
+    info = item._fixtureinfo
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    reasons: dict[str, str] = {}
+    for name in info.names_closure:
+        if name in OWN_FIXTURES or name in params or name == "request":
+            continue
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions:
+            continue
+        definition = definitions[-1]
+        if inspect.iscoroutinefunction(definition.func) or inspect.isasyncgenfunction(
+            definition.func
+        ):
+            reasons[name] = f"async, {definition.scope} scope"
+        elif not session_value(definitions)[0]:
+            reasons[name] = f"{definition.scope} scope"
+    return reasons
+
+
 def early_arguments(
     item: pytest.Function, case: CaseView, target: TargetHandle, client: SrbenchClient
 ) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_c
 from pytest_srbench.app.run_start import GateRequest, RunRequest, RunStart, start_run
 from pytest_srbench.app.shards import ShardRefused
 from pytest_srbench.core.errors import SrbenchError
+from pytest_srbench.core.models import variant_of
 from pytest_srbench.core.user_targets import declared_targets, target_record
 from pytest_srbench.plugin.bench_tests import (
     CELL_PARAM,
@@ -91,7 +92,14 @@ class Collector:
     def _cells_of_benchmark(self, benchmark: str) -> list[tuple[str, str]]:
         if self.state.settings.recover is not None:  # a recovery child: its reviewed plan's
             self._python_targets()
-            cells = self._recovery_cells([benchmark])
+            # (a variant's cell is parametrized by its target's: the variants are assigned as
+            # in any session, then the cells the plan does not name are deselected)
+            cells = list(
+                dict.fromkeys(
+                    (case, variant_of(target)[0])
+                    for case, target in self._recovery_cells([benchmark])
+                )
+            )
             self._test_cells[benchmark] = cells
             return cells
         if benchmark not in self._test_cells:
@@ -167,8 +175,9 @@ class Collector:
     def _suites_wanted(self, answered: set[str]) -> list[str] | None:
         """The benchmarks the built-in suites' module runs (an empty list: the profile's
         sr-bench suites), or None when the session does without it: it joins when the session
-        names a benchmark no collected test answers, when no marked test was collected, or
-        always with ``[tool.srbench] run_suites = "always"`` (never with ``"never"``)."""
+        names a benchmark no collected test answers, when srbench was asked for on the command
+        line and no marked test was collected, or always with ``[tool.srbench] run_suites =
+        "always"`` (never with ``"never"``)."""
         settings, project = self.state.settings, self.state.project
         if settings.recover is not None:
             wanted = {case.benchmark for case in self._recovery_request().manifest.cases}
@@ -178,8 +187,10 @@ class Collector:
         chosen = settings.run.benchmarks
         if chosen:
             return [b for b in chosen if b not in answered] or None
-        if answered and project.run_suites != "always":
-            return None
+        if project.run_suites == "always":
+            return []
+        if answered or not settings.on_command_line:  # (a plain pytest of the project's tests
+            return None  # never runs the suites because its profile is configured)
         return []
 
     def _plan_suites(self, benchmarks: list[str]) -> bool:
@@ -204,8 +215,20 @@ class Collector:
 
     def _plan_session(self, items: list[pytest.Item]) -> None:
         """The session's plan: the marked tests' benchmarks (with the fixture targets) and the
-        built-in suites' benchmarks, one draft; refused when nothing can run."""
+        built-in suites' benchmarks, one draft; refused when nothing can run. A recovery
+        child's plan is its reviewed one: its marked tests' items beyond it are deselected."""
         if self.state.settings.recover is not None:
+            assign_variants(items)
+            planned = set(self._recovery_request().manifest.planned_keys())
+            extra = [
+                item
+                for item in items
+                if (cell := cell_of(item)) is not None and cell not in planned
+            ]
+            if extra:
+                dropped = set(extra)
+                items[:] = [item for item in items if item not in dropped]
+                self.state.config.hook.pytest_deselected(items=extra)
             return
         if {t.id for t in declared_targets()} != set(self.assignment.user_targets):
             raise pytest.UsageError(

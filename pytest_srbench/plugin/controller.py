@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
@@ -19,6 +20,7 @@ from pytest_srbench import __version__
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.app.run_start import GateRequest
 from pytest_srbench.app.shards import finalized, finish_shard
+from pytest_srbench.core.commands import srbench_command
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import SrbenchError
@@ -213,9 +215,15 @@ class ControllerPlugin:
             if not end.mine:
                 return  # this invocation never held its shard (it was refused)
             if not end.last:
+                invoked = Path(state.config.invocation_params.dir)
+                named = (
+                    None
+                    if state.settings.store == invoked / ".srbench"
+                    else state.settings.location
+                )
                 self.shard_note = (
                     f"srbench: shard {spec.label} done ({end.ran} cells); the report is written "
-                    f"by the last shard, or `srbench finalize {state.run_id}`"
+                    f"by the last shard, or `{srbench_command(named, 'finalize', state.run_id)}`"
                 )
                 return
             workers_lost += end.lost

@@ -40,6 +40,7 @@ from pytest_srbench.plugin.bench_tests import (
     run_by_anyio,
     run_by_pytest_asyncio,
     session_value,
+    turn_reasons,
 )
 from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
 from pytest_srbench.plugin.errors import usage_errors
@@ -105,6 +106,9 @@ class Dispatcher:
         self._cases_by_id: dict[str, Case] = {}
         self._targets_by_id: dict[str, Target] = {}
         self._case_views: dict[str, CaseView] = {}
+        # bodies that waited for their item's turn, and the fixtures that made them wait
+        self._at_turn = 0
+        self._waited_for: dict[str, dict[str, Any]] = {}
 
     # -- the engine ----------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -245,7 +249,15 @@ class Dispatcher:
                     {"reason": runtime.stop_reason, "user": runtime.user_cancelled},
                 )
             store.register_process(
-                run_id, {**self.process_info, "peak_rss_mb": peak_rss_mb(), "finished": True}
+                run_id,
+                {
+                    **self.process_info,
+                    "peak_rss_mb": peak_rss_mb(),
+                    "finished": True,
+                    "peak_in_flight": engine.peak_in_flight,
+                    "cells_at_their_turn": self._at_turn,
+                    "waited_for": self._waited_for,
+                },
             )
         engine.slots.clear()  # no item runs after the loop: its entries (11 MB at 100,000
         # cells) are not kept through the report
@@ -352,6 +364,7 @@ class Dispatcher:
         if engine is not None and not self.state.view_only:
             if cell not in engine.slots:  # not started ahead: it runs now, with its fixtures
                 names = pyfuncitem._fixtureinfo.argnames
+                self._note_turn(pyfuncitem)
                 self._submit_body(pyfuncitem, cell, {n: pyfuncitem.funcargs[n] for n in names})
             self._start_ahead(pyfuncitem)
         # (without an engine, another process ran the cell or the run is only reported)
@@ -404,6 +417,7 @@ class Dispatcher:
         assert cell is not None
         if engine is not None and not self.state.view_only and cell not in engine.slots:
             case, target = self._case(cell[0]), self._target(cell[1])
+            self._note_turn(item)
             adapter = BridgedBody(self.state.registry.get(case.benchmark))
             slot = engine.submit(case, target, adapter)
             started = asyncio.wrap_future(adapter.started)
@@ -449,6 +463,18 @@ class Dispatcher:
             adapter.ended.set_result(BodyEnd(scope, returned=returned))
         finally:
             CURRENT.reset(token)
+
+    def _note_turn(self, item: pytest.Function) -> None:
+        """A body runs at its item's turn: when fixtures made it wait (not merely the first body
+        of its test, which starts the others ahead), count it and them — the report states the
+        effective concurrency and what limited it."""
+        reasons = turn_reasons(item)
+        if not reasons:
+            return
+        self._at_turn += 1
+        for name, scope in reasons.items():
+            seen = self._waited_for.setdefault(name, {"scope": scope, "cells": 0})
+            seen["cells"] += 1
 
     def _case(self, case_id: str) -> Case:
         manifest = self.state.manifest

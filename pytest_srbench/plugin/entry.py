@@ -20,7 +20,12 @@ from pytest_srbench.plugin.fixtures import (
     srbench_protocol,
     srbench_target,
 )
-from pytest_srbench.plugin.options import BenchmarksSkipped, add_options, is_active
+from pytest_srbench.plugin.options import (
+    BenchmarksSkipped,
+    add_options,
+    check_spaced_paths,
+    is_active,
+)
 
 __all__ = [
     "srbench_case",
@@ -46,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "srbench(benchmark): a benchmark written as a test, parametrized by its cases and "
         "targets; skipped unless srbench runs (pytest --srbench-profile=smoke)",
     )
+    check_spaced_paths(config)  # before the configuration is read: from the right rootdir
     if not is_active(config):
         config.pluginmanager.register(BenchmarksSkipped(), "srbench-skipped")
         return

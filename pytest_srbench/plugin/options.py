@@ -231,6 +231,9 @@ class Settings:
     # what the store is opened from: the folder ``store`` itself, or a postgresql:// URL
     # (``store`` is then the local folder for files written next to a run on this host)
     store_location: str = ""
+    # srbench was asked for on the command line (not only by the configuration's profile):
+    # only then may a session that collected no benchmark test run the shipped suites
+    on_command_line: bool = True
 
     @property
     def location(self) -> str:
@@ -262,17 +265,24 @@ def _check_report_path(flag: str, option: str | None, path: Path | None) -> None
 
 
 def is_active(config: pytest.Config) -> bool:
-    """srbench runs when a profile, a benchmark, a recovery or a preview was asked for on the
-    command line (``--srbench-mode preview`` alone previews the configured profile), when the
+    """srbench runs when the command line asks for it (``asked_on_command_line``), when the
     project's configuration sets a ``profile`` (a plain ``pytest`` then runs its benchmarks),
     and in an xdist worker of a session where it runs."""
+    return bool(
+        asked_on_command_line(config)
+        or (getattr(config, "workerinput", None) or {}).get("srbench_project") is not None
+        or _profile_configured(config)
+    )
+
+
+def asked_on_command_line(config: pytest.Config) -> bool:
+    """A profile, a benchmark, a recovery or a preview was asked for on the command line
+    (``--srbench-mode preview`` alone previews the configured profile)."""
     return bool(
         config.getoption("srbench_profile")
         or config.getoption("srbench_benchmark")
         or config.getoption("srbench_recover")
         or config.getoption("srbench_mode") == "preview"
-        or (getattr(config, "workerinput", None) or {}).get("srbench_project") is not None
-        or _profile_configured(config)
     )
 
 
@@ -357,6 +367,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
         shard=shard_option(config),
         store_location=location,
+        on_command_line=asked_on_command_line(config),
     )
 
 
@@ -409,6 +420,62 @@ def run_options(config: pytest.Config, project: SrbenchConfig) -> RunOptions:
         return validated_options(values)
     except InputError as error:
         raise ConfigError(str(error)) from None
+
+
+PATH_OPTIONS = ("--srbench-store", "--srbench-baseline", "--srbench-recover", "--srbench-config",
+                "--srbench-json", "--srbench-html")  # fmt: skip
+
+
+def check_spaced_paths(config: pytest.Config) -> None:
+    """A path-valued option written with a space (``--srbench-store DIR``) whose value exists
+    on disk may have been taken by pytest for a test path: pytest settles its rootdir and
+    configuration file before any plugin's options are known. Where that moved them (the
+    project's configuration then goes unread), refuse the form with one line naming
+    ``--opt=VALUE``; where it did not, the value is the option's as usual."""
+    args = list(config.invocation_params.args)
+    spaced = [
+        (option, args[index + 1])
+        for index, option in enumerate(args[:-1])
+        if option in PATH_OPTIONS and not args[index + 1].startswith("-")
+    ]
+    invoked = Path(config.invocation_params.dir)
+    suspects = [(option, value) for option, value in spaced if (invoked / value).exists()]
+    if not suspects:
+        return
+    settled = _setup_without_suspects(config)
+    if settled is None or settled == (config.rootpath, config.inipath):
+        return
+    option, value = suspects[0]
+    raise pytest.UsageError(
+        f"pytest-srbench: {option} {value}: pytest read {value!r} as a test path before srbench's "
+        f"options were known, which moved its rootdir to {config.rootpath} (so the project's "
+        f"configuration was not read); write it {option}={value}"
+    )
+
+
+def _setup_without_suspects(config: pytest.Config) -> tuple[Path, Path | None] | None:
+    """The rootdir and configuration file pytest settles from the session's real test paths
+    (its own rules, ``determine_setup``), or None when this pytest's version cannot say."""
+    import inspect
+
+    try:
+        from _pytest.config.findpaths import determine_setup
+    except ImportError:  # pragma: no cover - another pytest
+        return None
+    option = config.option
+    known: dict[str, Any] = {
+        "inifile": getattr(option, "inifilename", None),
+        "override_ini": getattr(option, "override_ini", None),
+        "args": list(getattr(option, "file_or_dir", None) or []),
+        "rootdir_cmd_arg": getattr(option, "rootdir", None) or None,
+        "invocation_dir": Path(config.invocation_params.dir),
+    }
+    accepted = inspect.signature(determine_setup).parameters
+    try:
+        settled = determine_setup(**{k: v for k, v in known.items() if k in accepted})
+    except Exception:  # pragma: no cover - a pytest whose rules differ: say nothing
+        return None
+    return Path(settled[0]), (Path(settled[1]) if settled[1] is not None else None)
 
 
 def check_gate_options(config: pytest.Config) -> None:

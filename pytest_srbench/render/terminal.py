@@ -76,6 +76,24 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), line(["-" * width for width in widths]), *[line(row) for row in rows]]
 
 
+def _turn_lines(effective: dict[str, Any] | None) -> list[str]:
+    """When test bodies waited for their own item's turn: the concurrency the run reached, and
+    the fixtures that held the bodies back."""
+    if not effective or not effective.get("cells_at_their_turn"):
+        return []
+    fixtures = ", ".join(
+        f"{name!r} ({seen['scope']}, {seen['cells']} cells)"
+        for name, seen in (effective.get("waited_for") or {}).items()
+    )
+    return [
+        f"effective concurrency {effective['peak_in_flight']} of {effective['configured']}: "
+        f"{effective['cells_at_their_turn']} of {effective['cells']} cells waited for their "
+        f"test's own set-up" + (f" — fixtures {fixtures}" if fixtures else ""),
+        "  (a body starts ahead of its item when every fixture it uses is session-scoped and "
+        "sync; see docs/your-own-code.md)",
+    ]
+
+
 def _name(target_id: str) -> str:
     """A target's name as a table shows it: a variant as "sim-large · fancy"."""
     return str(target_id).replace(VARIANT_SEP, " · ")
@@ -306,6 +324,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
             f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
             f"process(es) · transport {runner.get('transport')}"
         )
+        lines += _turn_lines(runner.get("effective_concurrency"))
     lines.append("")
     targets = summary["targets"]
     lines += table(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -383,3 +384,81 @@ def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(
     calls = store.calls(run_id)
     assert len(calls) == 18 and {c["status"] for c in calls} == {"completed"}
     assert len({(c["case_id"], c["target_id"]) for c in calls}) == 18  # nothing ran twice
+
+
+CAPITALS = """
+import pytest
+
+import pytest_srbench
+
+CASES = [{"id": f"c{i}", "question": f"Capital number {i}? One word.", "answer": "Paris"}
+         for i in range(8)]
+pytest_srbench.benchmark("capitals", cases=CASES, version="1",
+                         grade=lambda answer, case: case["answer"].lower() in answer.lower())
+
+
+@pytest.mark.srbench("capitals")
+async def test_capitals(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.prompt)).final_text
+"""
+
+STYLED = """
+import pytest
+
+
+@pytest.mark.parametrize("style", ["plain", "terse"])
+@pytest.mark.srbench("mmlu-pro")
+async def test_mmlu(srbench_case, srbench_target, style):
+    prefix = "" if style == "plain" else "Answer with the letter only. "
+    return (await srbench_target.ask(prefix + srbench_case.prompt)).final_text
+"""
+
+
+@pytest.mark.parametrize(("source", "planned"), [(CAPITALS, 8), (STYLED, 28)])
+def test_sigkill_then_recovery_run_exactly_as_srbench_recover_prints_it(
+    pytester, sim, source, planned
+):
+    """A benchmark defined in Python, and one whose test is parametrized (variants), recover
+    after SIGKILL like the shipped suites: ``srbench recover`` creates the child and prints the
+    pytest command that runs it, which runs as printed and sends exactly the missing cells."""
+    project(pytester, sim, "slow")  # 0.3 s per answer
+    pytester.makepyfile(test_mine=source)
+    root = pytester.path
+    command = [sys.executable, "-c", INTERRUPTIBLE, "-m", "pytest", "-p", "no:cacheprovider",
+               "-q", "--srbench-profile=smoke", "--srbench-concurrency=1"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    run_id = wait_for_calls(root, 2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    stats = settle_simulator(sim)
+    srbench = [sys.executable, "-m", "pytest_srbench"]
+    planned_run = subprocess.run([*srbench, "recover-plan", run_id, "--output", "plan.json"],
+                                 cwd=root, capture_output=True, text=True)  # fmt: skip
+    assert planned_run.returncode == 0, planned_run.stderr
+    plan = json.loads((root / "plan.json").read_text())
+    eligible = plan["counts"]["eligible"]
+    assert 0 < eligible < planned, plan["counts"]
+    recovered = subprocess.run(
+        [*srbench, "recover", run_id, "--plan", "plan.json", "--idempotency-key", "again-1"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert recovered.returncode == 0, recovered.stderr
+    printed = next(
+        line.removeprefix("run it with: ")
+        for line in recovered.stdout.splitlines()
+        if line.startswith("run it with: ")
+    )
+    assert printed == "pytest --srbench-recover=plan.json --srbench-run-key=again-1"
+    child = subprocess.run(
+        [sys.executable, "-m", *shlex.split(printed), "-p", "no:cacheprovider"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert child.returncode in (0, 1), child.stdout[-3000:]  # wrong answers never fail it
+    assert "INTERNALERROR" not in child.stdout + child.stderr
+    assert sim_client.stats(sim.admin_url)["requests"] == stats["requests"] + eligible
+    store = open_store(root / ".srbench")
+    children = [run for run in store.list_runs(limit=10) if run.parent_run_id == run_id]
+    assert len(children) == 1 and children[0].status == "completed", children
+    chosen = {(cell["case_id"], cell["target_id"]) for cell in plan["eligible_cells"]}
+    done = {(row["case_id"], row["target_id"]) for row in store.results(children[0].id)}
+    assert done == chosen  # exactly the reviewed cells: variants included
