@@ -9,6 +9,7 @@ sets a profile."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -345,12 +346,19 @@ async def test_async_unit():
 """
 
 
-def test_pytest_asyncio_auto_mode_runs_async_unit_tests_and_grades_async_cells(pytester):
+def test_pytest_asyncio_auto_mode_runs_async_unit_tests_and_grades_async_cells(
+    pytester, monkeypatch
+):
     pytest.importorskip("pytest_asyncio")
+    # the sessions the tests start run without the development plugins (tests/conftest.py):
+    # this one loads pytest-asyncio, as a project that uses it does
+    addopts = os.environ.get("PYTEST_ADDOPTS", "").replace("-p no:asyncio", "")
+    monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
     ini = 'asyncio_mode = "auto"\nasyncio_default_fixture_loop_scope = "function"\n'
     user_project(pytester, unit=ASYNC_UNIT, ini=ini)
     result = run(pytester, "--srbench-profile=smoke", "-v", "--srbench-json=report.json")
     assert result.ret == 0, output(result)[-3000:]
+    result.stdout.fnmatch_lines(["plugins:*asyncio-*"])
     found = verdicts(result)
     assert found["tests/test_unit.py::test_async_unit"] == "PASSED"
     assert len(marked_cells(found)) == 28
