@@ -104,7 +104,7 @@ def make_project(root: Path, workload: Workload, base_url: str | None = None) ->
             "profiles": {"smoke": workload.cells}}  # fmt: skip
     (suite / "suite.json").write_text(json.dumps(meta))
     (root / "conftest.py").write_text(CONFTEST)
-    # the test-function paths (collected only when named on the command line)
+    # the test-function paths (named on the command line by their rows, ignored by the others)
     (root / TEST_MODULES["target"]).write_text(TEST_MODULE)
     (root / TEST_MODULES["client"]).write_text(CLIENT_TEST_MODULE)
     model = model_spec(workload)
@@ -249,8 +249,9 @@ def run_pytest(
     ("client"), instead of being the shipped-suite items. ``pythonpath``: the source tree to
     measure (default: the one this interpreter imports). ``phases``: also load the
     ``_phase_marks`` plugin and return where the command's time went."""
+    # the shipped-suite row leaves the test-function modules out (pytest collects the folder)
     selection = ["--srbench-profile", "smoke", TEST_MODULES[as_test]] if as_test else [
-        "--srbench-benchmark", "bench-mcq"]  # fmt: skip
+        "--srbench-benchmark", "bench-mcq", *(f"--ignore={m}" for m in TEST_MODULES.values())]  # fmt: skip
     # each source tree its own store: trees of different store schemas may be compared
     store = store_folder(pythonpath)
     command = [

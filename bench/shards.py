@@ -29,15 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.postgres_server
 
-from _workload import PYTHON, Workload, child_env, make_project
+from _workload import PYTHON, TEST_MODULES, Workload, child_env, make_project
 
 from pytest_srbench.store import open_store
 
 
 def command(workload: Workload, *extra: str) -> list[str]:
     return [PYTHON[0], "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-            "--srbench-benchmark", "bench-mcq", "--srbench-concurrency",
-            str(workload.concurrency), *extra]  # fmt: skip
+            "--srbench-benchmark", "bench-mcq", *(f"--ignore={m}" for m in TEST_MODULES.values()),
+            "--srbench-concurrency", str(workload.concurrency), *extra]  # fmt: skip
 
 
 def timed_run(project: Path, commands: list[list[str]]) -> tuple[float, float]:

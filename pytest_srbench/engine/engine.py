@@ -11,12 +11,12 @@ import asyncio
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_srbench.benchmarks.base import Adapter
-from pytest_srbench.core.models import Case, Target
+from pytest_srbench.core.models import Case, Target, variant_of
 from pytest_srbench.engine.cell import run_cell
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.engine.slots import OutcomeSlot
@@ -58,6 +58,11 @@ def _report(
         slot.set_result(CellOutcome("failed", outcome.result, "the result could not be stored"))
     else:
         slot.set_result(replace(outcome, stored=True))
+
+
+def _put_all(queue: asyncio.Queue[Work | None], work: list[Work]) -> None:
+    for each in work:
+        queue.put_nowait(each)
 
 
 def _engine_failure(slot: OutcomeSlot[CellOutcome], error: BaseException) -> None:
@@ -182,7 +187,7 @@ class Engine:
                         CellOutcome("pending", None, f"not dispatched: {rt.stop_reason}")
                     )
                     continue
-                semaphore = limits.get(work.target.id)
+                semaphore = limits.get(variant_of(work.target.id)[0])  # variants share it
                 if semaphore is not None:
                     await semaphore.acquire()
                 try:
@@ -253,19 +258,33 @@ class Engine:
 
     def submit(self, case: Case, target: Target, adapter: Adapter) -> OutcomeSlot[CellOutcome]:
         """Queue one cell run by ``adapter`` (from any thread); its outcome once committed."""
-        slot: OutcomeSlot[CellOutcome] = OutcomeSlot(self._submission_done)
-        self.slots[(case.id, target.id)] = slot
+        return self.submit_many([(case, target, adapter)])[0]
+
+    def submit_many(
+        self, cells: Sequence[tuple[Case, Target, Adapter]]
+    ) -> list[OutcomeSlot[CellOutcome]]:
+        """Queue cells, in order, with one wake-up of the engine's loop (from any thread);
+        their outcome slots."""
+        slots: list[OutcomeSlot[CellOutcome]] = []
+        work = []
+        for case, target, adapter in cells:
+            slot: OutcomeSlot[CellOutcome] = OutcomeSlot(self._submission_done)
+            self.slots[(case.id, target.id)] = slot
+            slots.append(slot)
+            work.append(Work(case, target, adapter, slot))
         with self._submissions_lock:
-            self._submissions += 1
+            self._submissions += len(work)
         loop, queue = self._loop, self._queue
-        if loop is None or queue is None or self._done.is_set():
-            slot.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
-            return slot
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, Work(case, target, adapter, slot))
-        except RuntimeError:  # the loop closed meanwhile
-            slot.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
-        return slot
+        stopped = loop is None or queue is None or self._done.is_set()
+        if loop is not None and queue is not None and not stopped:
+            try:
+                loop.call_soon_threadsafe(_put_all, queue, work)
+            except RuntimeError:  # the loop closed meanwhile
+                stopped = True
+        if stopped:
+            for slot in slots:
+                slot.set_result(CellOutcome("pending", None, "not dispatched: the engine stopped"))
+        return slots
 
     def _submission_done(self, _: OutcomeSlot[CellOutcome]) -> None:
         with self._submissions_lock:

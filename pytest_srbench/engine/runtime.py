@@ -13,7 +13,7 @@ from pathlib import Path
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.calls.sse import StreamGuards
-from pytest_srbench.core.models import Case, Manifest, Target
+from pytest_srbench.core.models import Case, Manifest, Target, variant_of
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.store.base import Store, now_iso
@@ -150,7 +150,7 @@ class RunRuntime:
 
     def transport_for(self, target: Target) -> Transport:
         """The target's own transport (e.g. without keep-alive), else the shared one."""
-        return self.target_transports.get(target.id, self.transport)
+        return self.target_transports.get(variant_of(target.id)[0], self.transport)
 
     async def close_transports(self) -> None:
         await self.transport.aclose()

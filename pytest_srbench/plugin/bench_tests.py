@@ -342,7 +342,11 @@ def turn_reasons(item: pytest.Function) -> dict[str, str]:
 
 
 def early_arguments(
-    item: pytest.Function, case: CaseView, target: TargetHandle, client: SrbenchClient
+    item: pytest.Function,
+    cell: tuple[str, str],
+    case: Callable[[], CaseView],
+    target: Callable[[], TargetHandle | None],
+    client: SrbenchClient,
 ) -> dict[str, Any] | None:
     """The body's arguments without pytest's set-up of the item, or None when the body needs
     something only that set-up gives.
@@ -356,6 +360,7 @@ def early_arguments(
     info = item._fixtureinfo
     if async_fixtures(item):
         return None  # its values live on its test framework's loop: the body runs there
+    own_values = {"srbench_client": client, "srbench_protocol": SUITE_PROTOCOL}
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
     shared: dict[str, Any] = {}
@@ -368,12 +373,19 @@ def early_arguments(
         if not ready:  # (``request`` in the body's own arguments has no definition: per item)
             return None
         shared[name] = value
-    own = {CELL_PARAM: (case.id, target.id), "srbench_case": case, "srbench_target": target,
-           "srbench_client": client, "srbench_protocol": SUITE_PROTOCOL}  # fmt: skip
     arguments: dict[str, Any] = {}
     for name in info.argnames:
-        if name in own:
-            arguments[name] = own[name]
+        if name == "srbench_target":  # (made only for a body that takes it)
+            handle = target()
+            if handle is None:  # its app's fixture is not a session-wide value set up yet
+                return None
+            arguments[name] = handle
+        elif name == "srbench_case":
+            arguments[name] = case()
+        elif name in own_values:
+            arguments[name] = own_values[name]
+        elif name == CELL_PARAM:
+            arguments[name] = cell
         elif name in params:
             arguments[name] = params[name]
         else:

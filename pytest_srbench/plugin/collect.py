@@ -82,7 +82,10 @@ class Collector:
         if benchmark == SUITES:
             cells = self._suite_cells
         elif chosen and benchmark not in chosen and settings.recover is None:
-            cells = []  # skipped: --srbench-benchmark names others
+            reason = f"srbench: --srbench-benchmark names {', '.join(chosen)}, not {benchmark}"
+            skipped = pytest.param(None, marks=pytest.mark.skip(reason=reason), id="not-selected")
+            metafunc.parametrize(CELL_PARAM, [skipped])  # one skipped item, no cell
+            return
         else:
             cells = self._cells_of_benchmark(benchmark)
         metafunc.parametrize(
@@ -161,7 +164,7 @@ class Collector:
         with long_lived():  # the plan's cases and the cells' items
             answered = {b for b in map(item_benchmark, items) if b is not None}
             wanted = self._suites_wanted(answered)
-            if wanted is not None and self._plan_suites(wanted):
+            if wanted is not None and self._plan_suites(wanted, answered):
                 suites = SuitesModule.for_session(session)
                 if self._no_timeout is not None:
                     suites.add_marker(self._no_timeout)
@@ -183,6 +186,9 @@ class Collector:
             wanted = {case.benchmark for case in self._recovery_request().manifest.cases}
             return sorted(wanted - answered) or None
         if project.run_suites == "never":
+            if not answered and settings.on_command_line:
+                say(self.state.config, 'srbench: run_suites = "never" and no benchmark test was '
+                    "collected: nothing to benchmark")  # fmt: skip
             return None
         chosen = settings.run.benchmarks
         if chosen:
@@ -193,9 +199,10 @@ class Collector:
             return None  # never runs the suites because its profile is configured)
         return []
 
-    def _plan_suites(self, benchmarks: list[str]) -> bool:
-        """The cells of the built-in suites' module: False (and none) when the plan is refused
-        in an xdist worker (its controller says why)."""
+    def _plan_suites(self, benchmarks: list[str], answered: set[str]) -> bool:
+        """The cells of the built-in suites' module, none of a benchmark a collected test
+        answers: False (and none) when there is none, or when the plan is refused in an xdist
+        worker (its controller says why)."""
         state = self.state
         if state.settings.recover is not None:
             self._suite_cells = self._recovery_cells(benchmarks)
@@ -203,6 +210,12 @@ class Collector:
             return True
         try:
             draft = self._draft(benchmarks, suites=benchmarks)
+            shared = {case.benchmark for case in draft.cases} & answered
+            if shared:  # the profile's suites beside the project's own tests of some of them
+                rest = sorted({case.benchmark for case in draft.cases} - answered)
+                if not rest:
+                    return False
+                draft = self._draft(rest, suites=rest)
         except SrbenchError as error:
             refuse(state.config, usage_line(error))
             return False  # an xdist worker: it collects nothing, the controller says why

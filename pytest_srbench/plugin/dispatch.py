@@ -9,21 +9,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import os
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
-from pytest_srbench.app.planning import suite_search_path
 from pytest_srbench.benchmarks.base import CellContext
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target, variant_of
-from pytest_srbench.core.plan.budget import Budget
-from pytest_srbench.datasets.suites import discover_suites
-from pytest_srbench.engine.engine import CellOutcome, Engine, EngineOptions
-from pytest_srbench.engine.runtime import RunRuntime
+from pytest_srbench.engine.engine import CellOutcome, Engine
 from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.plugin.bench_tests import (
     AppHandle,
@@ -43,6 +37,7 @@ from pytest_srbench.plugin.bench_tests import (
     turn_reasons,
 )
 from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
+from pytest_srbench.plugin.engine_setup import make_engine
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import (
     CellNotGraded,
@@ -51,11 +46,7 @@ from pytest_srbench.plugin.items import (
     require_graded,
     run_cell_protocol,
 )
-from pytest_srbench.plugin.session import Assignment, SessionState, process_id
-from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.store.liveness import host_id
-from pytest_srbench.store.writer import GroupCommitWriter
-from pytest_srbench.transport.factory import make_transport
+from pytest_srbench.plugin.session import Assignment, SessionState
 
 if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
@@ -125,108 +116,14 @@ class Dispatcher:
             self._stop_engine(session)
 
     def _start_engine(self) -> None:
-        state = self.state
-        settings = state.settings
-        manifest = state.manifest
-        store = state.open()
-        assert manifest is not None
-        # made before the run was created (or first here: a recovery child), loading the HTTP
-        # client (0.1 s) while the simulator, launched when the session started, may still be
-        # starting (its address is waited for below)
-        transport = self.assignment.transport or make_transport(
-            settings.transport, connections=settings.concurrency
-        )
-        self.assignment.transport = None  # the engine's from now on
-        targets = manifest.target_inventory()
-        cases = {case.id: case for case in manifest.cases}
-        work = [
-            (cases[case_id], targets[target_id]) for case_id, target_id in self.assignment.cells
-        ]
-        base_urls = state.target_urls(targets.values())
-        self._register_scripts(work, base_urls)
-        role = state.role
-        self.process_info = {
-            "process_id": process_id(),
-            "pid": os.getpid(),
-            "host": host_id(),
-            "role": role.kind,
-            "slot": role.slot,
-            "cells": len(work),
-            "concurrency": settings.concurrency,
-        }
-        with store.transaction():
-            store.register_process(state.run_id, self.process_info)
-        store.start_queued_run(state.run_id)
-        shards = settings.shard.count if settings.shard is not None else 1
-        budget_share = manifest.limits.max_cost_usd / max(role.workers, 1) / shards
-        runtime = RunRuntime(
-            run_id=state.run_id,
-            manifest=manifest,
-            store=store,
-            writer=GroupCommitWriter(store),  # bound to the engine loop
-            transport=transport,
-            adapters=state.registry,
-            base_urls=base_urls,
-            budget=Budget(cap_usd=budget_share),
-            max_failures=state.config.getoption("maxfail") or None,
-        )
-        draft = state.draft
-        if draft is not None:
-            runtime.asset_roots = dict(draft.suite_paths)
-        else:  # a recovery child: its parent's suites, found again (assets are hash-checked)
-            search = suite_search_path(state.project, state.rootdir)
-            found = discover_suites(search, manifest.profile)
-            runtime.asset_roots = {b: Path(p) for b, p in found.items()}
-        per_target = {t.id: t.concurrency for t in state.project.targets if t.concurrency}
-        for target_id, slots in state.managed_slots.items():  # no cell waits silently in a
-            # server's queue (its idle timeout would run): each process sends its share
-            per_target.setdefault(target_id, max(1, slots // max(role.workers, 1)))
-        runtime.target_transports = (
-            {
-                t.id: make_transport(
-                    settings.transport, connections=settings.concurrency, keep_alive=False
-                )
-                for t in draft.targets
-                if not t.reuses_connections()
-            }
-            if draft is not None
-            else {}
-        )
-        if store.cancellation_requested(state.run_id):  # SIGTERM / cancel during start-up
-            runtime.stop("cancelled by request before dispatch", user=True)
-        engine = self.engine = Engine(runtime, EngineOptions(settings.concurrency, per_target))
-        state.stoppers.append(lambda reason: engine.cancel(reason, user=True))
+        engine, self.process_info = make_engine(self.state, self.assignment)
+        self.engine = engine
+        self.state.stoppers.append(lambda reason: engine.cancel(reason, user=True))
         # each marked test's item submits its own cell (ahead of it when it can)
         self._body_position = {
             item.nodeid: position for position, item in enumerate(self.assignment.bodies)
         }
         engine.start([], keep_open=True)
-
-    def _register_scripts(self, work: list[tuple[Any, Target]], base_urls: dict[str, str]) -> None:
-        manifest = self.state.manifest
-        assert manifest is not None
-        inventory = manifest.target_inventory()
-        simulated = [t for t in inventory.values() if t.simulated]
-        if not simulated:
-            return  # no simulator plays a part in this plan
-        options = manifest.benchmark_options
-        by_url: dict[str, dict[str, Any]] = {}
-        for case, target in work:
-            # a python target's code may call any simulated model of the plan about its case;
-            # a simulated judge or user plays its part of the case (a real subject's too)
-            bound = [
-                inventory[name]
-                for name in (options.get(case.benchmark) or {}).values()
-                if isinstance(name, str) and name in inventory
-            ]
-            for called in [*(simulated if target.kind == "python" else [target]), *bound]:
-                url = (base_urls.get(called.id) or called.base_url) if called.simulated else None
-                if url:
-                    by_url.setdefault(url, {})[case.id] = case
-        for url, cases in by_url.items():
-            admin = sim_client.admin_url_for(url)
-            sim_client.register_models(admin, self.state.project.simulator.sim_models().values())
-            sim_client.register_case_scripts(admin, cases.values(), self.state.registry)
 
     def _stop_engine(self, session: pytest.Session) -> None:
         engine = self.engine
@@ -399,11 +296,15 @@ class Dispatcher:
         self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]
     ) -> None:
         assert self.engine is not None
+        self.engine.submit(*self._body(item, cell, arguments))
+
+    def _body(
+        self, item: pytest.Function, cell: tuple[str, str], arguments: dict[str, Any]
+    ) -> tuple[Case, Target, TestBodyAdapter]:
+        """A body as a cell of the engine: its case, its target and the adapter that runs it."""
         case = self._case(cell[0])
-        target = self._target(cell[1])
         grader = self.state.registry.get(case.benchmark)
-        adapter = TestBodyAdapter(body_function(item), arguments, grader)
-        self.engine.submit(case, target, adapter)
+        return case, self._target(cell[1]), TestBodyAdapter(body_function(item), arguments, grader)
 
     async def _run_bridged(
         self, item: pytest.Function, function: Callable[..., Any], arguments: dict[str, Any]
@@ -534,28 +435,38 @@ class Dispatcher:
         """Queue the bodies of the items after ``current`` that need no per-item set-up (see
         ``early_arguments``), up to ``AHEAD`` × ``--srbench-concurrency`` unfinished: the
         engine's workers run ``--srbench-concurrency`` of them at once and take the next as
-        soon as one ends, so a slow cell never leaves a worker idle until pytest reaches it."""
+        soon as one ends, so a slow cell never leaves a worker idle until pytest reaches it.
+        The window is refilled a concurrency's worth at a time, in one hand-over to the
+        engine's loop (one wake-up, not one per cell)."""
         engine = self.engine
         assert engine is not None
-        room = AHEAD * self.state.settings.concurrency - engine.unfinished_submissions
+        concurrency = self.state.settings.concurrency
+        room = AHEAD * concurrency - engine.unfinished_submissions
         items = self.assignment.bodies
         position = max(self._ahead, self._body_position.get(current.nodeid, -1) + 1)
+        if room < min(concurrency, len(items) - position):
+            return  # (the window is full enough: pytest is still far behind its front)
+        batch: list[tuple[Case, Target, TestBodyAdapter]] = []
         while room > 0 and position < len(items):
             item = items[position]
             position += 1
             cell = cell_of(item)
             if cell is None or cell in engine.slots:
                 continue
-            handle = self._early_handle(item, cell[1])
-            arguments = (
-                None
-                if handle is None
-                else early_arguments(item, self.case_view(cell[0]), handle, self.client)
+            case_id, target_id = cell
+            arguments = early_arguments(
+                item,
+                cell,
+                functools.partial(self.case_view, case_id),  # made only when taken
+                functools.partial(self._early_handle, item, target_id),
+                self.client,
             )
             if arguments is not None:
-                self._submit_body(item, cell, arguments)
+                batch.append(self._body(item, cell, arguments))
                 room -= 1
         self._ahead = position
+        if batch:
+            engine.submit_many(batch)
 
     # -- outcomes ------------------------------------------------------------------------
     def outcome(self, case_id: str, target_id: str) -> CellOutcome:

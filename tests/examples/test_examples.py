@@ -26,10 +26,10 @@ def pytest_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 def test_prompt_variants_are_compared_and_gated(pytester, monkeypatch):
     root = copy_example(pytester, "prompt_variants")
     monkeypatch.setenv("SUPPORT_BOT_PROMPT", "v1")
-    main = pytest_run(pytester, "test_support_bot.py", "--srbench-json=main.json")
+    main = pytest_run(pytester, "--srbench-json=main.json")
     assert main.ret == 0, main.stdout.str()
     monkeypatch.setenv("SUPPORT_BOT_PROMPT", "v2")
-    pr = pytest_run(pytester, "test_support_bot.py", "--srbench-baseline=main.json",
+    pr = pytest_run(pytester, "--srbench-baseline=main.json",
                     "--srbench-json=pr.json")  # fmt: skip
     assert pr.ret == 0, pr.stdout.str()
     report = json.loads((root / "pr.json").read_text())
@@ -41,20 +41,20 @@ def test_prompt_variants_are_compared_and_gated(pytester, monkeypatch):
 
 def test_a_rule_as_a_target_beside_the_models(pytester):
     root = copy_example(pytester, "your_code_as_target")
-    both = pytest_run(pytester, "test_baseline.py", "--srbench-json=all.json")
+    both = pytest_run(pytester, "--srbench-json=all.json")
     assert both.ret == 0, both.stdout.str()
     report = json.loads((root / "all.json").read_text())
     targets = {t["id"]: t for t in report["summary"]["targets"]}
     assert set(targets) == {"sim-large", "sim-small", "longest-option"}
     assert targets["longest-option"]["total"] == 4 and targets["longest-option"]["failed"] == 0
     assert targets["longest-option"]["cost_usd"] is None
-    alone = pytest_run(pytester, "test_baseline.py", "--srbench-target", "longest-option")
+    alone = pytest_run(pytester, "--srbench-target", "longest-option")
     assert alone.ret == 0, alone.stdout.str()
 
 
 def test_a_tool_using_agent_graded_by_the_agent_rules(pytester):
     root = copy_example(pytester, "tool_agent")
-    result = pytest_run(pytester, "--srbench-offline", "test_notes_agent.py",
+    result = pytest_run(pytester, "--srbench-offline",
                         "--srbench-json=agent.json")  # fmt: skip
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*Agent tasks (rule-judged*"])
@@ -74,7 +74,7 @@ def test_a_tool_using_agent_graded_by_the_agent_rules(pytester):
 
 def test_a_rag_app_measured_for_retrieval_and_answers(pytester):
     root = copy_example(pytester, "rag_app")
-    result = pytest_run(pytester, "test_rag_app.py", "--srbench-json=report.json")
+    result = pytest_run(pytester, "--srbench-json=report.json")
     assert result.ret == 0, result.stdout.str()
     report = json.loads((root / "report.json").read_text())
     targets = {t["id"]: t for t in report["summary"]["targets"]}
@@ -99,3 +99,13 @@ def test_a_rag_app_measured_for_retrieval_and_answers(pytester):
     sim_answers = {c["answer"] for c in report["cells"]
                    if c["benchmark"] == "notes-qa" and c["target_id"] == "sim-large"}  # fmt: skip
     assert sim_answers == {"I do not know the answer to this question."}
+
+
+def test_an_empty_project_runs_the_shipped_suites(pytester):
+    root = copy_example(pytester, "sr_bench")
+    result = pytest_run(pytester, "--srbench-json=report.json")
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((root / "report.json").read_text())
+    assert report["summary"]["planned_cells"] == 72
+    assert len({cell["benchmark"] for cell in report["cells"]}) == 9
+    result.stdout.fnmatch_lines(["collected 72 items", "* correct, * wrong in *"])

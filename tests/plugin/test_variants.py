@@ -137,22 +137,22 @@ def test_variants_are_compared_and_gated_like_targets(pytester):
         ("sim-large~plain", "sim-large~plain"),
         ("sim-large~fancy", "sim-large~fancy"),
     }
-    compared = pytester.run(sys.executable, "-m", "pytest_srbench", "compare", "main.json", "pr.json")
+    compared = pytester.run(
+        sys.executable, "-m", "pytest_srbench", "compare", "main.json", "pr.json"
+    )
     assert compared.ret == 0, (compared.stdout.str() + compared.stderr.str())[-3000:]
     assert "sim-large~plain" in compared.stdout.str()
     assert "sim-large~fancy" in compared.stdout.str()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product: a plan whose variant targets answer one benchmark and whose plain target "
-    "another is refused by compare and the gate ('Baseline quality results are incomplete')",
-)
 def test_a_plan_with_variants_beside_plain_targets_can_be_gated(pytester):
     pytester.makepyfile(test_gpqa=TWO_FUNCTIONS, test_mmlu=PLAIN_MMLU)
-    run_json(pytester, "main.json")
+    _, main = run_json(pytester, "main.json")
+    assert "sim-large~gpqa_async" in totals(main) and "sim-large" in totals(main)
     _, pr = run_json(pytester, "pr.json", "--srbench-baseline=main.json")
     assert pr["gate"]["passed"] is True
+    gated = {t["target_id"] for t in pr["gate"]["targets"]}
+    assert gated == {"sim-large", "sim-large~gpqa_async", "sim-large~gpqa_sync"}
 
 
 def test_the_same_parametrized_test_plans_the_same_variants_each_run(pytester):

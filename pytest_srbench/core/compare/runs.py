@@ -24,6 +24,7 @@ from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
+from pytest_srbench.core.models import planned_keys
 from pytest_srbench.core.origins import UNKNOWN, data_kind, describe_origin, source_conflict
 from pytest_srbench.core.report.frontier import frontier, frontier_point
 
@@ -148,24 +149,27 @@ class RunSide:
         """Planned cells per case of one target (K under ``--srbench-repeats K``); None when its
         cases do not all have the same number of cells (its cost cannot be put per case)."""
         base = self.base_case()
-        explicit = self.plan.get("execution_cells")
-        cells = (
-            [cell["case_id"] for cell in explicit if cell["target_id"] == target_id]
-            if explicit
-            else list(base)
-        )
+        cells = [case_id for case_id, target in self.planned_pairs() if target == target_id]
         counts = set(Counter(base[case_id] for case_id in cells).values())
         return counts.pop() if len(counts) == 1 else None
+
+    def planned_pairs(self) -> list[tuple[str, str]]:
+        """The frozen plan's (case, target) cells: its explicit cells, else each case with the
+        targets its benchmark runs against (its kinds, or the targets a plan with variants
+        names for it)."""
+        plan = self.plan
+        return planned_keys(
+            [(c["id"], c["benchmark"]) for c in plan.get("cases") or []],
+            [(str(t["id"]), str(t.get("kind", "single"))) for t in plan.get("targets") or []],
+            [(c["case_id"], c["target_id"]) for c in plan.get("execution_cells") or ()],
+            plan.get("target_kinds"),
+            plan.get("benchmark_targets"),
+        )
 
     def planned_cases(self) -> dict[str, set[str]]:
         """Target -> the (original) cases the frozen plan gives it."""
         base = self.base_case()
-        explicit = self.plan.get("execution_cells")
-        pairs = (
-            [(cell["case_id"], cell["target_id"]) for cell in explicit]
-            if explicit
-            else [(case_id, target_id) for case_id in base for target_id in self.target_ids()]
-        )
+        pairs = self.planned_pairs()
         planned: dict[str, set[str]] = defaultdict(set)
         for case_id, target_id in pairs:
             planned[target_id].add(base[case_id])
@@ -194,8 +198,11 @@ def exact_quality(side: RunSide, target_id: str) -> Fraction | None:
     return num / den if den else None
 
 
-def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str, list[bool]]]:
-    """target -> base case -> terminal outcomes (failed counts as incorrect), validated."""
+def _outcomes(
+    side: RunSide, who: str, expected: Mapping[str, set[str]]
+) -> dict[str, dict[str, list[bool]]]:
+    """target -> base case -> terminal outcomes (failed counts as incorrect), validated against
+    the cases each target is planned to answer (``expected``)."""
     base = side.base_case()
     known = set(side.target_ids())
     seen: set[tuple[str, str]] = set()
@@ -210,7 +217,7 @@ def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str
         status = cell.get("status")
         if status == "pending":
             continue  # a planned cell without a row: reported as incomplete below
-        if key in seen or case is None or case not in expected:
+        if key in seen or case is None or case not in expected.get(target_id, ()):
             raise ComparisonError(lacking)
         seen.add(key)
         if status not in COMPARABLE:
@@ -219,8 +226,8 @@ def _outcomes(side: RunSide, who: str, expected: set[str]) -> dict[str, dict[str
             raise ComparisonError(lacking)
         outcomes[target_id][case].append(status == "completed" and cell["correct"] is True)
     repeats = _repeat_counts(side)
-    for by_case in outcomes.values():
-        if set(by_case) != expected or any(
+    for target_id, by_case in outcomes.items():
+        if set(by_case) != expected.get(target_id, set()) or any(
             len(values) != repeats.get(case, 1) for case, values in by_case.items()
         ):
             raise ComparisonError(f"{who} quality results are incomplete")
@@ -419,11 +426,15 @@ def sources_summary(
 
 def check_plans(
     baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
-) -> tuple[list[str], set[str], dict[str, dict[str, list[bool]]]]:
+) -> tuple[list[str], dict[str, set[str]], dict[str, dict[str, list[bool]]]]:
     """Everything comparable before the candidate has outcomes: the baseline's eligibility and
     outcomes (§8.1, and its cells agreeing with its own summary), the same data sources
     (``check_sources``), identical planned cases and protocol (§8.2). Returns the baseline
-    singles, the cases and the baseline's outcomes."""
+    singles, the cases each target answers and the baseline's outcomes.
+
+    sr-bench's rule: every target of both runs covers the same cases. A plan with variants
+    (``benchmark_targets``: each variant answers only its test's benchmark) keeps it per
+    target instead: a candidate target covers the cases of the baseline target of its id."""
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(
@@ -437,14 +448,24 @@ def check_plans(
     if not singles:
         raise ComparisonError("Baseline must contain a single-model target")
     planned = baseline.planned_cases()
-    expected = planned.get(singles[0], set())
-    if not expected or any(planned.get(t, set()) != expected for t in baseline.target_ids()):
-        raise ComparisonError("Baseline targets must cover identical planned cases")
+    cand_planned = candidate.planned_cases()
     if baseline.run_id == candidate.run_id:
         raise ComparisonError("Choose two distinct runs for comparison")
-    cand_planned = candidate.planned_cases()
-    if any(cand_planned.get(t, set()) != expected for t in candidate.target_ids()):
-        raise ComparisonError("Candidate targets must cover identical planned cases")
+    expected: dict[str, set[str]]
+    if baseline.plan.get("benchmark_targets") or candidate.plan.get("benchmark_targets"):
+        for target_id in candidate.target_ids():
+            if target_id in planned and cand_planned.get(target_id) != planned[target_id]:
+                raise ComparisonError(
+                    f"Candidate target {target_id} covers other cases than the baseline's"
+                )
+        expected = {**planned, **cand_planned}
+    else:
+        shared = planned.get(singles[0], set())
+        if not shared or any(planned.get(t, set()) != shared for t in baseline.target_ids()):
+            raise ComparisonError("Baseline targets must cover identical planned cases")
+        if any(cand_planned.get(t, set()) != shared for t in candidate.target_ids()):
+            raise ComparisonError("Candidate targets must cover identical planned cases")
+        expected = {t: shared for t in [*baseline.target_ids(), *candidate.target_ids()]}
     check_protocol(baseline, candidate)
     outcomes = _outcomes(baseline, "Baseline", expected)
     check_consistent(baseline, "Baseline")
@@ -471,7 +492,7 @@ class Comparison:
         self.candidate = candidate
         self.singles = singles
         self.expected = expected
-        self.order = [case for case in baseline.case_order() if case in expected]
+        self.case_order = baseline.case_order()
         self.benchmark_of = baseline.benchmark_of()
         self.base_outcomes = base_outcomes
         self.cand_outcomes = _outcomes(candidate, "Candidate", expected)
@@ -512,27 +533,40 @@ class Comparison:
         self.baseline_reason = None if self.tied_costs_complete else TIED_COST_REASON
 
     # -- §8.4 ------------------------------------------------------------------------------
-    def _values(self, outcomes: Mapping[str, Mapping[str, list[bool]]], target_id: str) -> Any:
+    def order(self, target_id: str) -> list[str]:
+        """The cases ``target_id`` answers, in the baseline's order."""
+        cases = self.expected.get(target_id, set())
+        return [case for case in self.case_order if case in cases]
+
+    def _values(
+        self, outcomes: Mapping[str, Mapping[str, list[bool]]], target_id: str, order: list[str]
+    ) -> Any:
         by_case = outcomes[target_id]
-        return {case: sum(by_case[case]) / len(by_case[case]) for case in self.order}
+        return {case: sum(by_case[case]) / len(by_case[case]) for case in order}
 
     def groups(self, target_id: str, baseline_target_id: str) -> dict[str, Any]:
         """Per benchmark (sorted): candidate values, baseline values and normalised weights."""
-        cand = self._values(self.cand_outcomes, target_id)
-        base = self._values(self.base_outcomes, baseline_target_id)
-        names = sorted({self.benchmark_of[case] for case in self.order})
+        order = self.order(target_id)
+        if set(order) != set(self.order(baseline_target_id)):
+            raise ComparisonError(
+                f"{target_id} and {baseline_target_id} answer different cases (a variant answers "
+                "only its test's benchmark): compare each with the baseline target of its id"
+            )
+        cand = self._values(self.cand_outcomes, target_id, order)
+        base = self._values(self.base_outcomes, baseline_target_id, order)
+        names = sorted({self.benchmark_of[case] for case in order})
         weights = self.baseline.plan.get("benchmark_weights") or {}
         total = sum(weights[name] for name in names)
-        members = {name: [c for c in self.order if self.benchmark_of[c] == name] for name in names}
+        members = {name: [c for c in order if self.benchmark_of[c] == name] for name in names}
         return {
             "names": names,
             "candidate": [[cand[c] for c in members[name]] for name in names],
             "baseline": [[base[c] for c in members[name]] for name in names],
             "diffs": [[cand[c] - base[c] for c in members[name]] for name in names],
             "weights": [weights[name] / total for name in names],
-            "flat": [cand[c] - base[c] for c in self.order],
-            "candidate_flat": [cand[c] for c in self.order],
-            "baseline_flat": [base[c] for c in self.order],
+            "flat": [cand[c] - base[c] for c in order],
+            "candidate_flat": [cand[c] for c in order],
+            "baseline_flat": [base[c] for c in order],
         }
 
     def row(
@@ -670,6 +704,14 @@ class Comparison:
             },
         }
 
+    def _default_row(self, target_id: str, margin: float) -> dict[str, Any]:
+        """A candidate target against the strongest single baseline; a variant that answers
+        other cases than it (only its test's benchmark) against the baseline target of its id."""
+        selected_cases = set(self.order(self.selected))
+        if set(self.order(target_id)) != selected_cases and target_id in self.base_outcomes:
+            return self.row(target_id, target_id, margin, pairing=SAME_TARGET)
+        return self.row(target_id, margin=margin)
+
     def result(
         self,
         margin: float = 0.05,
@@ -679,7 +721,9 @@ class Comparison:
         """The §8.5 output: every candidate target against the strongest single baseline, or
         the ``rows`` a caller paired otherwise (the gate), with ``pairing`` saying how."""
         if rows is None:
-            rows = [self.row(target_id, margin=margin) for target_id in self.candidate.target_ids()]
+            rows = [
+                self._default_row(target_id, margin) for target_id in self.candidate.target_ids()
+            ]
         return {
             "version": COMPARE_VERSION,
             "baseline_run_id": self.baseline.run_id,

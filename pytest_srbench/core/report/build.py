@@ -276,7 +276,16 @@ def plan_identity(manifest: Manifest) -> dict[str, Any]:
     def public(target: Target) -> dict[str, Any]:
         return target.model_dump(mode="json", exclude={"base_url", "api_key_env", "managed"})
 
+    which = {
+        key: value
+        for key, value in (
+            ("target_kinds", manifest.target_kinds),
+            ("benchmark_targets", manifest.benchmark_targets),
+        )
+        if value  # present only where some benchmark does not meet every target
+    }
     return {
+        **which,
         "plan_sha256": manifest.plan_sha256,
         "case_sha256": manifest.case_sha256,
         "mode": manifest.mode,

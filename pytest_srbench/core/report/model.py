@@ -446,6 +446,16 @@ class PlanIdentity(_Strict):
     execution_cells: list[dict[str, str]] | None = Field(
         description="The planned (case, target) cells when not every case x target pair."
     )
+    target_kinds: dict[str, list[str]] | None = Field(
+        None,
+        description="Per benchmark, the target kinds it runs against when not chat models and "
+        "routers (absent: every benchmark runs against chat models and routers).",
+    )
+    benchmark_targets: dict[str, list[str]] | None = Field(
+        None,
+        description="Per benchmark, the targets that answer it, when not every target of its "
+        "kinds does (a plan with variants, <target>~<variant>); absent otherwise.",
+    )
     cases: list[PlannedCase]
 
 
