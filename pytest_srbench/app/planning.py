@@ -17,7 +17,6 @@ from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.benchmark_errors import BenchmarkError
 from pytest_srbench.core.models import (
-    CHAT_TARGET_KINDS,
     VARIANT_SEP,
     Case,
     Cell,
@@ -27,12 +26,11 @@ from pytest_srbench.core.models import (
     Target,
     check_request_params,
     check_retrieval_params,
-    planned_keys,
-    runs_on,
     variant_of,
 )
 from pytest_srbench.core.plan.build import expand_repeats, freeze_plan
 from pytest_srbench.core.plan.choices import PROFILES
+from pytest_srbench.core.plan.planned import CHAT_TARGET_KINDS, planned_keys, runs_on
 from pytest_srbench.core.plan.selection import (
     SELECTION_NAME,
     SelectionError,

@@ -69,6 +69,8 @@ def cell_of(item: pytest.Item) -> tuple[str, str] | None:
     if callspec is not None and CELL_PARAM in callspec.params:
         cell = callspec.params[CELL_PARAM]
         if isinstance(cell, tuple):  # (not pytest's NOTSET of an empty parametrization)
+            if type(cell[0]) is str and type(cell[1]) is str:
+                return cell  # the plan's own pair (held once, not once per caller)
             return (str(cell[0]), str(cell[1]))
     return None
 

@@ -32,7 +32,7 @@ from pytest_srbench.plugin.bench_tests import (
     marked_benchmark,
 )
 from pytest_srbench.plugin.errors import about, usage_errors, usage_line
-from pytest_srbench.plugin.items import SuitesModule
+from pytest_srbench.plugin.items import SuitesModule, compact_cells
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
@@ -328,6 +328,8 @@ class Collector:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         with long_lived():  # the frozen manifest
             self._finish_collection(session)
+        if self.state.manifest is not None:
+            compact_cells([item for item in session.items if cell_of(item) is not None])
 
     def _finish_collection(self, session: pytest.Session) -> None:
         """Freeze the plan over the selected cells, start (or adopt) the run, assign cells."""

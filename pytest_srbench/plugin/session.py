@@ -58,7 +58,7 @@ def process_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)  # (its repr would spell out the plan: signal.signal makes it)
 class SessionState:
     """The state every role of a session needs; one per process, passed to each role object.
 
@@ -168,7 +168,7 @@ class SessionState:
             self.store.close()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Assignment:
     """What collection hands the dispatcher of this process: the cells it dispatches (its
     xdist share), the marked test items whose bodies are those cells (each submitted when it

@@ -185,3 +185,114 @@ def test_the_plugins_that_hook_into_a_skipped_phase_are_named_by_module():
 
     manager.register(Reporter(), "reporter")
     assert plugins_in_skipped_phases(manager) == ["conftest", __name__]
+
+
+LOCATION_CHECKER = """
+import json
+from pathlib import Path
+
+expected, reported = {}, {}
+
+
+def pytest_collection_finish(session):
+    for item in session.items:  # pytest's own location, made afresh, then forgotten
+        expected[item.nodeid] = list(item.location)
+        item.__dict__.pop("location", None)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        reported[report.nodeid] = list(report.location)
+
+
+def pytest_sessionfinish(session):
+    Path("locations.json").write_text(json.dumps({"expected": expected, "reported": reported}))
+"""
+
+LOCATED_TESTS = """
+import pytest
+
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_quiz(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+
+
+class TestQuiz:
+    @pytest.mark.srbench("gpqa-diamond")
+    def test_in_a_class(self, srbench_case):
+        return "A"
+"""
+
+
+def test_a_cells_reported_location_is_pytests(pytester):
+    """Cells find their function's file and line once per function: every report's location
+    is the one pytest makes for the item (module functions and methods alike)."""
+    pytester.makeconftest(LOCATION_CHECKER)
+    pytester.makepyfile(test_quiz=LOCATED_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-target=sim-small",
+        "--srbench-limit=3",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    seen = json.loads((pytester.path / "locations.json").read_text())
+    assert len(seen["reported"]) == 6
+    assert seen["reported"] == {nodeid: seen["expected"][nodeid] for nodeid in seen["reported"]}
+    lines = {tuple(location[:2]) for location in seen["reported"].values()}
+    assert lines == {("test_quiz.py", 3), ("test_quiz.py", 9)}  # (pytest counts from 0)
+
+
+COMPACTION_CHECKER = """
+import json
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    cells = [item for item in session.items if item.get_closest_marker("srbench")]
+    Path("compacted.json").write_text(json.dumps({
+        "cells": len(cells),
+        "requests": sum(bool(item._request) for item in cells),
+        "funcargs": sum(item.funcargs is not None for item in cells),
+        "scopes": len({id(item.callspec._arg2scope) for item in cells}),
+        "keyword_sets": len({id(item.extra_keyword_matches) for item in cells}),
+    }))
+"""
+
+FIXTURE_TESTS = """
+import pytest
+
+
+@pytest.fixture
+def house_style():
+    return "Answer with the letter only."
+
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_styled(srbench_case, srbench_target, house_style):
+    messages = [{"role": "system", "content": house_style}, *srbench_case.messages]
+    return (await srbench_target.ask(messages)).final_text
+
+
+def test_ordinary(request):
+    assert request.node.funcargs["request"] is request
+"""
+
+
+def test_cell_items_let_go_of_what_pytest_makes_again(pytester):
+    """Once collection is over, a cell's item holds no fixture request (pytest makes it again
+    when the item runs its own protocol: here every cell, for its function-scoped fixture) and
+    shares what all cells of its function have alike; ordinary tests keep theirs."""
+    pytester.makeconftest(COMPACTION_CHECKER)
+    pytester.makepyfile(test_styled=FIXTURE_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-target=sim-small",
+        "--srbench-limit=4",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    seen = json.loads((pytester.path / "compacted.json").read_text())
+    assert seen == {"cells": 4, "requests": 0, "funcargs": 0, "scopes": 1, "keyword_sets": 1}
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 1 and outcomes.get("correct", 0) + outcomes.get("wrong", 0) == 4

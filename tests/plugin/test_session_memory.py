@@ -120,6 +120,12 @@ def pytest_sessionfinish(session):
             for item in cells[1:-1]
         ),
         "engine_entries": len(session.config.pluginmanager.get_plugin("srbench-dispatcher").engine.slots),
+        "taken_outcomes": len(session.config.pluginmanager.get_plugin("srbench-dispatcher").taken_outcomes),
+        "added_attributes": sorted(
+            {name for item in cells for name in vars(item)}
+            - {name for item in session.items if item not in cells for name in vars(item)}
+            - {"callspec"}
+        ),
         "cells": len(cells),
         "location": list(cells[0].location),
     }
@@ -172,6 +178,9 @@ def test_a_cells_passed_reports_are_not_kept_to_the_end(pytester, sim):
         0,
         0,
     ), held
+    # nor an attribute pytest does not give a test item (each grows every item's dict), nor
+    # an outcome its call report already carries
+    assert (held["added_attributes"], held["taken_outcomes"]) == ([], 0), held
     result.stdout.fnmatch_lines(["*= 1 passed, 3 correct in *"])
     assert sorted(found["kept"]) == [
         ["test_plain.py::test_plain", "setup"],

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_srbench.core.models import CHAT_TARGET_KINDS, Target
+from pytest_srbench.core.models import Target
+from pytest_srbench.core.plan.planned import CHAT_TARGET_KINDS
 
 # fields the client itself takes care of: the engine always streams and always asks for usage
 HANDLED_FIELDS = frozenset({"model", "messages", "stream", "stream_options"})

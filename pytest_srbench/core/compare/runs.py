@@ -24,8 +24,8 @@ from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
 from pytest_srbench.core.errors import InputError
-from pytest_srbench.core.models import planned_keys
 from pytest_srbench.core.origins import UNKNOWN, data_kind, describe_origin, source_conflict
+from pytest_srbench.core.plan.planned import planned_keys
 from pytest_srbench.core.report.frontier import frontier, frontier_point
 
 COMPARE_VERSION = "sr-bench-1.0-compare"

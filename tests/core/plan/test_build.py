@@ -137,10 +137,30 @@ def test_streamed_plan_texts_equal_the_plain_formulas():
     equals the one-shot formula over the whole dump."""
     plan = manifest(_varied_cases(), [target("t")], sampling={"temperature": 1.0})
     body = plan.model_dump(mode="json", exclude={"plan_sha256"})
+    if body["benchmark_targets"] is None:  # a plan without variants hashes as before them
+        del body["benchmark_targets"]
     assert plan.plan_sha256 == digest(integralize(body))
     assert manifest_json(plan) == canonical_json(plan.model_dump(mode="json"))
     dumps = [c.model_dump(mode="json") for c in _varied_cases()]
     assert plan.case_sha256 == digest(dumps)
+
+
+def test_a_plan_with_variants_hashes_which_targets_answer_which_benchmark():
+    """Variants (issue 43) name the targets of each benchmark: the field is in the hash of
+    such a plan (two plans that differ only there differ), and out of every other plan's."""
+    cases = _varied_cases()
+    targets = [target("t"), target("t~a"), target("t~b")]
+    plain = manifest(cases, targets)
+    answered = manifest(
+        cases, targets, benchmark_targets={"mmlu-pro": ["t~a"], "gpqa-diamond": ["t", "t~b"]}
+    )
+    other = manifest(
+        cases, targets, benchmark_targets={"mmlu-pro": ["t~b"], "gpqa-diamond": ["t", "t~a"]}
+    )
+    assert len({plain.plan_sha256, answered.plan_sha256, other.plan_sha256}) == 3
+    body = answered.model_dump(mode="json", exclude={"plan_sha256"})
+    assert body["benchmark_targets"] == {"gpqa-diamond": ["t", "t~b"], "mmlu-pro": ["t~a"]}
+    assert answered.plan_sha256 == digest(integralize(body))
 
 
 @pytest.mark.parametrize("count", [0, 1, 1000, 2345])

@@ -43,6 +43,8 @@ def _integral() -> list[Case]:
 def _expected(plan) -> tuple[str, str, str]:
     """plan digest, case digest, stored text by their one-shot formulas."""
     body = plan.model_dump(mode="json", exclude={"plan_sha256"})
+    if body["benchmark_targets"] is None:  # a plan without variants hashes as before them
+        del body["benchmark_targets"]
     distinct: dict[str, Case] = {}
     for each in plan.cases:
         distinct.setdefault(base_case(each).id, base_case(each))
@@ -107,7 +109,7 @@ def test_a_text_made_from_other_cases_is_not_used():
     fewer = plan.model_copy(update={"cases": plan.cases[:3]})
     assert held_case_text(fewer) is None
     assert plan_digest(fewer) == digest(
-        integralize(fewer.model_dump(mode="json", exclude={"plan_sha256"}))
+        integralize(fewer.model_dump(mode="json", exclude={"plan_sha256", "benchmark_targets"}))
     )
     assert case_sha256(plan.cases[:3], held_case_text(plan)) == digest(
         [each.model_dump(mode="json") for each in plan.cases[:3]]
