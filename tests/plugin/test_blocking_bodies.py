@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -39,4 +41,8 @@ def test_a_body_blocked_past_its_deadline_is_abandoned_and_the_process_exits(pyt
     assert result.ret == 1, result.stdout.str()[-3000:]
     result.assert_outcomes(failed=2)
     output = result.stdout.str()
-    assert output.count("cancelled: case deadline exceeded (case_timeout_s)") == 2, output[-3000:]
+    # One failure section per cell; the short summary may repeat the reason (width-dependent).
+    reasons = re.findall(
+        r"^E\s+.*cancelled: case deadline exceeded \(case_timeout_s\)", output, re.M
+    )
+    assert len(reasons) == 2, output[-3000:]
