@@ -63,6 +63,7 @@ def run_on_gateways(pytester, sim, gateways: list[str]) -> dict:
         "-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
         "--srbench-benchmark=gpqa-diamond", "--dist=load",
         *(f"--tx={gateway}" for gateway in gateways), "--srbench-json=report.json",
+        "--max-worker-restart=0",  # a worker that cannot start fails the test, not the machine
     )  # fmt: skip
     assert result.ret == 0, "\n".join(result.outlines[-40:])
     report: dict = json.loads((pytester.path / "report.json").read_text())
