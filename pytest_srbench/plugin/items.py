@@ -16,7 +16,7 @@ import pytest
 
 from pytest_srbench.engine.engine import CellOutcome
 
-_PYTHON_REPORTINFO = pytest.Function.reportinfo  # (pytest's, for a test function's item)
+_PYTHON_REPORTINFO: Any = pytest.Function.reportinfo  # (pytest's, for a test function's item)
 
 
 class CellNotGraded(Exception):
@@ -170,7 +170,7 @@ def compact_cells(cells: Sequence[pytest.Item]) -> None:
         if not isinstance(item, pytest.Function) or callspec is None:
             continue
         if getattr(item, "_request", None) and hasattr(item, "_initrequest"):
-            item._request = False  # type: ignore[attr-defined]
+            item._request = False  # type: ignore[assignment]
             item.funcargs = None  # type: ignore[assignment]
         if type(item.extra_keyword_matches) is set and not item.extra_keyword_matches:
             item.extra_keyword_matches = _NO_KEYWORD_MATCHES  # type: ignore[assignment]
@@ -203,7 +203,7 @@ def cell_location(item: pytest.Item) -> tuple[str, int | None, str]:
         return location
     assert isinstance(item, pytest.Function)
     location = (place[0], place[1], item.getmodpath())
-    item.location = location  # type: ignore[misc]
+    item.location = location
     return location
 
 
@@ -231,7 +231,7 @@ def let_go(item: pytest.Item) -> None:
     cached location (made again if ever asked) and tmp_path's record of each phase's result
     (read only by the fixture's tear-down); an emptied stash becomes a new one."""
     with contextlib.suppress(AttributeError):  # (never asked for)
-        del item.location  # type: ignore[misc]
+        del item.location
     if _TMP_PATH_RESULTS is not None and _TMP_PATH_RESULTS in item.stash:
         del item.stash[_TMP_PATH_RESULTS]
     if not len(item.stash):  # a dict keeps its grown table when emptied: a new stash
