@@ -32,7 +32,7 @@ from pytest_srbench.plugin.bench_tests import (
     marked_benchmark,
 )
 from pytest_srbench.plugin.errors import about, usage_errors, usage_line
-from pytest_srbench.plugin.items import SuitesModule, compact_cells
+from pytest_srbench.plugin.items import CellCompactor, SuitesModule
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
@@ -57,6 +57,7 @@ class Collector:
         self.gate = gate
         self.recovery: RecoveryRequest | None = None
         self._test_cells: dict[str, list[tuple[str, str]]] = {}  # marked benchmark -> cells
+        self._compact = CellCompactor()  # cells let go of what they do not need, as collected
         self._suite_benchmarks: list[str] | None = None  # the built-in module's, when it runs
         self._suite_cells: list[tuple[str, str]] = []
         self._suite_draft: PlanDraft | None = None
@@ -328,8 +329,13 @@ class Collector:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         with long_lived():  # the frozen manifest
             self._finish_collection(session)
-        if self.state.manifest is not None:
-            compact_cells([item for item in session.items if cell_of(item) is not None])
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        """A cell's item lets go of what it does not need as soon as it is collected (not at
+        collection's end, when every cell's item exists at once: the session's peak)."""
+        if cell_of(item) is not None:
+            self._compact(item)
 
     def _finish_collection(self, session: pytest.Session) -> None:
         """Freeze the plan over the selected cells, start (or adopt) the run, assign cells."""

@@ -153,22 +153,26 @@ _FUNCTION_PLACES: weakref.WeakKeyDictionary[Any, tuple[str, int | None]] = (
 _NO_KEYWORD_MATCHES: frozenset[str] = frozenset()
 
 
-def compact_cells(cells: Sequence[pytest.Item]) -> None:
-    """Let go of what pytest gives every collected test item and a cell's item does not need
-    once collection is finished (about 0.6 kB of each cell's ~2.4 kB ``Function``):
+class CellCompactor:
+    """Lets go of what pytest gives every collected test item and a cell's item does not need
+    (about 0.6 kB of each cell's ~2.4 kB ``Function``), item by item as pytest collects them,
+    so that the session never holds it for every cell at once:
 
     - its fixture request and argument values, made again when the item runs pytest's own
       protocol (``runtestprotocol`` does so for every item whose request it let go after
       running it, as for a rerun); a cell that runs lean never reads them;
-    - its empty set of extra ``-k`` names (read only when ``-k`` selects, which is over);
+    - its empty set of extra ``-k`` names: one shared empty set (``-k`` only reads it);
     - its parametrization's scopes and marks, equal for every cell of one test function:
-      one shared copy each (pytest only reads them after collection).
+      one shared copy each (pytest only reads them).
     """
-    shared: dict[tuple[Any, ...], Any] = {}
-    for item in cells:
+
+    def __init__(self) -> None:
+        self._shared: dict[tuple[Any, ...], Any] = {}
+
+    def __call__(self, item: pytest.Item) -> None:
         callspec = getattr(item, "callspec", None)
         if not isinstance(item, pytest.Function) or callspec is None:
-            continue
+            return
         if getattr(item, "_request", None) and hasattr(item, "_initrequest"):
             item._request = False  # type: ignore[assignment]
             item.funcargs = None  # type: ignore[assignment]
@@ -178,7 +182,10 @@ def compact_cells(cells: Sequence[pytest.Item]) -> None:
             value = getattr(callspec, field, None)
             if isinstance(value, dict | list):
                 key = (field, tuple(value.items()) if isinstance(value, dict) else tuple(value))
-                kept = shared.setdefault(key, value)
+                try:
+                    kept = self._shared.setdefault(key, value)
+                except TypeError:  # a mark with unhashable arguments: the item keeps its own
+                    continue
                 if kept is not value:
                     object.__setattr__(callspec, field, kept)  # (a frozen dataclass)
 

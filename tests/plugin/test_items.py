@@ -249,6 +249,12 @@ from pathlib import Path
 import pytest
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    cells = [item for item in items if item.get_closest_marker("srbench")]
+    Path("as-collected.json").write_text(json.dumps(sum(bool(item._request) for item in cells)))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     cells = [item for item in session.items if item.get_closest_marker("srbench")]
@@ -282,9 +288,10 @@ def test_ordinary(request):
 
 
 def test_cell_items_let_go_of_what_pytest_makes_again(pytester):
-    """Once collection is over, a cell's item holds no fixture request (pytest makes it again
-    when the item runs its own protocol: here every cell, for its function-scoped fixture) and
-    shares what all cells of its function have alike; ordinary tests keep theirs."""
+    """As soon as it is collected (before the session's hooks see the items together), a
+    cell's item holds no fixture request (pytest makes it again when the item runs its own
+    protocol: here every cell, for its function-scoped fixture) and shares what all cells of
+    its function have alike; ordinary tests keep theirs."""
     pytester.makeconftest(COMPACTION_CHECKER)
     pytester.makepyfile(test_styled=FIXTURE_TESTS)
     result = pytester.runpytest_subprocess(
@@ -294,5 +301,6 @@ def test_cell_items_let_go_of_what_pytest_makes_again(pytester):
     assert result.ret == 0, result.stdout.str()[-2000:]
     seen = json.loads((pytester.path / "compacted.json").read_text())
     assert seen == {"cells": 4, "requests": 0, "funcargs": 0, "scopes": 1, "keyword_sets": 1}
+    assert json.loads((pytester.path / "as-collected.json").read_text()) == 0
     outcomes = result.parseoutcomes()
     assert outcomes["passed"] == 1 and outcomes.get("correct", 0) + outcomes.get("wrong", 0) == 4
