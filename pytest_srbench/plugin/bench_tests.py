@@ -54,6 +54,23 @@ def marked_benchmark(definition: pytest.Function | Any) -> str | None:
     return str(marker.args[0])
 
 
+def check_body_answer(
+    definition: pytest.Function | Any, adapter: Adapter, fixturenames: Collection[str]
+) -> None:
+    """Refuse (at collection, before any call) a marked test whose benchmark grades no answer
+    a body returns, unless the body runs the benchmark's own protocol (``srbench_protocol``)."""
+    if adapter.accepts_body_answer or "srbench_protocol" in fixturenames:
+        return
+    benchmark = adapter.benchmark
+    what = f" ({adapter.body_answer_hint})" if adapter.body_answer_hint else ""
+    raise pytest.Collector.CollectError(  # (the module's collection error: this one line)
+        f"pytest-srbench: {definition.nodeid}: benchmark {benchmark!r} cannot grade an answer "
+        f"returned by a test body{what}. Let the body run the benchmark's own protocol: take "
+        "the srbench_protocol fixture in an async def test and `return await "
+        "srbench_protocol()`; or mark the test with a benchmark that grades an answer"
+    )
+
+
 def item_benchmark(item: pytest.Item) -> str | None:
     """The benchmark a collected item answers (None: an ordinary test, or the built-in
     suites' test, which answers whichever the session does not)."""

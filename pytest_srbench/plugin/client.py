@@ -45,6 +45,8 @@ class BodyCalls(CellContext, Protocol):
 
     def request_params(self, target: Target) -> dict[str, Any]: ...
 
+    def bound_target(self, role: str) -> Target | None: ...
+
 
 @dataclass
 class BodyScope:
@@ -159,6 +161,8 @@ class SrbenchClient:
     # -- answering a request -----------------------------------------------------------------
     def _request(self, scope: BodyScope, body: object) -> ChatRequest:
         cell = scope.cell
+        if self.role == "judge" and isinstance(body, Mapping):
+            body = judge_body(cell, body)
         return chat_request(body, cell.target, cell.inventory, cell.request_params, ADAPTER_EXTRAS)
 
     async def _send(self, scope: BodyScope, request: ChatRequest) -> ModelReply:
@@ -216,6 +220,32 @@ class SrbenchClient:
             reply.usage,
         )
         return _json(200, completion, {})
+
+
+def judge_body(cell: BodyCalls, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A judge request as the plan binds it: to the judge the shipped suite binds to the
+    cell's benchmark (``model`` omitted, or naming that judge); a request naming another model
+    is refused, never sent to the judge in its place. A benchmark that binds no judge (its
+    protocol grades without one) takes the model the request names, which must be named."""
+    benchmark = cell.case.benchmark
+    model = body.get("model")
+    bound = cell.bound_target("judge")
+    if bound is None:
+        if model is None:
+            raise ClientRequestError(
+                f"benchmark {benchmark!r} binds no judge (its own grading uses none): name the "
+                "judge model with model=... (a chat target of this run's plan; your own "
+                "target's code declares it with uses=[...])"
+            )
+        return body
+    if model is not None and model not in (bound.id, bound.model):
+        raise ClientRequestError(
+            f"benchmark {benchmark!r} binds the judge {bound.id!r} (model {bound.model!r}) and "
+            f"this judge call names {model!r}: a judge call goes to the bound judge, never to "
+            f"another model — omit model= (or name {bound.id!r}), or call {model!r} through "
+            "srbench_client itself"
+        )
+    return {**body, "model": bound.id}
 
 
 def as_messages(messages: str | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

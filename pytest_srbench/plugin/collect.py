@@ -28,6 +28,7 @@ from pytest_srbench.plugin.bench_tests import (
     SUITES,
     cell_id,
     cell_of,
+    check_body_answer,
     item_benchmark,
     marked_benchmark,
 )
@@ -88,6 +89,11 @@ class Collector:
             metafunc.parametrize(CELL_PARAM, [skipped])  # one skipped item, no cell
             return
         else:
+            registry = self.state.registry
+            if benchmark in registry:  # (RAG and agent datasets: their kinds grade answers)
+                check_body_answer(
+                    metafunc.definition, registry.get(benchmark), metafunc.fixturenames
+                )
             cells = self._cells_of_benchmark(benchmark)
         metafunc.parametrize(
             CELL_PARAM, cells, ids=[cell_id(case, target) for case, target in cells]
