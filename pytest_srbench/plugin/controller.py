@@ -24,11 +24,12 @@ from pytest_srbench.core.commands import srbench_command
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import SrbenchError
+from pytest_srbench.core.plan.choices import GATE_FAILED
 from pytest_srbench.plugin.errors import about, usage_errors
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
-from pytest_srbench.render.compare import gate_markdown
+from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.opening import store_exists
@@ -301,7 +302,7 @@ class ControllerPlugin:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(gate_markdown(self.gate, self.report))
         if not self.gate["passed"]:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            session.exitstatus = pytest.ExitCode(GATE_FAILED)  # TESTS_FAILED, as compare's
 
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
@@ -337,4 +338,6 @@ class ControllerPlugin:
             terminalreporter.write_line(problem, red=True, bold=True)
         if self.gate is not None:
             passed = bool(self.gate["passed"])
+            for line in gate_terminal_lines(self.gate):  # the details, then the verdict last
+                terminalreporter.write_line(line, red=line.endswith(" FAIL"))
             terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)

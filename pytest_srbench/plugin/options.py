@@ -167,8 +167,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--srbench-gate-scope",
         choices=GATE_SCOPES,
-        help="gate the macro score (default) or every benchmark on its own (benchmark: a drop "
-        "in any one fails; Bonferroni-adjusted)",
+        help="gate the macro score or every benchmark on its own (benchmark: a drop in any "
+        "one fails; Bonferroni-adjusted). Default: macro for the full sr-bench set, per "
+        "benchmark otherwise (user benchmarks, marked tests, subsets)",
     )
     group.addoption(
         "--srbench-allow-mixed-sources",
@@ -223,7 +224,7 @@ class Settings:
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "wald"
-    gate_scope: str = "macro"
+    gate_scope: str | None = None  # None: macro for the full sr-bench set, else benchmark
     allow_mixed_sources: bool = False
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
@@ -361,7 +362,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
         gate_interval=config.getoption("srbench_gate_interval") or "wald",
-        gate_scope=config.getoption("srbench_gate_scope") or "macro",
+        gate_scope=config.getoption("srbench_gate_scope"),
         allow_mixed_sources=bool(config.getoption("srbench_allow_mixed_sources")),
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),

@@ -18,6 +18,12 @@ from jinja2 import Environment
 
 from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.render import charts
+from pytest_srbench.render.compare import (
+    benchmark_level,
+    benchmark_verdict,
+    membership_lines,
+    scope_text,
+)
 from pytest_srbench.render.json_report import shaped_cell, validated_head
 from pytest_srbench.render.outputs import write_output_chunks
 from pytest_srbench.render.templating import make_environment
@@ -49,6 +55,10 @@ def environment() -> Environment:
     env.filters["origin_kind"] = origin_kind
     env.filters["origin"] = describe_origin
     env.globals["asset"] = template_asset
+    env.globals["gate_scope_text"] = scope_text
+    env.globals["gate_membership"] = membership_lines
+    env.globals["gate_benchmark_level"] = benchmark_level
+    env.globals["gate_benchmark_verdict"] = benchmark_verdict
     env.globals["script_hash"] = report_script_hash()
     return env
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -174,6 +174,62 @@ class RunSide:
         for case_id, target_id in pairs:
             planned[target_id].add(base[case_id])
         return planned
+
+
+def benchmarks_of(side: RunSide) -> set[str]:
+    """The benchmarks a run planned cases of."""
+    return {str(c["benchmark"]) for c in side.plan.get("cases") or []}
+
+
+# plan fields keyed by benchmark: restricting a run to some benchmarks keeps only theirs
+_PER_BENCHMARK = (
+    "benchmark_weights",
+    "benchmark_options",
+    "adapter_versions",
+    "data_sources",
+    "target_kinds",
+    "benchmark_targets",
+)
+# whole-run spend: not the spend of a part of the run
+_SPEND_KEYS = ("cost_usd", "total_spend_usd", "cache_neutral_cost_usd", "evaluation_cost_usd")
+
+
+def restrict_side(side: RunSide, benchmarks: set[str]) -> RunSide:
+    """The part of a run on ``benchmarks``: its planned cases, cells, benchmark rows and plan
+    fields of those benchmarks only, each target's ``correct`` recounted from its rows and its
+    whole-run spend dropped (a part of the run has no known spend). ``case_sha256`` digests
+    every case of the run and cannot be recomputed for a part; it is null, so two parts are
+    compared by their planned case ids, data sources and protocol (not their case digest)."""
+    plan = dict(side.plan)
+    cases = [c for c in plan.get("cases") or [] if c["benchmark"] in benchmarks]
+    kept = {c["id"] for c in cases}
+    plan["cases"] = cases
+    plan["case_sha256"] = None
+    for key in _PER_BENCHMARK:
+        value = plan.get(key)
+        if isinstance(value, Mapping):
+            plan[key] = {name: v for name, v in value.items() if name in benchmarks}
+    if plan.get("execution_cells") is not None:
+        plan["execution_cells"] = [c for c in plan["execution_cells"] if c["case_id"] in kept]
+    rows = [r for r in side.benchmark_rows if r["benchmark"] in benchmarks]
+    targets = []
+    for metric in side.targets:
+        own = [r for r in rows if r["target_id"] == metric["id"]]
+        targets.append(
+            {
+                **metric,
+                "correct": sum(int(r.get("correct") or 0) for r in own),
+                "total": sum(int(r.get("total") or 0) for r in own),
+                **dict.fromkeys(_SPEND_KEYS),
+            }
+        )
+    return replace(
+        side,
+        plan=plan,
+        targets=targets,
+        benchmark_rows=rows,
+        cells=[c for c in side.cells if c["case_id"] in kept],
+    )
 
 
 def _cells(cells: Any) -> Sequence[Mapping[str, Any]]:

@@ -524,10 +524,17 @@ class Frontier(_Strict):
 
 
 class GateBenchmark(_Strict):
-    """One benchmark's delta and interval under ``--srbench-gate-scope benchmark``."""
+    """One benchmark's delta and interval: the verdict under ``--srbench-gate-scope
+    benchmark`` (Bonferroni-adjusted for a regression), shown at 95 % beside a macro verdict."""
 
     benchmark: str
     cases: int
+    baseline_accuracy: float | None = Field(
+        None, description="The baseline target's accuracy on the benchmark's paired cases."
+    )
+    candidate_accuracy: float | None = Field(
+        None, description="The candidate target's accuracy on the benchmark's paired cases."
+    )
     delta: float
     interval: list[float]
     passed: bool
@@ -541,7 +548,10 @@ class GateTarget(_Strict):
     interval: list[float]
     passed: bool
     benchmarks: list[GateBenchmark] | None = Field(
-        None, description="Per-benchmark verdicts (scope benchmark); null for the macro scope."
+        None,
+        description="Every gated benchmark's Δ and interval: the verdicts under the benchmark "
+        "scope, shown at 95 % each (not gated) under the macro scope; null in reports from "
+        "before they were shown for the macro scope.",
     )
 
 
@@ -559,6 +569,24 @@ class Gate(_Strict):
     line: str
     targets: list[GateTarget]
     scope: str = Field("macro", description="macro (the weighted delta) or benchmark (each).")
+    scope_default: bool = Field(
+        False,
+        description="Whether the scope is the default one: macro for the full sr-bench set, "
+        "per benchmark otherwise.",
+    )
+    scope_reason: str | None = Field(
+        None,
+        description="Why this scope: 'asked for', or the default's reason ('this session is "
+        "not the full sr-bench set').",
+    )
+    added_benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Benchmarks of this run that the baseline lacks: reported, not gated.",
+    )
+    removed_benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Benchmarks of the baseline that this run lacks: reported, not gated.",
+    )
     design: dict[str, Any] | None = Field(
         None,
         description="What a gate of this size can show: half-widths of an identical re-run "
