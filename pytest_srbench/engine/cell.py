@@ -16,6 +16,7 @@ from pytest_srbench.benchmarks.base import Adapter, CodeRun, Grade, ModelReply, 
 from pytest_srbench.core.calls.failures import (
     CallFailure,
     CellCancelled,
+    failure_reason,
     safe_id,
     summarize_failure,
 )
@@ -291,9 +292,10 @@ async def run_cell(
     finished = time.monotonic()
     usages = calls.subject_usages
     costs = calls.subject_costs
-    reason = summarize_failure(error) if error else None
+    reason = failure_reason(error) if error else None  # the cell's own one-line reason
     if grade is None and status != "completed" and target.kind == "retrieval":
-        details["rag"] = {"embedding": unavailable_embedding(reason)}  # no query vector made
+        summary = summarize_failure(error) if error else None  # no query vector made
+        details["rag"] = {"embedding": unavailable_embedding(summary)}
     result: CellResult = {
         **running,
         "status": status,

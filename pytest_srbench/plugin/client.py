@@ -142,14 +142,12 @@ class SrbenchClient:
     def async_openai(self, **options: Any) -> Any:
         """An ``openai.AsyncOpenAI`` client on this client (no SDK retries: the plan's limits
         decide whether a call is repeated)."""
-        import openai
-
+        openai = _openai_sdk()
         return openai.AsyncOpenAI(**self._openai_options(openai, True, options))
 
     def openai(self, **options: Any) -> Any:
         """An ``openai.OpenAI`` client on this client, for a plain ``def`` body."""
-        import openai
-
+        openai = _openai_sdk()
         return openai.OpenAI(**self._openai_options(openai, False, options))
 
     def _openai_options(self, sdk: ModuleType, is_async: bool, options: dict[str, Any]) -> Any:
@@ -291,3 +289,18 @@ def run_blocking(
             "the async ones"
         )
     return asyncio.run_coroutine_threadsafe(work, loop).result()
+
+
+OPENAI_MISSING = "srbench_client needs the openai package: pip install openai"
+
+
+def _openai_sdk() -> ModuleType:
+    """The ``openai`` package; without it, one line saying what to install (the cell's
+    reason)."""
+    try:
+        import openai
+    except ModuleNotFoundError as missing:
+        if missing.name != "openai":
+            raise
+        raise ModuleNotFoundError(OPENAI_MISSING, name="openai") from None
+    return openai

@@ -16,7 +16,9 @@ import pytest
 
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.benchmarks.base import CellContext
+from pytest_srbench.core.calls.failures import failure_reason
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target, variant_of
+from pytest_srbench.core.report.build import TARGET_SETUP_FAILED
 from pytest_srbench.engine.engine import CellOutcome, Engine
 from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.plugin.bench_tests import (
@@ -103,6 +105,7 @@ class Dispatcher:
         # outcomes items took, by node id, until their call report carries them (kept here,
         # not on the item: one more attribute grows every item's dict by ~0.7 kB)
         self.taken_outcomes: dict[str, CellOutcome] = {}
+        self._setup_failed: set[str] = set()  # targets whose fixture failed in set-up
 
     # -- the engine ----------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -411,6 +414,24 @@ class Dispatcher:
         if target.kind == "python":
             return AppHandle(id=target.id, model=target.model, kind="python", app=app)
         return TargetHandle.of(target)
+
+    def target_setup_failed(self, target_id: str, error: Exception) -> None:
+        """Journal, once per target, why its cells are never dispatched: its fixture failed in
+        set-up (the report's pending cells and its notes say so)."""
+        if target_id in self._setup_failed or self.state.manifest is None or self.state.view_only:
+            return
+        self._setup_failed.add(target_id)
+        said = next((line for line in str(error).splitlines() if line.strip()), "")
+        reason = f"target fixture set-up failed: {type(error).__name__}" + (
+            f": {said}" if said else ""
+        )
+        store = self.state.open()
+        with store.transaction():
+            store.append_event(
+                self.state.run_id,
+                TARGET_SETUP_FAILED,
+                {"target_id": target_id, "reason": failure_reason(reason)},
+            )
 
     def app_fixture(self, target_id: str) -> str | None:
         """The fixture whose value is ``python`` target ``target_id`` (None for a target that

@@ -283,6 +283,25 @@ def outcome_lines(outcomes: Sequence[dict[str, Any]]) -> list[str]:
                 f"  {o['benchmark']} [{o['target_id']}] mostly unparsed; the model wrote, e.g. "
                 f"{example['case_id']}{cut}: {quoted(example['text'])}"
             )  # fmt: skip
+        if o.get("accepted_forms"):
+            answered = sum(o["counts"][c] for c in ("correct", "wrong", "unparsed", "ambiguous"))
+            lines.append(
+                f"  {o['benchmark']} [{o['target_id']}] {o['counts']['unparsed']} of {answered} "
+                f"answered cells unparsed; the grader accepts {o['accepted_forms']}"
+            )
+    return lines
+
+
+def failure_group_lines(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """Cells without a graded outcome by reason: each group with its specific reasons."""
+    lines = ["cells without a graded outcome, by reason:"]
+    for g in groups:
+        reasons = g.get("reasons") or []
+        specific = [r for r in reasons if r["reason"] != g["reason"]]
+        lines.append(f"  {g['reason']}: {g['count']}")
+        lines += [f"    {r['count']} × {r['reason']}" for r in specific]
+        if g.get("other_reasons"):
+            lines.append(f"    {g['other_reasons']} × other reasons")
     return lines
 
 
@@ -400,11 +419,14 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         if t.get("kind") == "mom":
             lines.append("")
             lines += router_lines(t, recipes.get(t["id"]))
+    if report.get("failure_groups"):
+        lines += failure_group_lines(report["failure_groups"])
     if report.get("failure"):
         failure = report["failure"]
         lines.append(
             f"first failure: {failure.get('case_id')} [{failure.get('target_id')}]: {failure.get('reason')}"
         )
+    lines += [f"note: {note}" for note in report.get("notes") or []]
     if any(t.get("simulated") and t.get("kind") != "retrieval" for t in targets):
         lines.append("(sim) = simulated target: its accuracy, latency and cost are synthetic.")
     if any(t.get("simulated") and t.get("kind") == "retrieval" for t in targets):

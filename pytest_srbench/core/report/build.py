@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from pytest_srbench.core.calls.failures import summarize_failure
+from pytest_srbench.core.calls.failures import failure_reason
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.calls.usage import cache_neutral_cost, known_cost
 from pytest_srbench.core.models import Case, Manifest, Run, Target
@@ -187,7 +187,19 @@ def apply_preview_overrides(item: dict[str, Any], routing: Mapping[str, Any]) ->
     }
 
 
-FAILURE_OBSERVED = "failure_observed"  # the one event kind a report reads
+FAILURE_OBSERVED = "failure_observed"  # the event kinds a report reads: the first failure,
+TARGET_SETUP_FAILED = "target_setup_failed"  # and why a target's cells were never dispatched
+
+
+def pending_reasons_of(events: Iterable[Row]) -> dict[str, str]:
+    """Why each target's cells were never dispatched, from the run's ``target_setup_failed``
+    events (``{"target_id", "reason"}``; the first per target)."""
+    reasons: dict[str, str] = {}
+    for event in events:
+        data = event.get("data") or {}
+        if event.get("kind") == TARGET_SETUP_FAILED and isinstance(data.get("reason"), str):
+            reasons.setdefault(str(data.get("target_id")), data["reason"])
+    return reasons
 
 
 class FirstFailure:
@@ -219,7 +231,7 @@ class FirstFailure:
         return {
             "case_id": self.row["case_id"],
             "target_id": self.row["target_id"],
-            "reason": summarize_failure(str(self.row["error"])),
+            "reason": failure_reason(str(self.row["error"])),
             "inferred_from_saved_results": True,
         }
 
@@ -410,6 +422,11 @@ class CellPass:
         self.planned = 0
         self.present: set[str] = set()
         self.sink = sink
+        # why a target's cells were never dispatched (its fixture failed in set-up), by target
+        self.pending_reasons: dict[str, str] = {}
+        self.pending_explained: dict[tuple[str, str], int] = {}
+        # cells of python targets that ended without a journaled call, by target
+        self.unjournaled: dict[str, int] = {}
 
     def runner(self) -> MetricRunner:
         return MetricRunner(self.pricing.neutral_cost, grouped=self.grouped)
@@ -465,8 +482,14 @@ class CellPass:
             row,
             rag=benchmark in self.rag,
             target_kind=self.target_kind.get(target_id),
+            pending_reason=self.pending_reasons.get(target_id),
         )
-        self.outcomes.add(outcome, (call for _, call in calls))
+        if row is None and outcome["error"] is not None:
+            key = (target_id, outcome["error"])
+            self.pending_explained[key] = self.pending_explained.get(key, 0) + 1
+        elif row is not None and not calls and self.target_kind.get(target_id) == "python":
+            self.unjournaled[target_id] = self.unjournaled.get(target_id, 0) + 1
+        self.outcomes.add(outcome, (call for _, call in calls), (row or {}).get("details"))
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)
@@ -480,6 +503,21 @@ class CellPass:
                 self.rag_section.add(case, target_id, row)
                 self.agent_section.add(case, target_id, row)
         self.sink.append(outcome)
+
+    def notes(self) -> list[str]:
+        """The report's notes (see ``ReportModel.notes``), in the plan's target order."""
+        lines = []
+        for target in self.manifest.targets:
+            for (target_id, reason), n in self.pending_explained.items():
+                if target_id == target.id:
+                    lines.append(f"{_cells(n)} of {target_id} pending: {reason}")
+            n = self.unjournaled.get(target.id, 0)
+            if n:
+                lines.append(
+                    f"{_cells(n)} of {target.id} made no journaled call: calls through other "
+                    "clients are not counted"
+                )
+        return lines
 
     def target_runners(self, target: Target) -> tuple[MetricRunner, list[tuple[str, MetricRunner]]]:
         """A target's runner (its benchmarks' merged with its calls outside the plan) and its
@@ -507,6 +545,10 @@ class CellPass:
             calls += runner.calls
             known = known and all_known
         return spend.total() if calls and known else None
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
 
 
 def start_cell_pass(
@@ -543,6 +585,7 @@ def build_report(
         run,
         cells_in_memory(manifest.planned_keys(), results, calls),
         failure_event=failure_event,
+        pending_reasons=pending_reasons_of(events),
         runner=runner,
         child_attempts=child_attempts,
         correction=correction,
@@ -558,6 +601,7 @@ def assemble_report(
     cells: Iterable[CellRows],
     *,
     failure_event: Mapping[str, Any] | None = None,
+    pending_reasons: Mapping[str, str] | None = None,
     runner: Mapping[str, Any] | None = None,
     child_attempts: Sequence[Mapping[str, Any]] = (),
     correction: Mapping[str, Any] | None = None,
@@ -572,6 +616,9 @@ def assemble_report(
     ``cells``: every planned cell in planned order, then the rows outside the plan
     (``core.report.rows``). Each cell's outcome is appended to ``cell_sink`` (a new list by
     default), which becomes the report's ``cells``.
+
+    ``pending_reasons``: why a target's cells were never dispatched (``pending_reasons_of``),
+    by target id; its pending cells carry it as their ``error``.
 
     ``started``: a pass already fed the plan's first cells (``start_cell_pass``, made with
     this ``manifest`` object and ``correction``; its sink is the report's), and ``cells`` are
@@ -591,6 +638,7 @@ def assemble_report(
     else:
         cell_pass = started
     cell_pass.failure.event = failure_event
+    cell_pass.pending_reasons = dict(pending_reasons or {})
     cell_pass.feed(cells)
     sink = cell_pass.sink
     preview = cell_pass.preview
@@ -666,6 +714,7 @@ def assemble_report(
         "benchmarks": benchmark_rows,
         "data_sources": sources,
         "limitations": limitations,
+        "notes": cell_pass.notes(),
         "rag": cell_pass.rag_section.section(
             rag_config(manifest, local_embedding), runner, indexes or {}
         ),

@@ -319,7 +319,11 @@ class CellOutcome(_Strict):
     correct: bool | None
     answer: Any = None
     answer_status: str | None
-    error: str | None
+    error: str | None = Field(
+        description="Why the cell reached no graded outcome, its own one-line reason (as the "
+        "terminal showed it); a pending cell's says why it was never dispatched when the run "
+        "knows (its target's fixture failed in set-up); null otherwise."
+    )
     latency_s: float | None = None
     ttft_s: float | None = None
     cost_usd: float | None = None
@@ -331,14 +335,27 @@ class CellOutcome(_Strict):
     )
 
 
+class GroupReason(_Strict):
+    """One specific reason within a failure group, with how many cells had it."""
+
+    reason: str
+    count: int
+
+
 class FailureGroup(_Strict):
-    """Cells without a graded outcome that share one reason."""
+    """Cells without a graded outcome that share one coarse reason."""
 
     reason: str
     count: int
     statuses: dict[str, int]
     targets: dict[str, int]
     cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
+    reasons: list[GroupReason] = Field(
+        default_factory=list,
+        description="The group's distinct specific reasons (the cells' error), most frequent "
+        "first, at most 20; [] in reports from before them.",
+    )
+    other_reasons: int = Field(0, description="Cells whose reason is not among the 20 listed.")
 
 
 class RawAnswer(_Strict):
@@ -365,6 +382,16 @@ class OutcomeRow(_Strict):
     example: RawAnswer | None = Field(
         description="When unparsed is the largest class: the first such cell's last subject "
         "reply, so the report shows what the model wrote instead of an answer."
+    )
+    accepted_forms: str | None = Field(
+        None,
+        description="When unparsed cells are more than half of the answered ones (every cell "
+        "that got a reply): the answer forms the benchmark's grader accepts; null otherwise.",
+    )
+    parse_reason: str | None = Field(
+        None,
+        description="With accepted_forms: the grader's reason for the first unparsed cell "
+        "(its details.parse_reason).",
     )
 
 
@@ -671,6 +698,12 @@ class ReportModel(_Strict):
         None, description="Where the cases came from; null in reports from before data origins."
     )
     limitations: list[str]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the report could not see, one line each: cells left pending by a "
+        "target fixture that failed in set-up, cells of python targets that made no journaled "
+        "call; [] in reports from before them.",
+    )
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
     outcomes: list[OutcomeRow] = Field(
