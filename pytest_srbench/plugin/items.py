@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
