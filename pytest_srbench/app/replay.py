@@ -82,7 +82,7 @@ def create_replay(
         if not created:
             return run, False, doc
         store.set_runner(run.id, {"source": "replay", "model_requests": 0})
-        store.append_event(run.id, "replay_created", {**manifest.replay_sources or {}})
+        store.append_event(run.id, "replay_created", dict(manifest.replay_sources or {}))
         for cell in doc["cells"]:
             key = (cell["case_id"], cell["target_id"])
             routing = previews[key]["details"]["routing"]
