@@ -94,7 +94,9 @@ def add_replay_command(subparsers: Any) -> None:
     )
     replay.add_argument("--baseline", required=True, metavar="LIVE_RUN")
     replay.add_argument("--preview", required=True, metavar="PREVIEW_RUN")
-    replay.add_argument("--idempotency-key", metavar="KEY", help="the same key returns the same run")
+    replay.add_argument(
+        "--idempotency-key", metavar="KEY", help="the same key returns the same run"
+    )
     replay.add_argument(
         "--review", action="store_true", help="only print the review (which cells can replay)"
     )

@@ -121,7 +121,9 @@ def case_messages(case: Case) -> list[dict[str, Any]]:
     return [message.as_request() for message in case.messages]
 
 
-def _subject_call(calls: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any] | None, str | None]:
+def _subject_call(
+    calls: Sequence[Mapping[str, Any]],
+) -> tuple[Mapping[str, Any] | None, str | None]:
     subject = [c for c in calls if c.get("role") == "subject"]
     if len(subject) > 1:
         return None, "multiple_subject_calls"
@@ -177,15 +179,15 @@ def review(
             if result is None or result.get("status") != "completed":
                 reason = "baseline_cell_not_completed"
             else:
-                call, reason = _subject_call(calls.get((case_id, single.id), []))
-                if call is not None:
-                    request = call.get("request") or {}
+                source, reason = _subject_call(calls.get((case_id, single.id), []))
+                if source is not None:
+                    request = source.get("request") or {}
                     base_case = baseline_cases.get(case_id)
                     expected = case_messages(base_case) if base_case is not None else None
                     if request.get("messages") != expected or expected != case_messages(case):
                         reason = "messages_differ"
                     else:
-                        cell["source_call_id"] = call["id"]
+                        cell["source_call_id"] = source["id"]
         if reason is not None:
             cell["reason"] = ineligible(reason)
         cells.append(cell)

@@ -702,11 +702,7 @@ def assemble_report(
             "targets": summary_targets,
             "planned_cells": cell_pass.planned,
             "wall_time_s": wall_time_s(run),
-            "total_spend_usd": 0.0
-            if replay
-            else cell_pass.total_spend()
-            if totals_known
-            else None,
+            "total_spend_usd": 0.0 if replay else cell_pass.total_spend() if totals_known else None,
         },
         "benchmarks": benchmark_rows,
         "data_sources": sources,
