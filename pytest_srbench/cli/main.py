@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_srbench.cli.datasets import add_datasets_commands
 from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.cli.reconcile import add_reconcile_commands
+from pytest_srbench.cli.replay import add_replay_command
 from pytest_srbench.cli.serve import add_serve_command
 from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
 from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
@@ -510,6 +511,7 @@ def parser() -> argparse.ArgumentParser:
     add_datasets_commands(sub)
     add_reconcile_commands(sub)
     add_offline_commands(sub)
+    add_replay_command(sub)
     add_serve_command(sub)
 
     preview = sub.add_parser(

@@ -246,6 +246,31 @@ def _accuracy(bench: Mapping[str, Any], key: str) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def replay_markdown(report: Mapping[str, Any]) -> list[str]:
+    """A replay report's lines of a step summary: it is an offline estimate, not evidence."""
+    if report.get("mode") != "replay":
+        return []
+    sources = report.get("replay_sources") or {}
+    lines = [
+        f"**Replay (offline estimate)** `{report['run_id']}`: no model was called; answers from "
+        f"live run `{sources.get('baseline_run_id')}` by the routing of preview "
+        f"`{sources.get('preview_run_id')}`. Not live evidence.",
+        "",
+        "| target | estimated accuracy | estimated macro | estimated cost |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for t in report["summary"]["targets"]:
+        lines.append(
+            f"| {_md(t['id'])} | {_num(t.get('estimated_accuracy'))} | "
+            f"{_num(t.get('estimated_macro_accuracy'))} | {_num(t.get('estimated_cost_usd'))} |"
+        )
+    return [*lines, ""]
+
+
+def _num(value: Any) -> str:
+    return "null" if value is None else f"{value:.4g}"
+
+
 def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     """The verdict as a GitHub step summary: a heading, the reason and one row per target."""
     mark = "✅ passed" if gate["passed"] else "❌ failed"
@@ -261,6 +286,7 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     ]
     if gate["reason"]:
         lines += [f"**{_md(gate['reason'])}**", ""]
+    lines += replay_markdown(report)
     mixed = ((gate.get("comparison") or {}).get("data_sources") or {}).get("warning")
     if mixed:
         lines += [f"⚠️ **{_md(mixed)}**", ""]

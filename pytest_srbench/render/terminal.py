@@ -325,6 +325,25 @@ def proxy_lines(proxies: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def replay_lines(report: Mapping[str, Any]) -> list[str]:
+    """The banner of a replay report: what it was made from and its estimates."""
+    sources = report.get("replay_sources") or {}
+    lines = [
+        "REPLAY (offline estimate): no model was called — answers taken from live run "
+        f"{sources.get('baseline_run_id')} by the routing of preview {sources.get('preview_run_id')}; "
+        "not live evidence (compare and the gate refuse it)"
+    ]
+    for t in report["summary"]["targets"]:
+        lines.append(
+            f"  {t['id']}: estimated accuracy {num(t.get('estimated_accuracy'))} · estimated macro "
+            f"{num(t.get('estimated_macro_accuracy'))} · estimated cost "
+            f"{usd(t.get('estimated_cost_usd'))} · estimated latency p50 "
+            f"{seconds(t.get('estimated_latency_p50_s'))} · estimated ttft p50 "
+            f"{seconds(t.get('estimated_ttft_p50_s'))}"
+        )
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -338,7 +357,9 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         lines.append(
             "PREVIEW: routing decisions only — no answers were generated, accuracy is null by design"
         )
-    if runner:
+    if report.get("mode") == "replay":
+        lines += replay_lines(report)
+    if runner and report.get("mode") != "replay":
         lines.append(
             f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
             f"process(es) · transport {runner.get('transport')}"

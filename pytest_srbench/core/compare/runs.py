@@ -81,6 +81,11 @@ class ComparisonError(InputError):
     """Two runs cannot be compared; the message says why."""
 
 
+def replay_refusal(run_id: str) -> str:
+    """Why a replay run is never compared or gated as live evidence (its words are tested)."""
+    return f"run {run_id} is an offline replay (estimate), not live evidence"
+
+
 @dataclass(frozen=True)
 class RunSide:
     """What comparison reads of one run: its plan identity, target metrics and cell outcomes."""
@@ -491,6 +496,9 @@ def check_plans(
     sr-bench's rule: every target of both runs covers the same cases. A plan with variants
     (``benchmark_targets``: each variant answers only its test's benchmark) keeps it per
     target instead: a candidate target covers the cases of the baseline target of its id."""
+    for side in (baseline, candidate):
+        if side.mode == "replay":
+            raise ComparisonError(replay_refusal(side.run_id))
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(

@@ -89,6 +89,21 @@ PREVIEW_NULLED = (
     "macro_accuracy_ci95_worst_coverage",
     "sr_bench_score",
 )  # and score_comparable becomes false: a preview has no score
+REPLAY_LIMITATION = (
+    "Offline replay (estimate): no model was called; each routed cell took the answer the "
+    "selected model gave in the live baseline. Accuracy, cost, latency and TTFT are estimates "
+    "(estimated_*), there is no score and no spend, and compare and the gate refuse it as live "
+    "evidence."
+)
+REPLAY_ESTIMATED = (
+    "accuracy",
+    "macro_accuracy",
+    "cost_usd",
+    "cache_neutral_cost_usd",
+    "latency_p50_s",
+    "latency_p95_s",
+    "ttft_p50_s",
+)  # each moves to estimated_<key>, the original becomes null (§4.3 replay)
 
 
 def _parse_time(value: str) -> datetime:
@@ -202,6 +217,23 @@ def pending_reasons_of(events: Iterable[Row]) -> dict[str, str]:
     return reasons
 
 
+def apply_replay_overrides(item: dict[str, Any], routing: Mapping[str, Any]) -> None:
+    """§4.3 replay: the routing counters of the preview (copied onto the replay's result rows)
+    replace the call-based ones; accuracy, macro accuracy, costs, latency and TTFT move to
+    ``estimated_*`` (the originals become null); no score, spend 0, cost never complete."""
+    item.update(routing)
+    for key in REPLAY_ESTIMATED:
+        if key in item:
+            item["estimated_" + key] = item[key]
+            item[key] = None
+    if "sr_bench_score" in item:
+        item["sr_bench_score"] = None
+    if "score_comparable" in item:
+        item["score_comparable"] = False
+    item["total_spend_usd"] = 0.0
+    item["cost_complete"] = False
+
+
 class FirstFailure:
     """The failure a report names: the ``failure_observed`` event when the run journaled one,
     else the earliest-finished failed result row with an error (ties: the first row)."""
@@ -245,6 +277,8 @@ def _limitations(
     lines = list(FIXED_LIMITATIONS)
     if manifest.mode == "preview":
         lines.append(PREVIEW_LIMITATION)
+    if manifest.mode == "replay":
+        lines.append(REPLAY_LIMITATION)
     simulated = [t.id for t in manifest.targets if t.simulated]
     if simulated:
         lines.append(
@@ -642,12 +676,13 @@ def assemble_report(
     cell_pass.feed(cells)
     sink = cell_pass.sink
     preview = cell_pass.preview
+    replay = manifest.mode == "replay"
     origins = suite_origins(manifest)
 
     summary_targets: list[dict[str, Any]] = []
     benchmark_rows: list[dict[str, Any]] = []
     for target in manifest.targets:
-        session_mode = "stateless" if preview else target.session_mode
+        session_mode = "stateless" if preview or replay else target.session_mode
         total, own = cell_pass.target_runners(target)
         metric = total.metric(target.id, session_mode)
         own_rows = [
@@ -669,6 +704,10 @@ def assemble_report(
             apply_preview_overrides(metric, total.preview_distributions())
             for row, (_, bench_runner) in zip(own_rows, own, strict=True):
                 apply_preview_overrides(row, bench_runner.preview_distributions())
+        elif replay:
+            apply_replay_overrides(metric, total.preview_distributions())
+            for row, (_, bench_runner) in zip(own_rows, own, strict=True):
+                apply_replay_overrides(row, bench_runner.preview_distributions())
         summary_targets.append(metric)
         benchmark_rows.extend(own_rows)
 
@@ -695,6 +734,8 @@ def assemble_report(
         "status": run.status,
         "error": run.error,
         "mode": manifest.mode,
+        "evidence_mode": "offline_estimate" if replay else None,
+        "replay_sources": dict(manifest.replay_sources) if manifest.replay_sources else None,
         "cost_policy": manifest.cost_policy,
         "profile": manifest.profile,
         "seed": manifest.seed,
@@ -709,7 +750,7 @@ def assemble_report(
             "targets": summary_targets,
             "planned_cells": cell_pass.planned,
             "wall_time_s": wall_time_s(run),
-            "total_spend_usd": cell_pass.total_spend() if totals_known else None,
+            "total_spend_usd": 0.0 if replay else cell_pass.total_spend() if totals_known else None,
         },
         "benchmarks": benchmark_rows,
         "data_sources": sources,
@@ -758,8 +799,10 @@ def assemble_report(
         "plan": plan_identity(manifest),
         "repeats": cell_pass.repeats.section() if cell_pass.repeats is not None else None,
         "frontier": frontier(
-            # a preview has no quality: its targets are listed apart (unplaced)
-            frontier_point(run.id, t, [] if preview else benchmark_rows, manifest.benchmark_weights)
+            # a preview has no quality and a replay only an estimate: listed apart (unplaced)
+            frontier_point(
+                run.id, t, [] if preview or replay else benchmark_rows, manifest.benchmark_weights
+            )
             for t in summary_targets
         ),
         "cells": sink,

@@ -203,6 +203,26 @@ class TargetMetric(_Strict):
     cache_read_prompt_tokens: int
     cache_read_ratio: float | None
     continuity: Continuity
+    estimated_accuracy: float | None = Field(
+        None,
+        description="Replay reports only (mode 'replay'): the accuracy estimated offline from "
+        "the live baseline's answers of the models the preview selected; accuracy is then null.",
+    )
+    estimated_cost_usd: float | None = Field(
+        None, description="Replay reports only: the estimated subject cost (cost_usd is null)."
+    )
+    estimated_cache_neutral_cost_usd: float | None = Field(
+        None, description="Replay reports only: the estimated cache-neutral cost."
+    )
+    estimated_latency_p50_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' latency p50."
+    )
+    estimated_latency_p95_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' latency p95."
+    )
+    estimated_ttft_p50_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' TTFT p50."
+    )
 
 
 class DataSource(BaseModel):
@@ -261,6 +281,9 @@ class SummaryTarget(TargetMetric):
         description="Per routing decision of a router (mom) target; [] for single targets."
     )
     macro_accuracy: float | None
+    estimated_macro_accuracy: float | None = Field(
+        None, description="Replay reports only: the estimated macro accuracy (macro is null)."
+    )
     macro_accuracy_ci95: list[float] | None = Field(
         None,
         description="95 % interval of macro_accuracy over cases (stratified case Wilson; "
@@ -681,7 +704,17 @@ class ReportModel(_Strict):
     run_id: str
     status: str
     error: str | None
-    mode: str
+    mode: str = Field(description="live, preview or replay (an offline estimate).")
+    evidence_mode: str | None = Field(
+        None,
+        description="'offline_estimate' in a replay report (every result row's "
+        "details.evidence_mode says the same); null in a live or preview report.",
+    )
+    replay_sources: dict[str, str] | None = Field(
+        None,
+        description="A replay report's sources: baseline_run_id (the live run whose answers "
+        "were taken) and preview_run_id (the routing decisions); null otherwise.",
+    )
     cost_policy: str
     profile: str
     seed: int
