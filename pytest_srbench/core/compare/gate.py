@@ -38,6 +38,7 @@ from pytest_srbench.core.compare.runs import (
     ComparisonError,
     RunSide,
     benchmarks_of,
+    replay_refusal,
     restrict_side,
 )
 from pytest_srbench.core.errors import InputError
@@ -254,6 +255,15 @@ def evaluate_gate(
         "comparison": None,
     }
     head = _head(mode, interval, scope, margin, len(found["common"]), why)
+    replay = next((side for side in (baseline, candidate) if side.mode == "replay"), None)
+    if replay is not None:  # never live evidence, whatever the two runs have in common
+        refusal = replay_refusal(replay.run_id)
+        return {
+            **verdict,
+            "passed": False,
+            "reason": f"baseline not comparable: {refusal}",
+            "line": f"srbench gate FAILED ({head}): {refusal}",
+        }
     if not found["common"]:
         nothing = (
             f"no benchmark in common with the baseline {baseline.run_id}: it has "
