@@ -82,7 +82,8 @@ class CellReports:
         if len(answer) > 200:
             answer = answer[:197] + "..."
         why = _why_wrong(info)
-        message = f"wrong answer: {answer}" + ("" if why == "answered" else f" ({why})")
+        plain = why in ("answered", "wrong answer")
+        message = f"wrong answer: {answer}" + ("" if plain else f" ({why})")
         node = ET.Element("failure", message=message)
         node.text = (
             f"{info.get('case_id')} on {info.get('target_id')}: {message}; "
