@@ -29,7 +29,9 @@ pytest_srbench.benchmark(
 )
 """
 
-FAILING = LETTERS + """
+FAILING = (
+    LETTERS
+    + """
 
 def lookup(table, key):
     return table[key]
@@ -45,9 +47,12 @@ async def test_letters(srbench_case):
         assert got == "Z"
     return name.upper()
 """
+)
 
 # four bodies at once: each writes its marker, waits for the others to write theirs, then fails
-CONCURRENT = LETTERS + """
+CONCURRENT = (
+    LETTERS
+    + """
 
 @pytest.mark.srbench("letters")
 def test_letters(srbench_case):
@@ -59,8 +64,11 @@ def test_letters(srbench_case):
     time.sleep(0.5)
     raise ValueError(f"body {name} failed")
 """
+)
 
-GRADED = LETTERS + """
+GRADED = (
+    LETTERS
+    + """
 
 @pytest.mark.srbench("letters")
 async def test_letters(srbench_case):
@@ -74,6 +82,7 @@ async def test_letters(srbench_case):
         return {}["zzz"]
     return "D"
 """
+)
 
 
 def run(pytester: pytest.Pytester, *args: str) -> Any:
@@ -103,7 +112,7 @@ def test_a_failed_cell_shows_its_bodys_exception_with_its_traceback(pytester, st
     helper, rewritten = blocks["a"], blocks["b"]
     # the user's test function and the helper it called, with their lines; no plugin frame
     assert re.search(r"test_mine.py:\d+: in test_letters", helper) or (
-        style == "long" and "return lookup({}, \"zzz\")" in helper
+        style == "long" and 'return lookup({}, "zzz")' in helper
     )
     assert re.search(r"test_mine.py:\d+: (in lookup|KeyError)", helper)
     assert "E   KeyError: 'zzz'" in helper.replace("       ", "   ")
