@@ -17,7 +17,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
@@ -35,6 +35,9 @@ from pytest_srbench.engine.call import ADAPTER_EXTRAS
 from pytest_srbench.transport import in_process
 from pytest_srbench.transport.in_process import Reply
 
+if TYPE_CHECKING:
+    from pytest_srbench.plugin.cell_output import CellOutput
+
 
 class BodyCalls(CellContext, Protocol):
     """What the client needs of the running cell (the engine's ``CellRun``): the adapter's
@@ -51,13 +54,14 @@ class BodyCalls(CellContext, Protocol):
 @dataclass
 class BodyScope:
     """The cell a running test body belongs to, the engine loop its calls run on, the first of
-    its calls that failed, and its benchmark's own protocol (``srbench_protocol`` runs it,
-    once)."""
+    its calls that failed, its benchmark's own protocol (``srbench_protocol`` runs it, once),
+    and what the body wrote (``cell_output``: made at its first write)."""
 
     cell: BodyCalls
     loop: asyncio.AbstractEventLoop
     failure: CallFailure | CellCancelled | None = None
     protocol: Adapter | None = None
+    output: CellOutput | None = None
 
 
 T = TypeVar("T")

@@ -201,6 +201,14 @@ def add_options(parser: pytest.Parser) -> None:
         "plugin's hook into a test's set-up, call or tear-down",
     )
     group.addoption(
+        "--srbench-junit-wrong",
+        choices=("property", "failure"),
+        default="property",
+        help="a wrong answer in --junitxml: a property of its passed testcase (correct=false, "
+        "default) or a <failure> of its testcase (the XML only: the terminal keeps 'w' and "
+        "the exit status is unchanged)",
+    )
+    group.addoption(
         "--srbench-shard",
         metavar="K/N",
         help="run shard K of N of one run (N invocations with the same plan and "
