@@ -55,6 +55,8 @@ class RunRuntime:
     _assets: dict[tuple[str, str], bytes] = field(default_factory=dict)
     _verified_paths: dict[tuple[str, str], Path] = field(default_factory=dict)
     live: dict[str, LiveCall] = field(default_factory=dict)
+    cache: str = "off"  # the response cache: off | use | only (core/calls/cache.py)
+    cache_repeats: bool = False  # a repeat may take another repeat's cached answer
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits
