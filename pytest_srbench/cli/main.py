@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_srbench.cli.cache import add_cache_commands
 from pytest_srbench.cli.datasets import add_datasets_commands
 from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.cli.reconcile import add_reconcile_commands
@@ -275,7 +276,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
     result = compare_many(
-        baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
+        baseline,
+        candidates,
+        margin=args.margin,
+        allow_mixed_sources=args.allow_mixed_sources,
+        allow_cached=args.allow_cached,
     )
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if args.json:
@@ -402,6 +407,12 @@ def parser() -> argparse.ArgumentParser:
         help="compare even when a benchmark's cases come from different data (a kind, released "
         "revision or synthetic seed); the comparison is then flagged in every format",
     )
+    comp.add_argument(
+        "--allow-cached",
+        action="store_true",
+        help="pair cells answered from the response cache (never complete live evidence); the "
+        "comparison then says so",
+    )
     comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
@@ -436,6 +447,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_datasets_commands(sub)
     add_reconcile_commands(sub)
+    add_cache_commands(sub)
     add_offline_commands(sub)
     add_serve_command(sub)
 

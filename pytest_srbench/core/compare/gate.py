@@ -143,10 +143,12 @@ def evaluate_gate(
     interval: str = "wald",
     scope: str = "macro",
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
 ) -> dict[str, Any]:
     """The gate object of the JSON report (``passed``, one line, per-target intervals, the
     design's power). Runs whose same benchmark came from different data fail the gate as
-    not comparable unless ``allow_mixed_sources`` (then the line says so, loudly)."""
+    not comparable unless ``allow_mixed_sources`` (then the line says so, loudly); so do runs
+    with cells answered from the response cache unless ``allow_cached`` (the same)."""
     if mode not in GATE_MODES:
         raise ValueError(f"gate mode must be one of {GATE_MODES}, got {mode!r}")
     if interval not in GATE_INTERVALS:
@@ -166,7 +168,7 @@ def evaluate_gate(
         "comparison": None,
     }
     try:
-        comparison = Comparison(baseline, candidate, allow_mixed_sources)
+        comparison = Comparison(baseline, candidate, allow_mixed_sources, allow_cached)
     except ComparisonError as error:
         head = _head(mode, interval, scope, margin, 0)
         return {
@@ -249,6 +251,7 @@ def evaluate_gate(
     head = _head(mode, interval, scope, margin, len(names))
     design = "" if verdict["design"] is None else f" — {design_summary(verdict['design'])}"
     mixed = comparison.sources["warning"]
+    cached = comparison.cached["warning"]
     verdict.update(
         passed=passed,
         reason=reason,
@@ -256,6 +259,10 @@ def evaluate_gate(
         # strongest-single pairing beside the gate's same-target one)
         comparison=comparison.result(margin, rows, GATE_PAIRING),
         line=f"srbench gate {'PASSED' if passed else 'FAILED'} ({head}) against "
-        f"{baseline.run_id}: " + "; ".join(parts) + design + (f" — {mixed}" if mixed else ""),
+        f"{baseline.run_id}: "
+        + "; ".join(parts)
+        + design
+        + (f" — {mixed}" if mixed else "")
+        + (f" — {cached}" if cached else ""),
     )
     return verdict
