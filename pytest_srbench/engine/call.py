@@ -176,6 +176,7 @@ class _Prepared:
     reservation: float
     row: CallReceipt
     source: dict[str, Any] | None = None  # a cache hit: the completed live call that answers
+    source_evidence: bytes | None = None  # its stream, when this process still holds it
 
     @property
     def call_id(self) -> str:
@@ -229,7 +230,8 @@ async def _prepare(
     headers, sid = _headers(rt, target, role, cell)
     key = _cache_key(rt, cell, target, body)
     if rt.cache != "off" and key is not None:
-        source = rt.store.cached_call(key)
+        recent = rt.recent_calls.get(key)
+        source = dict(recent[0]) if recent is not None else rt.store.cached_call(key)
         if source is not None:
             return _Prepared(
                 target,
@@ -238,6 +240,7 @@ async def _prepare(
                 0.0,
                 _sent_row(rt, cell, target, role, attempt, sid, messages, body, key),
                 source,
+                recent[1] if recent is not None else None,
             )
         if rt.cache == "only":
             rt.writer.post(
@@ -328,8 +331,8 @@ def _replay(rt: RunRuntime, cell: CellCalls, call: _Prepared, role: str) -> Mode
     assert source is not None
     finished = replayed_receipt(call.row, source, now_iso())
     locator = source.get("evidence")
-    evidence = b""
-    if isinstance(locator, dict) and int(locator.get("length") or 0) > 0:
+    evidence = call.source_evidence or b""
+    if not evidence and isinstance(locator, dict) and int(locator.get("length") or 0) > 0:
         try:
             evidence = rt.store.read_evidence(locator)
         except Exception:  # a lost stream: the receipt's answer still holds
@@ -559,6 +562,8 @@ async def _attempt(
     finished = _finish(rt, cell, call, got, messages)
     evidence = bytes(got.evidence)
     rt.writer.post([FinishCall(rt.run_id, finished, evidence)])
+    if rt.cache_repeats and got.failure is None and call.row.get("cache_key"):
+        rt.recent_calls[str(call.row["cache_key"])] = (dict(finished), evidence)
     if got.failure is not None:
         raise got.failure
     outcome = got.outcome

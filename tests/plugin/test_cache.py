@@ -82,3 +82,160 @@ def test_a_second_cached_run_sends_nothing_and_says_from_cache(pytester, sim, ba
     assert b["summary"]["from_cache"] is True and a["summary"]["from_cache"] is False
     assert "from cache" in second.stdout
     assert "from cache" not in first.stdout
+
+
+def subject_statuses(location: str, run_id: str) -> dict[str, list[str]]:
+    store = open_store(location)
+    try:
+        found: dict[str, list[str]] = {}
+        for call in store.calls(run_id):
+            if call["role"] == "subject":
+                found.setdefault(call["case_id"], []).append(call["status"])
+        return found
+    finally:
+        store.close()
+
+
+APP = """
+import os
+
+import pytest
+
+
+@pytest.mark.srbench("mmlu-pro")
+async def test_mmlu(srbench_case, srbench_target):
+    system = "Answer with the letter."
+    if srbench_case.id == os.environ.get("CHANGED_CASE"):
+        system += " Think twice."
+    reply = await srbench_target.ask([{"role": "system", "content": system}, *srbench_case.messages])
+    return reply.final_text
+"""
+
+
+def test_a_changed_prompt_sends_exactly_the_changed_cell(pytester, sim, monkeypatch):
+    project(pytester, sim, "always-right")
+    pytester.makepyfile(test_app=APP)
+    root = pytester.path
+    first = run(root, "test_app.py", "--srbench-cache", "--srbench-json=a.json")
+    assert first.returncode == 0, first.stdout[-3000:]
+    a = json.loads((root / "a.json").read_text())
+    sent = requests(sim)
+    changed = sorted(c["case_id"] for c in a["cells"])[1]
+    monkeypatch.setenv("CHANGED_CASE", changed)
+    second = run(root, "test_app.py", "--srbench-cache", "--srbench-json=b.json")
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert requests(sim) == sent + 1  # exactly the changed cell
+    b = json.loads((root / "b.json").read_text())
+    statuses = subject_statuses(str(root / ".srbench"), b["run_id"])
+    assert statuses.pop(changed) == ["completed"]
+    assert statuses and all(s == ["replayed"] for s in statuses.values())
+    target = b["summary"]["targets"][0]
+    assert target["cache"]["cells"] == len(statuses) == target["total"] - 1
+    assert 0 < target["total_spend_usd"] < a["summary"]["targets"][0]["total_spend_usd"]
+    # the same run without the cache: every cell live again
+    monkeypatch.delenv("CHANGED_CASE")
+    third = run(root, "test_app.py", "--srbench-json=c.json")
+    assert third.returncode == 0 and requests(sim) == sent + 1 + a["summary"]["planned_cells"]
+    assert json.loads((root / "c.json").read_text())["summary"]["from_cache"] is False
+
+
+def test_a_changed_sampling_value_sends_exactly_that_targets_cells(pytester, sim):
+    project(pytester, sim, "always-right", "sim-large")
+    root = pytester.path
+    first = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-cache", "--srbench-json=a.json")
+    assert first.returncode == 0, first.stdout[-3000:]
+    sent = requests(sim)
+    per_target = json.loads((root / "a.json").read_text())["summary"]["targets"][0]["total"]
+    text = (root / "pyproject.toml").read_text()
+    marker = 'id = "sim-large"\n'
+    (root / "pyproject.toml").write_text(
+        text.replace(marker, marker + "request_params = { temperature = 0.5 }\n")
+    )
+    second = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-cache", "--srbench-json=b.json")
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert requests(sim) == sent + per_target  # only sim-large's cells: its request changed
+    b = json.loads((root / "b.json").read_text())
+    by_id = {t["id"]: t for t in b["summary"]["targets"]}
+    assert by_id["always-right"]["cache"]["share"] == 1.0
+    assert by_id["sim-large"]["cache"]["cells"] == 0
+
+
+SDK_APP = """
+import pytest
+
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target, srbench_client):
+    client = srbench_client.async_openai()
+    completion = await client.chat.completions.create(
+        model=srbench_target.id, messages=srbench_case.messages
+    )
+    return completion.choices[0].message.content
+"""
+
+
+def test_the_openai_sdk_through_srbench_client_is_answered_from_the_cache(pytester, sim):
+    pytest.importorskip("openai")
+    project(pytester, sim, "always-right")
+    pytester.makepyfile(test_sdk=SDK_APP)
+    root = pytester.path
+    first = run(root, "test_sdk.py", "--srbench-cache", "--srbench-json=a.json")
+    assert first.returncode == 0, first.stdout[-3000:]
+    sent = requests(sim)
+    second = run(root, "test_sdk.py", "--srbench-cache", "--srbench-json=b.json")
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert requests(sim) == sent
+    a = json.loads((root / "a.json").read_text())
+    b = json.loads((root / "b.json").read_text())
+    assert answers(a) == answers(b) and b["summary"]["targets"][0]["correct"] > 0
+    statuses = subject_statuses(str(root / ".srbench"), b["run_id"])
+    assert statuses and all(s == ["replayed"] for s in statuses.values())
+    assert "from cache" in second.stdout
+
+
+def test_cache_only_fails_a_miss_and_srbench_cache_stats_and_clear(pytester, sim):
+    project(pytester, sim, "always-right")
+    root = pytester.path
+    first = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-cache", "--srbench-limit=2")
+    assert first.returncode == 0, first.stdout[-3000:]
+    sent = requests(sim)
+    only = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-limit=3", "--srbench-cache-only",
+               "--srbench-json=b.json")  # fmt: skip
+    assert requests(sim) == sent  # a miss sends nothing
+    assert only.returncode == 1, only.stdout[-3000:]
+    b = json.loads((root / "b.json").read_text())
+    failed = [c for c in b["cells"] if c["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["error"] == "cache miss (--srbench-cache-only)"
+    assert b["summary"]["targets"][0]["cache"]["cells"] == 2
+
+    def srbench(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest_srbench", *args], cwd=root,
+                              capture_output=True, text=True)  # fmt: skip
+
+    stats = json.loads(srbench("cache", "stats", "--format", "json").stdout)
+    assert stats["entries"] == 2 and stats["targets"] == {"always-right": 2}
+    assert stats["live_cost_usd"] > 0
+    kept = srbench("cache", "clear", "--older-than", "1d")
+    assert kept.returncode == 0 and "removed 0 cache entries" in kept.stdout
+    assert "invalid duration" in srbench("cache", "clear", "--older-than", "soon").stderr
+    cleared = srbench("cache", "clear")
+    assert "removed 2 cache entries" in cleared.stdout
+    assert json.loads(srbench("cache", "stats", "--format", "json").stdout)["entries"] == 0
+    again = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-limit=2", "--srbench-cache")
+    assert again.returncode == 0 and requests(sim) == sent + 2  # forgotten: live again
+
+
+def test_repeats_are_fresh_samples_unless_asked(pytester, sim):
+    project(pytester, sim, "always-right")
+    root = pytester.path
+    args = ("--srbench-benchmark=mmlu-pro", "--srbench-limit=2", "--srbench-repeats=3")
+    first = run(root, *args, "--srbench-cache")
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert requests(sim) == 6  # no repeat took another's answer
+    second = run(root, *args, "--srbench-cache")
+    assert second.returncode == 0 and requests(sim) == 6  # repeat k answers repeat k
+    shared = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-limit=3", "--srbench-repeats=2",
+                 "--srbench-cache", "--srbench-cache-repeats", "--srbench-concurrency=1")  # fmt: skip
+    assert shared.returncode == 0, shared.stdout[-3000:]
+    # each case once: its second repeat takes the first's answer (keys without a repeat number)
+    assert requests(sim) == 6 + 3

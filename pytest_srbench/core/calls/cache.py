@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from pytest_srbench.core.calls.failures import CACHE_MISS_ONLY
 from pytest_srbench.core.canonical import digest
 from pytest_srbench.core.records import CallReceipt
 
 CacheMode = Literal["off", "use", "only"]
 CACHE_MODES = ("off", "use", "only")
-CACHE_MISS_ONLY = "cache miss (--srbench-cache-only)"
+__all__ = ["CACHE_MISS_ONLY", "CACHE_MODES", "CacheMode", "cache_key", "replayed_receipt"]
 KEY_VERSION = 1
 TRANSPORT_FIELDS = frozenset({"stream", "stream_options"})
 ZERO_USAGE = {
