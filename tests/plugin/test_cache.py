@@ -239,3 +239,76 @@ def test_repeats_are_fresh_samples_unless_asked(pytester, sim):
     assert shared.returncode == 0, shared.stdout[-3000:]
     # each case once: its second repeat takes the first's answer (keys without a repeat number)
     assert requests(sim) == 6 + 3
+
+
+def test_sigkill_of_a_cached_run_then_recovery_resends_nothing_cached_or_completed(pytester, sim):
+    """A cached run killed mid-way: its replayed calls are settled receipts (never ambiguous),
+    its cells answered from the cache are completed evidence, and the recovery child sends
+    exactly the cells that were neither cached nor completed."""
+    import os
+    import signal
+    import time
+
+    project(pytester, sim, "slow")  # 0.3 s per answer
+    root = pytester.path
+    location = str(root / ".srbench")
+    warm = run(root, "--srbench-benchmark=mmlu-pro", "--srbench-cache", "--srbench-json=warm.json")
+    assert warm.returncode == 0, warm.stdout[-3000:]
+    cached_cells = json.loads((root / "warm.json").read_text())["summary"]["planned_cells"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               "--srbench-profile=smoke", *BENCH, "--srbench-cache",
+               "--srbench-concurrency=1"]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    run_id = None
+    while time.monotonic() < deadline:
+        store = open_store(location)
+        runs = store.list_runs(limit=1)
+        if len(runs) and runs[0].id != json.loads((root / "warm.json").read_text())["run_id"]:
+            statuses = [c["status"] for c in store.calls(runs[0].id)]
+            if statuses.count("replayed") >= 1 and statuses.count("completed") >= 2:
+                run_id = runs[0].id
+                store.close()
+                break
+        store.close()
+        time.sleep(0.05)
+    assert run_id is not None, "the cached run did not get going"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    from tests.plugin.helpers import settle_simulator
+
+    before = settle_simulator(sim)["requests"]
+    cli = ("--store", location)
+
+    def srbench(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest_srbench", *cli, *args], cwd=root,
+                              capture_output=True, text=True)  # fmt: skip
+
+    listed = srbench("recover-plan", run_id, "--output", str(root / "plan.json"))
+    assert listed.returncode == 0, listed.stderr
+    plan = json.loads((root / "plan.json").read_text())
+    store = open_store(location)
+    assert store.require_run(run_id).status == "interrupted"
+    calls = store.calls(run_id)
+    results = {(r["case_id"], r["target_id"]): r["status"] for r in store.results(run_id)}
+    store.close()
+    replayed = {c["case_id"] for c in calls if c["status"] == "replayed"}
+    assert replayed and not any(c["status"] == "sent" for c in calls)
+    excluded = {e["case_id"]: e["reason"] for e in plan["excluded"]}
+    assert all(
+        excluded[case] == "completed_evidence_is_preserved"
+        for case in replayed
+        if results.get((case, "slow")) == "completed"
+    )
+    eligible = [cell["case_id"] for cell in plan["eligible_cells"]]
+    assert eligible and not set(eligible) & replayed
+    # an eligible cell of the warmed benchmark is answered from the cache, the others live
+    live = [case for case in eligible if not case.startswith("mmlu-pro/")]
+    child = subprocess.run(
+        [*command[:-2], "--srbench-cache", "--srbench-recover=plan.json",
+         "--srbench-run-key=recover-1", "--srbench-json=child.json"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert child.returncode == 0, child.stdout[-3000:]
+    assert sim_client.stats(sim.admin_url)["requests"] == before + len(live)
+    assert cached_cells > 0
