@@ -53,7 +53,8 @@ def test_a_second_cached_run_sends_nothing_and_says_from_cache(pytester, sim, ba
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
     sent = requests(sim)
     assert sent > 0
-    second = run(root, *BENCH, *store_args, "--srbench-cache", "--srbench-json=b.json")
+    second = run(root, *BENCH, *store_args, "--srbench-cache", "--srbench-json=b.json",
+                 "--srbench-html=b.html")  # fmt: skip
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
     assert requests(sim) == sent  # zero requests reached the endpoint
     a = json.loads((root / "a.json").read_text())
@@ -80,8 +81,9 @@ def test_a_second_cached_run_sends_nothing_and_says_from_cache(pytester, sim, ba
     assert target["complete"] is False and target["latency_p50_s"] is None
     assert all(row["cache"]["share"] == 1.0 for row in b["benchmarks"])
     assert b["summary"]["from_cache"] is True and a["summary"]["from_cache"] is False
-    assert "from cache" in second.stdout
+    assert "from cache" in second.stdout and "FROM CACHE" in second.stdout
     assert "from cache" not in first.stdout
+    assert 'id="cache-note"' in (root / "b.html").read_text()
 
 
 def subject_statuses(location: str, run_id: str) -> dict[str, list[str]]:
