@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_srbench.cli.cache import add_cache_commands
 from pytest_srbench.cli.datasets import add_datasets_commands
 from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.cli.reconcile import add_reconcile_commands
@@ -283,7 +284,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     candidates = [load_side(reference, store) for reference in args.candidates]
     try:
         result: dict[str, Any] | None = compare_many(
-            baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
+            baseline,
+            candidates,
+            margin=args.margin,
+            allow_mixed_sources=args.allow_mixed_sources,
+            allow_cached=args.allow_cached,
         )
     except ComparisonError as error:
         if args.fail_on is None:
@@ -338,6 +343,7 @@ def _gates(args: argparse.Namespace, baseline: Any, candidates: list[Any]) -> li
             interval=args.interval,
             scope=args.scope,
             allow_mixed_sources=args.allow_mixed_sources,
+            allow_cached=args.allow_cached,
         )
         for candidate in candidates
     ]
@@ -476,6 +482,12 @@ def parser() -> argparse.ArgumentParser:
         help="compare even when a benchmark's cases come from different data (a kind, released "
         "revision or synthetic seed); the comparison is then flagged in every format",
     )
+    comp.add_argument(
+        "--allow-cached",
+        action="store_true",
+        help="pair cells answered from the response cache (never complete live evidence); the "
+        "comparison then says so",
+    )
     comp.set_defaults(func=cmd_compare)
 
     real = sub.add_parser("real", help="build, inspect or serve the real local model parts")
@@ -510,6 +522,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_datasets_commands(sub)
     add_reconcile_commands(sub)
+    add_cache_commands(sub)
     add_offline_commands(sub)
     add_replay_command(sub)
     add_serve_command(sub)

@@ -312,6 +312,8 @@ async def run_cell(
         "call_count": calls.calls_made,
         "finished_at": now_iso(),
     }
+    if calls.cached_calls:
+        result["cached_calls"] = calls.cached_calls
     observe = status != "completed" and not rt.failure_observed
     if status != "completed":
         rt.failures += 1

@@ -292,6 +292,7 @@ class ControllerPlugin:
             interval=settings.gate_interval,
             scope=settings.gate_scope,
             allow_mixed_sources=settings.allow_mixed_sources,
+            allow_cached=settings.allow_cached,
         )
         self.report["gate"] = self.gate
         from pytest_srbench.app.run_end import write_run_report

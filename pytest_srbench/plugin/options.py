@@ -179,6 +179,32 @@ def add_options(parser: pytest.Parser) -> None:
         "(a kind, released revision or synthetic seed); the verdict then says so",
     )
     group.addoption(
+        "--srbench-cache",
+        action="store_true",
+        default=None,
+        help="answer a call whose frozen request equals a completed live call in the store from "
+        "that call's saved evidence (a 'replayed' receipt: no spend, no latency; the report says "
+        "'from cache'); [tool.srbench] cache = \"use\"",
+    )
+    group.addoption(
+        "--srbench-cache-only",
+        action="store_true",
+        help="like --srbench-cache, and a cache miss fails its cell (no request is sent)",
+    )
+    group.addoption(
+        "--srbench-cache-repeats",
+        action="store_true",
+        help="with the cache: let a repeat (--srbench-repeats) take another repeat's cached "
+        "answer (by default each repeat is a fresh sample)",
+    )
+    group.addoption(
+        "--srbench-allow-cached",
+        action="store_true",
+        default=None,
+        help="gate even when cells of either run came from the response cache; the verdict "
+        "then says so",
+    )
+    group.addoption(
         "--srbench-recover",
         metavar="PLAN.json",
         help="run a recovery child over a reviewed plan (srbench recover-plan); needs --srbench-run-key",
@@ -234,6 +260,9 @@ class Settings:
     gate_interval: str = "wald"
     gate_scope: str | None = None  # None: macro for the full sr-bench set, else benchmark
     allow_mixed_sources: bool = False
+    cache: str = "off"  # the response cache: off | use | only (core/calls/cache.py)
+    cache_repeats: bool = False
+    allow_cached: bool = False
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
     shard: ShardSpec | None = None
@@ -372,12 +401,25 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         gate_interval=config.getoption("srbench_gate_interval") or "wald",
         gate_scope=config.getoption("srbench_gate_scope"),
         allow_mixed_sources=bool(config.getoption("srbench_allow_mixed_sources")),
+        cache=cache_mode(config, project),
+        cache_repeats=bool(config.getoption("srbench_cache_repeats")),
+        allow_cached=bool(config.getoption("srbench_allow_cached")),
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
         shard=shard_option(config),
         store_location=location,
         on_command_line=asked_on_command_line(config),
     )
+
+
+def cache_mode(config: pytest.Config, project: SrbenchConfig) -> str:
+    """The response cache's mode: ``only`` (--srbench-cache-only), ``use`` (--srbench-cache or
+    ``cache = "use"``) or ``off``."""
+    if config.getoption("srbench_cache_only"):
+        return "only"
+    if config.getoption("srbench_cache") or project.cache == "use":
+        return "use"
+    return "off"
 
 
 def shard_option(config: pytest.Config) -> ShardSpec | None:

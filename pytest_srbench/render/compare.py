@@ -45,6 +45,9 @@ def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
         warning = (candidate.get("data_sources") or {}).get("warning")
         if warning:
             lines.append(f"!!! {candidate['candidate_run_id']}: {warning}")
+        cached = (candidate.get("cached") or {}).get("warning")
+        if cached:
+            lines.append(f"!!! {candidate['candidate_run_id']}: {cached}")
     if lines:
         lines.append(
             "!!! Deltas over different data measure the data as much as the targets: not a "

@@ -344,6 +344,36 @@ def replay_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def cache_label(row: Mapping[str, Any]) -> str:
+    """`` · from cache (cells/planned, share)`` for a target or benchmark row with cells answered
+    from the response cache; empty otherwise."""
+    cache = row.get("cache") or {}
+    if not cache.get("cells"):
+        return ""
+    return f" · from cache ({cache['cells']}/{row['total']} cells, {cache['share']:.0%})"
+
+
+def cache_lines(report: Mapping[str, Any]) -> list[str]:
+    """What the response cache answered: the avoided cost, each target and benchmark with
+    cached cells (none without)."""
+    summary = report["summary"]
+    if not summary.get("from_cache"):
+        return []
+    lines = [
+        "FROM CACHE: cells answered from the response cache are earlier live answers — no spend, "
+        f"no latency, not complete live evidence · avoided {usd(summary.get('cache_avoided_cost_usd'))}"
+    ]
+    for t in summary["targets"]:
+        if (t.get("cache") or {}).get("cells"):
+            lines.append(
+                f"  {_label(t)}{cache_label(t)} · avoided {usd(t.get('cache_avoided_cost_usd'))}"
+            )
+    for row in report.get("benchmarks") or []:
+        if (row.get("cache") or {}).get("cells"):
+            lines.append(f"  {row['benchmark']} [{_name(row['target_id'])}]{cache_label(row)}")
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -359,6 +389,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         )
     if report.get("mode") == "replay":
         lines += replay_lines(report)
+    lines += cache_lines(report)
     if runner and report.get("mode") != "replay":
         lines.append(
             f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
@@ -417,6 +448,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         )
         lines.append(
             f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · {score_text(t)} · {t['score_scope']}"
+            + cache_label(t)
         )
     if _shows_coverage(report):
         lines.append(COVERAGE_FOOTNOTE)

@@ -58,7 +58,10 @@ class UsageObjectError(CallFailure):
 PRICING_SUMMARY = "Required usage or pricing evidence is incomplete"
 INTERRUPTED = "Interrupted: the runner stopped while the call was in flight"
 
+# a call of a --srbench-cache-only run whose request the response cache does not hold
+CACHE_MISS_ONLY = "cache miss (--srbench-cache-only)"
 _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((CACHE_MISS_ONLY,), CACHE_MISS_ONLY),
     # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
     # been answered and billed, nothing is known about it, and it is never re-sent
     (("worker stopped", "runner process stopped"), INTERRUPTED),

@@ -221,12 +221,14 @@ def evaluate_gate(
     interval: str = "wald",
     scope: str | None = None,
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
 ) -> dict[str, Any]:
     """The gate object of the JSON report (``passed``, one line, per-target intervals with
     each benchmark's, the design's power). ``scope`` None: ``default_scope`` of the benchmarks
     gated (the line says which and why). Benchmarks on one side only are listed and not
     gated; with no benchmark in common, or runs whose same benchmark came from different
-    data (unless ``allow_mixed_sources``: then the line says so, loudly), the gate fails as
+    data (unless ``allow_mixed_sources``: then the line says so, loudly), or with cells
+    answered from the response cache (unless ``allow_cached``: the same), the gate fails as
     not comparable."""
     if mode not in GATE_MODES:
         raise ValueError(f"gate mode must be one of {GATE_MODES}, got {mode!r}")
@@ -277,7 +279,7 @@ def evaluate_gate(
             "line": f"srbench gate FAILED ({head}): {nothing}",
         }
     try:
-        comparison = Comparison(baseline, candidate, allow_mixed_sources)
+        comparison = Comparison(baseline, candidate, allow_mixed_sources, allow_cached)
     except ComparisonError as error:
         return {
             **verdict,
@@ -365,6 +367,7 @@ def evaluate_gate(
     head = _head(mode, interval, scope, margin, len(names), why)
     design = "" if verdict["design"] is None else f" — {design_summary(verdict['design'])}"
     mixed = comparison.sources["warning"]
+    cached = comparison.cached["warning"]
     verdict.update(
         passed=passed,
         reason=reason,
@@ -376,6 +379,7 @@ def evaluate_gate(
         + "; ".join(parts)
         + (f" — {membership}" if membership else "")
         + design
-        + (f" — {mixed}" if mixed else ""),
+        + (f" — {mixed}" if mixed else "")
+        + (f" — {cached}" if cached else ""),
     )
     return verdict

@@ -77,6 +77,12 @@ ALLOW_MIXED_HINT = (
 )
 
 
+ALLOW_CACHED_HINT = (
+    "allow cached cells explicitly to pair them anyway (srbench compare --allow-cached, "
+    "pytest --srbench-allow-cached); the verdict then says so"
+)
+
+
 class ComparisonError(InputError):
     """Two runs cannot be compared; the message says why."""
 
@@ -485,6 +491,37 @@ def sources_summary(
     }
 
 
+def cached_cells(side: RunSide) -> int:
+    """How many of a run's cells were answered from the response cache."""
+    return sum(int((t.get("cache") or {}).get("cells") or 0) for t in side.targets)
+
+
+def check_cached(baseline: RunSide, candidate: RunSide, allow_cached: bool) -> dict[str, Any]:
+    """Refuse to pair runs with cells answered from the response cache (never complete live
+    evidence) unless ``allow_cached``; returns the comparison's ``cached`` block, whose
+    ``warning`` a verdict repeats."""
+    counts = {"baseline": cached_cells(baseline), "candidate": cached_cells(candidate)}
+    named = [
+        f"{role} run {side.run_id} has {counts[role]} cell(s) from cache"
+        for role, side in (("baseline", baseline), ("candidate", candidate))
+        if counts[role]
+    ]
+    if named and not allow_cached:
+        raise ComparisonError(
+            "Cannot pair cells answered from the response cache as live evidence: "
+            + "; ".join(named)
+            + f"; {ALLOW_CACHED_HINT}"
+        )
+    return {
+        "baseline_cells": counts["baseline"],
+        "candidate_cells": counts["candidate"],
+        "allowed": allow_cached,
+        "warning": "CACHED CELLS PAIRED (--srbench-allow-cached): " + "; ".join(named)
+        if named
+        else None,
+    }
+
+
 def check_plans(
     baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
 ) -> tuple[list[str], dict[str, set[str]], dict[str, dict[str, list[bool]]]]:
@@ -546,10 +583,15 @@ class Comparison:
     """A validated (baseline, candidate) pair and its per-target paired rows."""
 
     def __init__(
-        self, baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
+        self,
+        baseline: RunSide,
+        candidate: RunSide,
+        allow_mixed_sources: bool = False,
+        allow_cached: bool = False,
     ) -> None:
         singles, expected, base_outcomes = check_plans(baseline, candidate, allow_mixed_sources)
         self.sources = sources_summary(baseline, candidate, allow_mixed_sources)
+        self.cached = check_cached(baseline, candidate, allow_cached)
         if candidate.status not in COMPARABLE:
             raise ComparisonError("Candidate must be a completed or failed run")
         self.baseline = baseline
@@ -812,6 +854,7 @@ class Comparison:
             "baseline_cost_comparison_reason": self.baseline_reason,
             "pairing": pairing,
             "data_sources": self.sources,
+            "cached": self.cached,
             "comparisons": list(rows),
         }
 
@@ -822,9 +865,10 @@ def compare(
     margin: float = 0.05,
     *,
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
 ) -> dict[str, Any]:
     """sr-bench's ``compare``: validate, then every candidate target against the baseline."""
-    return Comparison(baseline, candidate, allow_mixed_sources).result(margin)
+    return Comparison(baseline, candidate, allow_mixed_sources, allow_cached).result(margin)
 
 
 def compare_many(
@@ -833,13 +877,21 @@ def compare_many(
     margin: float = 0.05,
     *,
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
 ) -> dict[str, Any]:
     """Every candidate run (iterations, by creation time) against one baseline, and the
     cost–quality frontier over all targets of all the runs. ``mixed_sources`` says when any
     pair was compared across different data (only with ``allow_mixed_sources``)."""
     ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
     comparisons = [
-        compare(baseline, side, margin, allow_mixed_sources=allow_mixed_sources) for side in ordered
+        compare(
+            baseline,
+            side,
+            margin,
+            allow_mixed_sources=allow_mixed_sources,
+            allow_cached=allow_cached,
+        )
+        for side in ordered
     ]  # validates every pair
     points = [
         frontier_point(side.run_id, target, side.benchmark_rows, side.plan["benchmark_weights"])

@@ -713,6 +713,14 @@ def assemble_report(
 
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
     limitations = _limitations(manifest, run, summary_targets, runner)
+    cached_cells = sum(t["cache"]["cells"] for t in summary_targets)
+    avoided = [t["cache_avoided_cost_usd"] for t in summary_targets]
+    if cached_cells:
+        limitations.append(
+            f"{cached_cells} cell(s) were answered from the response cache (from cache): their "
+            "answers are earlier live calls' saved evidence, without spend, latency or TTFT; "
+            "the run is not complete live evidence (docs/caching-honestly.md)."
+        )
     sources = data_sources(manifest, cell_pass.present)
     if not sources["comparable"]:
         limitations.append(
@@ -751,6 +759,10 @@ def assemble_report(
             "planned_cells": cell_pass.planned,
             "wall_time_s": wall_time_s(run),
             "total_spend_usd": 0.0 if replay else cell_pass.total_spend() if totals_known else None,
+            "cache_avoided_cost_usd": math.fsum(a for a in avoided if a is not None)
+            if all(a is not None for a in avoided)
+            else None,
+            "from_cache": cached_cells > 0,
         },
         "benchmarks": benchmark_rows,
         "data_sources": sources,

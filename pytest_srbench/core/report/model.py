@@ -115,6 +115,14 @@ class DecisionRow(_Strict):
     selected_models: dict[str, int]
 
 
+class CacheShare(_Strict):
+    """Cells and calls answered from the response cache (docs/caching-honestly.md)."""
+
+    cells: int = Field(description="Planned cells with a call answered from the cache.")
+    share: float = Field(description="Those cells over the planned cells.")
+    calls: int = Field(description="Calls answered from the cache (status replayed).")
+
+
 class TargetMetric(_Strict):
     """Metrics of one target (or one benchmark of one target) over its planned cases."""
 
@@ -223,6 +231,16 @@ class TargetMetric(_Strict):
     estimated_ttft_p50_s: float | None = Field(
         None, description="Replay reports only: the baseline answers' TTFT p50."
     )
+    cache: CacheShare = Field(
+        default_factory=lambda: CacheShare(cells=0, share=0.0, calls=0),
+        description="Cells answered from the response cache (from cache: never complete "
+        "live evidence).",
+    )
+    cache_avoided_cost_usd: float | None = Field(
+        0.0,
+        description="What the calls answered from the response cache cost when they were made "
+        "live: avoided, never spend (null when a source's cost is unknown).",
+    )
 
 
 class DataSource(BaseModel):
@@ -330,6 +348,14 @@ class Summary(_Strict):
     planned_cells: int
     wall_time_s: float = Field(description="Last persisted update minus creation time of the run.")
     total_spend_usd: float | None
+    cache_avoided_cost_usd: float | None = Field(
+        0.0, description="The run's cost avoided by the response cache (never spend)."
+    )
+    from_cache: bool = Field(
+        False,
+        description="Some cells were answered from the response cache: the run is not "
+        "complete live evidence.",
+    )
 
 
 class CellOutcome(_Strict):
