@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from pytest_srbench.core.compare.caveats import CAVEATS
 from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.render import charts
 from pytest_srbench.render.compare import (
@@ -243,6 +244,7 @@ def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
         "iterations": {t: charts.delta_forest(entries) for t, entries in by_target.items()},
         "chart": charts.quality_cost_chart([*frontier["points"], *frontier["unplaced"]]),
         "frontier": frontier,
+        "caveats": result.get("caveats") or list(CAVEATS),
     }
 
 
