@@ -26,6 +26,7 @@ from pytest_srbench.render.compare import (
     scope_text,
 )
 from pytest_srbench.render.json_report import shaped_cell, validated_head
+from pytest_srbench.render.lineage import lineage_lines
 from pytest_srbench.render.outputs import write_output_chunks
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import (
@@ -189,6 +190,7 @@ def run_view(
         "pages": pages,
         "has_details": has_details,
         "statuses": CASE_STATUSES,
+        "lineage": lineage_lines(report),
     }  # fmt: skip
 
 
