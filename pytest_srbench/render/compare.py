@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_srbench.core.compare.caveats import caveat_lines
 from pytest_srbench.core.compare.design import design_summary
 from pytest_srbench.render.terminal import (
     COVERAGE_FOOTNOTE,
@@ -120,7 +121,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             else ""
         )
     )
-    return lines
+    return [*lines, "", *caveat_lines()]
 
 
 def render_frontier(frontier: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_srbench.core.models import VARIANT_SEP
 from pytest_srbench.core.origins import describe_origin, origin_kind
+from pytest_srbench.render.lineage import lineage_lines
 
 NULL = "—"
 
@@ -389,6 +390,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         )
     if report.get("mode") == "replay":
         lines += replay_lines(report)
+    lines += [f"lineage: {line}" for line in lineage_lines(report)]
     lines += cache_lines(report)
     if runner and report.get("mode") != "replay":
         lines.append(

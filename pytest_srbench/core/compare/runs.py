@@ -23,6 +23,7 @@ from typing import Any
 from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
+from pytest_srbench.core.compare.caveats import CAVEATS
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.origins import UNKNOWN, data_kind, describe_origin, source_conflict
 from pytest_srbench.core.plan.planned import planned_keys
@@ -905,4 +906,5 @@ def compare_many(
         "mixed_sources": any(c["data_sources"]["mixed"] for c in comparisons),
         "candidates": comparisons,
         "frontier": frontier(points),
+        "caveats": list(CAVEATS),
     }
