@@ -272,7 +272,14 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.app.reports import load_side
-    from pytest_srbench.core.compare.runs import ComparisonError, compare_many
+    from pytest_srbench.core.compare.runs import (
+        SAME_TARGET,
+        STRONGEST_SINGLE,
+        ComparisonError,
+        compare_many,
+    )
+
+    PAIRINGS = {"strongest-single": STRONGEST_SINGLE, "same-target": SAME_TARGET}
     from pytest_srbench.render.compare import comparison_csv, render_comparison
     from pytest_srbench.render.html import render_compare_html, write_html
     from pytest_srbench.render.outputs import write_output
@@ -283,7 +290,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     candidates = [load_side(reference, store) for reference in args.candidates]
     try:
         result: dict[str, Any] | None = compare_many(
-            baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
+            baseline,
+            candidates,
+            margin=args.margin,
+            allow_mixed_sources=args.allow_mixed_sources,
+            pairing=PAIRINGS[args.pairing],
         )
     except ComparisonError as error:
         if args.fail_on is None:
@@ -445,6 +456,15 @@ def parser() -> argparse.ArgumentParser:
         type=_margin,
         default=0.05,
         help="margin for cases-needed, and the non-inferiority margin of --fail-on",
+    )
+    comp.add_argument(
+        "--pairing",
+        choices=("strongest-single", "same-target"),
+        default="strongest-single",
+        help="which baseline target each candidate target is paired with: the baseline's "
+        "strongest single model (default, sr-bench's rule) or its target of the same id (the "
+        "gate's pairing: two versions of your app; a target the baseline lacks falls back to "
+        "the strongest single model)",
     )
     comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
