@@ -66,6 +66,16 @@ def _report(store: Store, run_id: str) -> dict[str, Any]:
     return report_from_store(store, run_id)
 
 
+def _run_error_text(error: tuple[str | None, str | None]) -> str:
+    """A run's error as ``srbench runs`` lists it: the code and the text a reader needs
+    ("BENCHMARK_RUN_FAILED: Runner process stopped …"), either one alone when the other is
+    missing."""
+    code, text = error
+    if code and text:
+        return text if text.startswith(code) else f"{code}: {text}"
+    return code or text or ""
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from pytest_srbench.core.benchmark_errors import run_error
     from pytest_srbench.render.terminal import table
@@ -77,7 +87,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         outline = store.plan_outline(run.id)
         rows.append(
             [run.id, run.status, outline.profile, ",".join(outline.target_ids),
-             str(len(outline.cells)), run.created_at[:19], run_error(run.status, None)[0] or ""]
+             str(len(outline.cells)), run.created_at[:19], _run_error_text(run_error(run.status, run.error))]
         )  # fmt: skip
     header = ["run", "status", "profile", "targets", "cells", "created (UTC)", "error"]
     for line in table(header, rows):
