@@ -1,5 +1,6 @@
 """Starting a run from a plan draft and the cells a session selected: the plan frozen, the
-checks made before anything is sent (the gate's baseline and design, retrieval indexes), the
+checks made before anything is sent (the gate's baseline and design, every target's key
+variable, retrieval indexes), the
 HTTP client loaded, the run created (or found by its key), the router recipes and index
 snapshots saved by the process that created it, and this invocation's shard claimed (or the
 run's ownership taken).
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_srbench.app.credentials import check_credentials
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.shards import ShardClaim, ShardRefused, claim_shard
@@ -91,6 +93,12 @@ def start_run(
     manifest = draft.freeze(cells)
     if request.gate is not None:
         check_gate(request.gate, request.run_id, manifest)
+    check_credentials(
+        [*manifest.targets, *manifest.auxiliary_targets.values()]
+    )  # an unset key variable: one line, before any request
+    check_credentials(
+        [*manifest.targets, *manifest.auxiliary_targets.values()]
+    )  # an unset key variable: one line, before any request
     indexes = _check_indexes(manifest, target_urls)
     transport = make_transport()
     try:

@@ -67,6 +67,16 @@ def _report(store: Store, run_id: str) -> dict[str, Any]:
     return report_from_store(store, run_id)
 
 
+def _run_error_text(error: tuple[str | None, str | None]) -> str:
+    """A run's error as ``srbench runs`` lists it: the code and the text a reader needs
+    ("BENCHMARK_RUN_FAILED: Runner process stopped …"), either one alone when the other is
+    missing."""
+    code, text = error
+    if code and text:
+        return text if text.startswith(code) else f"{code}: {text}"
+    return code or text or ""
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from pytest_srbench.core.benchmark_errors import run_error
     from pytest_srbench.render.terminal import table
@@ -78,7 +88,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         outline = store.plan_outline(run.id)
         rows.append(
             [run.id, run.status, outline.profile, ",".join(outline.target_ids),
-             str(len(outline.cells)), run.created_at[:19], run_error(run.status, None)[0] or ""]
+             str(len(outline.cells)), run.created_at[:19], _run_error_text(run_error(run.status, run.error))]
         )  # fmt: skip
     header = ["run", "status", "profile", "targets", "cells", "created (UTC)", "error"]
     for line in table(header, rows):
@@ -273,7 +283,14 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.app.reports import load_side
-    from pytest_srbench.core.compare.runs import ComparisonError, compare_many
+    from pytest_srbench.core.compare.runs import (
+        SAME_TARGET,
+        STRONGEST_SINGLE,
+        ComparisonError,
+        compare_many,
+    )
+
+    PAIRINGS = {"strongest-single": STRONGEST_SINGLE, "same-target": SAME_TARGET}
     from pytest_srbench.render.compare import comparison_csv, render_comparison
     from pytest_srbench.render.html import render_compare_html, write_html
     from pytest_srbench.render.outputs import write_output
@@ -289,6 +306,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             margin=args.margin,
             allow_mixed_sources=args.allow_mixed_sources,
             allow_cached=args.allow_cached,
+            pairing=PAIRINGS[args.pairing],
         )
     except ComparisonError as error:
         if args.fail_on is None:
@@ -451,6 +469,15 @@ def parser() -> argparse.ArgumentParser:
         type=_margin,
         default=0.05,
         help="margin for cases-needed, and the non-inferiority margin of --fail-on",
+    )
+    comp.add_argument(
+        "--pairing",
+        choices=("strongest-single", "same-target"),
+        default="strongest-single",
+        help="which baseline target each candidate target is paired with: the baseline's "
+        "strongest single model (default, sr-bench's rule) or its target of the same id (the "
+        "gate's pairing: two versions of your app; a target the baseline lacks falls back to "
+        "the strongest single model)",
     )
     comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")

@@ -264,6 +264,8 @@ class ControllerPlugin:
         finally:
             if settings.shard is not None:
                 finalized(store, state.run_id, settings.shard)  # the run has its final status
+        if state.reused_run:  # this invocation's fact: the stored report stays the run's own
+            self.report["reused_existing_run"] = True
         if self.baseline is not None:
             self._apply_gate(session, store)
         self.output_problems = write_outputs(
@@ -337,6 +339,12 @@ class ControllerPlugin:
                 terminalreporter.write_line(f"{label} report: {path}")
         for problem in self.output_problems:
             terminalreporter.write_line(problem, red=True, bold=True)
+        if self.report.get("reused_existing_run"):
+            terminalreporter.write_line(
+                f"srbench: existing run {state.run_id} re-printed, no call made (run key "
+                f"{state.settings.run_key} was already bound to it; a new key starts a new run)",
+                yellow=True,
+            )
         if self.gate is not None:
             passed = bool(self.gate["passed"])
             for line in gate_terminal_lines(self.gate):  # the details, then the verdict last

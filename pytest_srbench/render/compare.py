@@ -57,6 +57,20 @@ def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _pairing_text(candidate: Mapping[str, Any]) -> str:
+    """How the candidate's targets were paired with the baseline's, in words."""
+    if candidate.get("pairing") == "same-target":
+        return (
+            "same-target (each candidate target against the baseline's target of the same id, "
+            "as the gate pairs)"
+        )
+    return (
+        f"strongest-single (every candidate target against "
+        f"{candidate['baseline_selected_target_id']}, sr-bench's rule; --pairing same-target "
+        "pairs targets by id, as the gate does)"
+    )
+
+
 def render_comparison(result: Mapping[str, Any]) -> list[str]:
     """A banner when data sources differ, baseline selection, one line per candidate target,
     the frontier."""
@@ -69,6 +83,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             f"{candidate['candidate_run_id']} ({candidate['candidate_status']}, "
             f"{candidate['candidate_created_at'][:19]})"
         )
+        lines.append("  pairing: " + _pairing_text(candidate))
         if candidate["baseline_cost_comparison_reason"]:
             lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
     rows = []

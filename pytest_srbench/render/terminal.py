@@ -382,7 +382,8 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     lines = [
         f"run {report['run_id']} · {report['status']} · profile {report['profile']} · seed {report['seed']} · "
         f"plan {report['plan_sha256'][:12]} · {summary['planned_cells']} cells · wall {summary['wall_time_s']:.1f}s · "
-        f"spend {usd(summary['total_spend_usd'])}",
+        f"spend {usd(summary['total_spend_usd'])}"
+        + (" · existing run re-printed, no call made" if report.get("reused_existing_run") else ""),
     ]
     if report.get("mode") == "preview":
         lines.append(

@@ -819,6 +819,17 @@ class Comparison:
             return self.row(target_id, target_id, margin, pairing=SAME_TARGET)
         return self.row(target_id, margin=margin)
 
+    def same_target_rows(self, margin: float = 0.05) -> list[dict[str, Any]]:
+        """The gate's pairing: every candidate target against the baseline's target of the
+        same id, else (a target the baseline does not have) the strongest single baseline."""
+        baseline_ids = set(self.baseline.target_ids())
+        return [
+            self.row(target_id, target_id, margin, pairing=SAME_TARGET)
+            if target_id in baseline_ids
+            else self.row(target_id, margin=margin)
+            for target_id in self.candidate.target_ids()
+        ]
+
     def result(
         self,
         margin: float = 0.05,
@@ -827,6 +838,8 @@ class Comparison:
     ) -> dict[str, Any]:
         """The §8.5 output: every candidate target against the strongest single baseline, or
         the ``rows`` a caller paired otherwise (the gate), with ``pairing`` saying how."""
+        if rows is None and pairing == SAME_TARGET:
+            rows = self.same_target_rows(margin)
         if rows is None:
             rows = [
                 self._default_row(target_id, margin) for target_id in self.candidate.target_ids()
@@ -867,9 +880,14 @@ def compare(
     *,
     allow_mixed_sources: bool = False,
     allow_cached: bool = False,
+    pairing: str = STRONGEST_SINGLE,
 ) -> dict[str, Any]:
-    """sr-bench's ``compare``: validate, then every candidate target against the baseline."""
-    return Comparison(baseline, candidate, allow_mixed_sources, allow_cached).result(margin)
+    """sr-bench's ``compare``: validate, then every candidate target against the baseline —
+    its strongest single model (``STRONGEST_SINGLE``, sr-bench's rule) or, with
+    ``SAME_TARGET``, the baseline's target of the same id (the gate's pairing)."""
+    return Comparison(baseline, candidate, allow_mixed_sources, allow_cached).result(
+        margin, pairing=pairing
+    )
 
 
 def compare_many(
@@ -879,8 +897,10 @@ def compare_many(
     *,
     allow_mixed_sources: bool = False,
     allow_cached: bool = False,
+    pairing: str = STRONGEST_SINGLE,
 ) -> dict[str, Any]:
-    """Every candidate run (iterations, by creation time) against one baseline, and the
+    """Every candidate run (iterations, by creation time) against one baseline (paired as
+    ``compare`` pairs with ``pairing``), and the
     cost–quality frontier over all targets of all the runs. ``mixed_sources`` says when any
     pair was compared across different data (only with ``allow_mixed_sources``)."""
     ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
@@ -891,6 +911,7 @@ def compare_many(
             margin,
             allow_mixed_sources=allow_mixed_sources,
             allow_cached=allow_cached,
+            pairing=pairing,
         )
         for side in ordered
     ]  # validates every pair

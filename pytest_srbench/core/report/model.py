@@ -741,6 +741,11 @@ class ReportModel(_Strict):
         description="A replay report's sources: baseline_run_id (the live run whose answers "
         "were taken) and preview_run_id (the routing decisions); null otherwise.",
     )
+    reused_existing_run: bool = Field(
+        False,
+        description="True when this report re-prints a finished run that the session's run key "
+        "was already bound to: no call was made by the invocation that wrote it.",
+    )
     cost_policy: str
     profile: str
     seed: int
