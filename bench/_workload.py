@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,6 +241,7 @@ def run_pytest(
     as_test: str | None = None,
     pythonpath: str | None = None,
     phases: bool = False,
+    extra_args: Sequence[str] = (),
 ) -> PytestRun:
     """Run the plugin on the project as a user types it, timed from spawn to exit, beside
     the run's own wall time (created → finished) from its report.
@@ -260,6 +262,7 @@ def run_pytest(
         "--srbench-store", store, "--srbench-transport", workload.transport,
     ]  # fmt: skip
     command += ["-n", str(workload.workers)] if workload.workers > 1 else ["-p", "no:xdist"]
+    command += list(extra_args)  # e.g. --srbench-cache (the cached-run row)
     marks_path = project / "phase-marks.json"
     extra: dict[str, str] = {}
     path: str | None

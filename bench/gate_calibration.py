@@ -1037,6 +1037,113 @@ def print_summary(results: dict[str, list[Outcome]]) -> None:
     print(textwrap.fill("verdict — " + ". ".join(parts) + ".", width=100))
 
 
+# --- user suites: the per-benchmark default at the sizes user suites have -------------------
+
+USER_SIZES = (8, 14, 25, 50)  # cases per benchmark
+USER_BENCHMARKS = (1, 2, 3, 4, 6)
+# null settings (no benchmark changed): (label, baseline accuracy, discordance; None = the
+# two runs err independently, d = 2p(1 − p))
+USER_NULLS = (
+    ("corr π 0.85 d 0.10", 0.85, 0.10),
+    ("corr π 0.70 d 0.20", 0.70, 0.20),
+    ("corr π 0.50 d 0.30", 0.50, 0.30),
+    ("indep π 0.50 (d 0.50)", 0.50, None),
+    ("indep π 0.85 (d 0.26)", 0.85, None),
+)
+# alternatives: one benchmark drops (from π 0.85, discordance |Δ| + 0.10, the others as the
+# first null setting); a collapse is 0.85 → 0
+USER_DROPS = (-0.20, -0.30, -0.50, -0.85)
+
+
+def _user_table(pi: float, delta: float, d: float | None) -> Table2x2:
+    return independent_table(pi, delta) if d is None else make_table(pi, delta, d)
+
+
+def user_fail_rate(
+    rng: np.random.Generator, n: int, tables: Sequence[Table2x2], sims: int
+) -> float:
+    """The share of simulated paired runs in which the per-benchmark regression gate (the
+    default outside the full sr-bench set) fails: any benchmark's floored Wald interval at
+    z = gate_z(regression, benchmark, B), clamped to [−1, 1], ends below 0."""
+    z = gate_z("regression", "benchmark", len(tables))
+    failed = np.zeros(sims, dtype=bool)
+    for table in tables:
+        u = rng.random((sims, n))
+        # difference candidate − baseline per case: −1 with p10, +1 with p01, else 0
+        lost = u < table.p10
+        won = (u >= table.p10) & (u < table.p10 + table.p01)
+        d = won.astype(np.int64) - lost
+        total = d.sum(axis=1)
+        squares = np.abs(d).sum(axis=1)
+        centre = total / n
+        half = z * np.sqrt((squares + FLOOR_SECOND_MOMENT) / (n + 1) / n)
+        failed |= np.minimum(1.0, centre + half) < 0
+    return float(failed.mean())
+
+
+def check_user_interval(seed: int) -> float:
+    """Largest difference between the vectorised per-benchmark bounds and the project's
+    ``benchmark_interval`` (used by the gate) on a few simulated benchmarks."""
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for n, b in itertools.product(USER_SIZES, (1, 4)):
+        z = gate_z("regression", "benchmark", b)
+        table = make_table(0.7, -0.2, 0.3)
+        for _ in range(10):
+            u = rng.random(n)
+            base = u < table.p11 + table.p10
+            cand = (u < table.p11) | ((u >= table.p11 + table.p10)
+                                      & (u < table.p11 + table.p10 + table.p01))  # fmt: skip
+            d = cand.astype(int) - base.astype(int)
+            centre = d.sum() / n
+            half = z * math.sqrt((np.abs(d).sum() + FLOOR_SECOND_MOMENT) / (n + 1) / n)
+            mine = [max(-1.0, centre - half), min(1.0, centre + half)]
+            theirs = benchmark_interval("wald", cand.astype(float).tolist(),
+                                        base.astype(float).tolist(), z)  # fmt: skip
+            worst = max(worst, *(abs(a - c) for a, c in zip(mine, theirs, strict=True)))
+    return worst
+
+
+def run_user_suites(seed: int, sims: int) -> None:
+    print("per-benchmark default gate at user-suite sizes (regression, stratified Wald with")
+    print("the floor, Bonferroni over B benchmarks; the family fails when any benchmark does)")
+    print(f"seed {seed}; {sims} simulated paired runs per cell; sizes n = {USER_SIZES} cases "
+          f"per benchmark, B = {USER_BENCHMARKS}")  # fmt: skip
+    print(
+        f"vectorised vs gate.benchmark_interval: max |difference| {check_user_interval(seed):.1e}"
+    )
+    rng = np.random.default_rng(seed)
+    print("\n=== family-wise false alarm % (no benchmark changed; <Wilson 95 % upper end) ===")
+    headers = ["setting", "n \\ B", *(str(b) for b in USER_BENCHMARKS)]
+    rows = []
+    worst: tuple[float, str] = (0.0, "")
+    for label, pi, d in USER_NULLS:
+        for n in USER_SIZES:
+            row = [label, str(n)]
+            for b in USER_BENCHMARKS:
+                rate = user_fail_rate(rng, n, [_user_table(pi, 0.0, d)] * b, sims)
+                upper = wilson_interval(round(rate * sims), sims)[1]
+                row.append(f"{100 * rate:.1f}<{100 * upper:.1f}")
+                if upper > worst[0]:
+                    worst = (upper, f"{label}, n {n}, B {b} ({100 * rate:.1f} %)")
+            rows.append(row)
+    print(table(headers, rows))
+    print(f"worst Wilson upper end: {100 * worst[0]:.1f} % at {worst[1]}")
+    print("\n=== power % : one benchmark drops by Δ from 0.85 (discordance |Δ| + 0.10 there), "
+          "the others unchanged (π 0.85, d 0.10) ===")  # fmt: skip
+    headers = ["Δ in one benchmark", "n \\ B", *(str(b) for b in USER_BENCHMARKS)]
+    rows = []
+    for drop in USER_DROPS:
+        for n in USER_SIZES:
+            row = [f"{drop:+.2f}" + (" (collapse to 0)" if drop == -0.85 else ""), str(n)]
+            for b in USER_BENCHMARKS:
+                tables = [make_table(0.85, drop, abs(drop) + 0.10)]
+                tables += [make_table(0.85, 0.0, 0.10)] * (b - 1)
+                row.append(f"{100 * user_fail_rate(rng, n, tables, sims):.1f}")
+            rows.append(row)
+    print(table(headers, rows))
+
+
 # --- main ------------------------------------------------------------------------------------
 
 
@@ -1049,8 +1156,17 @@ def main() -> None:
     parser.add_argument("--sizes", default=",".join(SIZES), help="comma-separated profiles")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     parser.add_argument("--quick-check", action="store_true", help="200 runs, 6 scenarios: seconds")
+    parser.add_argument(
+        "--user-suites",
+        action="store_true",
+        help="only the per-benchmark default at user-suite sizes (8-50 cases, 1-6 benchmarks)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.user_suites:
+        run_user_suites(args.seed, args.sims or 20000)
+        print(f"\nwall time {time.perf_counter() - started:.0f} s (1 process)")
+        return
     profiles = [s.strip() for s in args.sizes.split(",") if s.strip()]
     defaults = {"smoke": 6000, "quick": 3000, "standard": 1500}
     sims = {s: args.sims or (200 if args.quick_check else defaults.get(s, 2000)) for s in profiles}

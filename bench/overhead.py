@@ -14,6 +14,10 @@ exits (``wait4``), not a sample taken by the process.
     python bench/overhead.py --settings 100000-0ms --no-loop --no-test-functions
                                                    # 100,000 cells in one process (memory)
     python bench/overhead.py --settings all --repeat 3
+    python bench/overhead.py --settings 2000-0ms --repeat 3 --no-loop --no-test-functions --cached
+                                                   # also the same run fully answered from the
+                                                   # response cache (--srbench-cache): its CPU
+                                                   # against the live run's (target <= 0.5x)
     python bench/overhead.py --peers               # also lm-eval and inspect-ai (installed once
                                                    # into .cache/bench-peers, a throwaway venv)
     python bench/overhead.py --phases              # where each command's time went
@@ -163,6 +167,20 @@ def measure(
                 for phase, _, _ in PHASES
             }
             phase_rows.append([label.strip(), workload.label(), *(fmt(v) for v in spent.values())])
+    if args.cached:  # the live runs above filled the store's cache: every cell now hits it
+        cached = [
+            run_pytest(project, workload, extra_args=["--srbench-cache"])
+            for _ in range(args.repeat)
+        ]
+        live_cpu = median(by_tree["pytest-srbench"], "cpu_s")
+        cached_cpu = median(cached, "cpu_s")
+        share = f"cpu {cached_cpu / live_cpu:.2f}x live" if live_cpu else "cpu —"
+        rows.append(
+            row("  cached (--srbench-cache)", workload, median(cached, "process_s"),
+                median(cached, "wall_s"), cached_cpu,
+                max(r.peak_rss_mb or 0 for r in cached), ours,
+                f"{checked(cached, workload.cells)}; {share}")
+        )  # fmt: skip
     if workload.cells <= 4000 and not args.no_test_functions:
         for path, label in (("target", "as test functions"),
                             ("client", "as tests, srbench_client")):  # fmt: skip
@@ -214,6 +232,12 @@ def main() -> int:
         "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
     )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
+    parser.add_argument(
+        "--cached",
+        action="store_true",
+        help="also the same run answered from the response cache (--srbench-cache) after the "
+        "live runs filled it: its CPU against the live run's",
+    )
     parser.add_argument(
         "--endpoint",
         choices=["external", "built-in"],

@@ -168,6 +168,12 @@ class SrbenchConfig(BaseModel):
     offline: bool = Field(
         False, description="Allow agent benchmarks against simulated targets (default: refused)."
     )
+    cache: Literal["use", "off"] = Field(
+        "off",
+        description="The response cache (docs/caching-honestly.md): use — a call whose frozen "
+        "request equals a completed live call in the store is answered from that call's saved "
+        "evidence (a `replayed` receipt, no spend); off — every call goes to its endpoint.",
+    )
     source: str | None = None
 
     @field_validator("transport")

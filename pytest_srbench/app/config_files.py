@@ -42,6 +42,12 @@ def config_table(rootdir: Path, explicit: Path | None = None) -> tuple[dict[str,
             table = document.get("tool", {}).get("srbench", {})
         else:
             table = document
+            if isinstance(document.get("tool"), dict) and "srbench" in document["tool"]:
+                raise ConfigError(
+                    f"{path}: [tool.srbench] is pyproject.toml's table; in {path.name} the same "
+                    "keys sit at the top level (drop the [tool.srbench] header and the "
+                    "'tool.srbench.' prefix: [[targets]], [limits], …)"
+                )
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [tool.srbench] must be a table")
         return table, str(path)

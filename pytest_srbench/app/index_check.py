@@ -1,7 +1,8 @@
 """Before any query: read each retrieval target's index description and refuse the run with
 ``BENCHMARK_INDEX_INCOMPATIBLE`` when the index cannot serve the target (rules in
 ``core/calls/retrieval.py``). The descriptions are kept with the run (its config snapshot), with
-any echoed API key redacted. A target whose key variable is unset is a ``ConfigError``."""
+any echoed API key redacted. A target whose key variable is unset is a ``ConfigError``
+(``app/credentials.py``, also checked for every target before the run is created)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.app.config import ConfigError
+from pytest_srbench.app.credentials import credentials
 from pytest_srbench.core.benchmark_errors import BenchmarkError
-from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.calls.retrieval import INDEX_PATH, check_index
-from pytest_srbench.core.models import Manifest, Target
+from pytest_srbench.core.models import Manifest
 from pytest_srbench.core.redact import Redactor, target_secret_envs
-from pytest_srbench.transport.auth import auth_header
 from pytest_srbench.transport.sync_read import ReadFailure, json_reader
 
 
@@ -26,7 +25,7 @@ def check_indexes(
     wanted = [t for t in manifest.targets if t.kind == "retrieval"]
     if not wanted:
         return {}
-    headers = {target.id: _credentials(target) for target in wanted}  # before any request
+    headers = {target.id: credentials(target) for target in wanted}  # before any request
     redactor = Redactor.for_env(target_secret_envs(manifest.targets), os.environ)
     described: dict[str, dict[str, Any]] = {}
     with json_reader(timeout_s, trust_env=False) as reader:
@@ -43,14 +42,3 @@ def check_indexes(
             check_index(info, target)
             described[target.id] = info
     return described
-
-
-def _credentials(target: Target) -> dict[str, str]:
-    """The target's auth header; an unset key variable is the user's mistake, said once."""
-    try:
-        return auth_header(target.api_key_env)
-    except CallFailure:
-        raise ConfigError(
-            f"target {target.id!r}: the environment variable {target.api_key_env} named by "
-            "api_key_env is not set"
-        ) from None

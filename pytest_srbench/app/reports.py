@@ -16,7 +16,12 @@ from pytest_srbench.app.shards import shard_provenance
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest
-from pytest_srbench.core.report.build import FAILURE_OBSERVED, assemble_report
+from pytest_srbench.core.report.build import (
+    FAILURE_OBSERVED,
+    TARGET_SETUP_FAILED,
+    assemble_report,
+    pending_reasons_of,
+)
 from pytest_srbench.core.report.drilldown import case_detail, cell_detail, reveals_answers
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.report.tasks import config_snapshot, suite_kinds
@@ -80,8 +85,10 @@ def _build_report(
     run = store.require_run(run_id)
     if manifest is None or manifest.plan_sha256 != run.plan_sha256:
         manifest = store.get_manifest(run_id)
-    # the one event the report reads (a run journals three or more per cell)
+    # the events the report reads (a run journals three or more per cell): the first failure,
+    # and one per target whose fixture failed in set-up
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
+    setup_failed = store.events(run_id, limit=1000, kinds=(TARGET_SETUP_FAILED,))
     correction = latest_correction(store, run_id)
     started, fed = None, 0  # the cells the report begun early was fed, if it still holds
     if ahead is not None and (started := ahead.take(manifest, correction)) is not None:
@@ -97,6 +104,7 @@ def _build_report(
         run,
         cells,
         failure_event=observed[0] if observed else None,
+        pending_reasons=pending_reasons_of(setup_failed),
         runner=store.get_runner(run_id),
         correction=correction,
         child_attempts=child_attempts(store, run_id),

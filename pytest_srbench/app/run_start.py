@@ -1,5 +1,6 @@
 """Starting a run from a plan draft and the cells a session selected: the plan frozen, the
-checks made before anything is sent (the gate's baseline and design, retrieval indexes), the
+checks made before anything is sent (the gate's baseline and design, every target's key
+variable, retrieval indexes), the
 HTTP client loaded, the run created (or found by its key), the router recipes and index
 snapshots saved by the process that created it, and this invocation's shard claimed (or the
 run's ownership taken).
@@ -14,11 +15,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_srbench.app.credentials import check_credentials
 from pytest_srbench.app.lifecycle import claim_ownership
 from pytest_srbench.app.planning import PlanDraft
 from pytest_srbench.app.shards import ShardClaim, ShardRefused, claim_shard
 from pytest_srbench.core.compare.design import gate_design, plan_groups
-from pytest_srbench.core.compare.runs import ComparisonError, RunSide, check_plans, plan_side
+from pytest_srbench.core.compare.gate import common_part, resolve_scope
+from pytest_srbench.core.compare.runs import (
+    ComparisonError,
+    RunSide,
+    benchmarks_of,
+    check_plans,
+    plan_side,
+)
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.models import Manifest, Run, Target
 from pytest_srbench.core.plan.build import release_case_text
@@ -38,7 +47,7 @@ class GateRequest:
     baseline: RunSide
     mode: str
     margin: float
-    scope: str
+    scope: str | None  # None: the default for the plan's benchmarks (gate.default_scope)
     interval: str
     allow_mixed_sources: bool
 
@@ -84,6 +93,12 @@ def start_run(
     manifest = draft.freeze(cells)
     if request.gate is not None:
         check_gate(request.gate, request.run_id, manifest)
+    check_credentials(
+        [*manifest.targets, *manifest.auxiliary_targets.values()]
+    )  # an unset key variable: one line, before any request
+    check_credentials(
+        [*manifest.targets, *manifest.auxiliary_targets.values()]
+    )  # an unset key variable: one line, before any request
     indexes = _check_indexes(manifest, target_urls)
     transport = make_transport()
     try:
@@ -109,30 +124,43 @@ def start_run(
 
 
 def check_gate(gate: GateRequest, run_id: str, manifest: Manifest) -> None:
-    """The baseline must be comparable with the plan, and the gate able to pass and to fail at
-    the plan's size (refused before anything runs, naming the cases it would need)."""
+    """The baseline must be comparable with the plan on the benchmarks both have (a benchmark
+    on one side only is reported, not gated; none in common is refused), and the gate able to
+    pass and to fail at the plan's size (refused before anything runs, naming the cases it
+    would need)."""
     from pytest_srbench.core.report.build import plan_identity  # the report model: only to gate
 
-    identity = plan_identity(manifest)
-    try:
-        check_plans(gate.baseline, plan_side(run_id, identity), gate.allow_mixed_sources)
-    except ComparisonError as error:
+    whole = plan_side(run_id, plan_identity(manifest))
+    baseline, planned, found = common_part(gate.baseline, whole)
+    refused = f"the baseline {gate.baseline.run_id} ({gate.baseline.source}) cannot gate this run"
+    if not found["common"]:
         raise GateRefused(
-            f"the baseline {gate.baseline.run_id} ({gate.baseline.source}) cannot gate this run: "
-            f"{error}"
-        ) from None
-    names, sizes, weights = plan_groups(identity)
+            f"{refused}: no benchmark in common (the baseline has "
+            f"{', '.join(found['removed_benchmarks'])}; this run "
+            f"{', '.join(found['added_benchmarks'])})"
+        )
+    try:
+        check_plans(baseline, planned, gate.allow_mixed_sources)
+    except ComparisonError as error:
+        raise GateRefused(f"{refused}: {error}") from None
+    names, sizes, weights = plan_groups(planned.plan)
+    scope, why = resolve_scope(gate.scope, names, benchmarks_of(whole))
     design = gate_design(
         names,
         sizes,
         weights,
         mode=gate.mode,
         margin=gate.margin,
-        scope=gate.scope,
+        scope=scope,
         interval=gate.interval,
     )
     if not design["usable"]:
-        raise GateRefused(str(design["problem"]))
+        default = (
+            ""
+            if why is None
+            else f" (the default scope: {why}; --srbench-gate-scope=macro gates the macro score)"
+        )
+        raise GateRefused(str(design["problem"]) + default)
 
 
 def _check_indexes(

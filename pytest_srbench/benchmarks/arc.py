@@ -3,14 +3,30 @@ output grids, correct only on an exact match."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, SuiteRowError, require
+from pytest_srbench.benchmarks.base import (
+    Adapter,
+    CellContext,
+    Grade,
+    SuiteRowError,
+    require,
+    text_answer,
+)
 from pytest_srbench.core.grading.grids import grade_grids, grid_prompt, is_grid
 from pytest_srbench.core.models import Case, Message
 
 GRADER_VERSION = "sr-bench-grid-exact-v1"
+
+
+def grids_text(grids: list[Any]) -> str:
+    """Returned grids as the JSON text the grid parser reads ("" when they are not JSON)."""
+    try:
+        return json.dumps(grids)
+    except (TypeError, ValueError):
+        return ""
 
 
 class ArcAgi2Adapter(Adapter):
@@ -47,9 +63,17 @@ class ArcAgi2Adapter(Adapter):
         )
 
     async def evaluate(self, ctx: CellContext) -> Grade:
+        reply = await ctx.call([message.as_request() for message in ctx.case.messages])
+        return await self.grade_answer(ctx, reply.final_text)
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """Grade the answer text by the grid parser; a test body may also return the grids
+        themselves (one grid, or a list of grids: one per test input)."""
         case = ctx.case
-        reply = await ctx.call([message.as_request() for message in case.messages])
-        correct, valid, parsed = grade_grids(reply.final_text, case.answer)
+        text = (
+            grids_text(answer) if isinstance(answer, list) else text_answer(case.benchmark, answer)
+        )
+        correct, valid, parsed = grade_grids(text, case.answer)
         return Grade(
             correct=correct,
             answer=parsed,

@@ -188,6 +188,17 @@ class Adapter(ABC):
     reference_metadata: ClassVar[frozenset[str]] = frozenset()
     """Metadata keys that are the reference (what the grader checks), to be kept from a test
     body's ``srbench_case.metadata``."""
+    accepts_body_answer: ClassVar[bool] = False
+    """Whether ``grade_answer`` grades what a test body returns (set for every adapter class
+    that overrides it, unless the class says otherwise). A marked test of a benchmark that
+    does not is refused at collection unless it runs the protocol (``srbench_protocol``)."""
+    body_answer_hint: ClassVar[str] = ""
+    """For a benchmark that grades no body's answer: what its protocol is (said when refused)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "accepts_body_answer" not in cls.__dict__:
+            cls.accepts_body_answer = cls.grade_answer is not Adapter.grade_answer
 
     @classmethod
     def for_dataset(cls, benchmark: str) -> Adapter:
@@ -223,8 +234,10 @@ class Adapter(ABC):
 
         ``answer`` is what the body returned (a reply's text when it returned a model reply);
         most benchmarks take text (``text_answer``), some a structure (a RAG benchmark takes
-        the ranked results). Benchmarks whose protocol is not one answer (code run in the
-        sandbox, multi-turn) refuse with a clear reason.
+        the ranked results). It is the grading half of ``evaluate`` (whose other half is the
+        protocol's model calls), so both grade alike. Benchmarks whose protocol is the
+        product's own loop (tools, a simulated user) grade no answer: ``accepts_body_answer``
+        is False and their marked tests are refused at collection.
         """
         raise NotGraded(
             f"benchmark {ctx.case.benchmark!r} cannot grade an answer returned by a test body"

@@ -4,6 +4,7 @@ functional tests), SciCode (multi-step, cumulative code per step) and the HumanE
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_srbench.benchmarks import scicode_support
@@ -14,8 +15,10 @@ from pytest_srbench.benchmarks.base import (
     NotGraded,
     SuiteRowError,
     require,
+    text_answer,
 )
 from pytest_srbench.core.grading.code import (
+    answer_code,
     assertion_program,
     code_prompt,
     extract_python,
@@ -92,9 +95,16 @@ class LiveCodeBenchAdapter(Adapter):
         )
 
     async def evaluate(self, ctx: CellContext) -> Grade:
+        reply = await ctx.call([message.as_request() for message in ctx.case.messages])
+        return await self.grade_code(ctx, extract_python(reply.final_text))
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """A test body's answer: a reply's text (its python blocks) or plain code."""
+        return await self.grade_code(ctx, answer_code(text_answer(ctx.case.benchmark, answer)))
+
+    async def grade_code(self, ctx: CellContext, code: str | None) -> Grade:
+        """Run ``code`` against the case's tests in the sandbox (None: no code to run)."""
         case = ctx.case
-        reply = await ctx.call([message.as_request() for message in case.messages])
-        code = extract_python(reply.final_text)
         if code is None:
             return no_code()
         outcomes = []
@@ -155,6 +165,7 @@ class SciCodeAdapter(Adapter):
     sandbox, as SciCode's own harness does; without it the tests run as they are."""
 
     benchmark = "scicode"
+    reference_metadata = frozenset({"reference_steps"})
     test_timeout_s = 60.0
 
     def render(self, row: Mapping[str, Any], seed: int) -> Case:
@@ -202,14 +213,9 @@ class SciCodeAdapter(Adapter):
     async def evaluate(self, ctx: CellContext) -> Grade:
         case = ctx.case
         steps = case.metadata["sub_steps"]
-        dependencies = case.metadata["dependencies"]
-        reference = ctx.suite_asset(TARGETS_ASSET)
-        if reference is not None and not _targets_readable():
-            raise NotGraded(NEEDS_EXTRA.format(asset=TARGETS_ASSET))
-        targets = ctx.asset_path(reference) if reference is not None else None
+        targets = self._targets(ctx)  # (refused before any call when it cannot be read)
         messages: list[dict[str, Any]] = [m.as_request() for m in case.messages]
-        written: list[str] = []
-        outcomes = []
+        codes: list[str | None] = []
         for number, step in enumerate(steps, start=1):
             if number > 1:
                 messages.append(
@@ -217,18 +223,66 @@ class SciCodeAdapter(Adapter):
                 )
             reply = await ctx.call(messages)
             messages.append({"role": "assistant", "content": reply.content})
-            code = extract_python(reply.final_text)
+            codes.append(extract_python(reply.final_text))
+        return await self.grade_steps(ctx, codes, targets)
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """A test body's answer: one text for the whole problem (a reply with python blocks,
+        or plain code), or a list holding one such text per sub-step, in order (the
+        conversation the protocol has: each step's code added to the earlier steps')."""
+        case = ctx.case
+        steps = case.metadata["sub_steps"]
+        targets = self._targets(ctx)
+        if isinstance(answer, list | tuple):
+            if len(answer) != len(steps):
+                raise NotGraded(
+                    f"benchmark {case.benchmark!r}: the test body returned {len(answer)} step "
+                    f"answers for {len(steps)} sub-steps (return one text per sub-step, or one "
+                    "text for the whole problem)"
+                )
+            texts = [text_answer(case.benchmark, item) for item in answer]
+            codes = [answer_code(text) for text in texts]
+        else:
+            code = answer_code(text_answer(case.benchmark, answer))
+            codes = [code] + [None if code is None else ""] * (len(steps) - 1)
+        return await self.grade_steps(ctx, codes, targets)
+
+    def _targets(self, ctx: CellContext) -> tuple[dict[str, str], Path] | None:
+        """The suite's numeric targets (its reference and local path), if it lists them."""
+        reference = ctx.suite_asset(TARGETS_ASSET)
+        if reference is None:
+            return None
+        if not _targets_readable():
+            raise NotGraded(NEEDS_EXTRA.format(asset=TARGETS_ASSET))
+        return reference, ctx.asset_path(reference)
+
+    async def grade_steps(
+        self,
+        ctx: CellContext,
+        codes: list[str | None],
+        targets: tuple[dict[str, str], Path] | None,
+    ) -> Grade:
+        """Run each sub-step's tests on the dependencies plus the code written up to it
+        (``codes``: one per sub-step; None: that step's answer held no code)."""
+        case = ctx.case
+        steps = case.metadata["sub_steps"]
+        dependencies = case.metadata["dependencies"]
+        written: list[str] = []
+        outcomes = []
+        for number, (step, code) in enumerate(zip(steps, codes, strict=True), start=1):
             if code is None:
                 outcomes.append({"step": number, "passed": False, "reason": "no_python_code_block"})
                 continue
-            written.append(code)
+            if code:
+                written.append(code)
             source = dependencies + "\n\n" + "\n\n".join(written)
             tests = [str(test) for test in step.get("tests", [])]
             if targets is not None and tests:
+                path = targets[1]
                 program = targets_program(
                     source,
                     tests,
-                    str(targets),
+                    str(path),
                     str(step.get("step_number") or f"{case.id.split('/', 1)[1]}.{number}"),
                     scicode_support.TARGETS_MODULE,
                 )
@@ -236,7 +290,7 @@ class SciCodeAdapter(Adapter):
                     program,
                     timeout_s=self.test_timeout_s,
                     files=scicode_support.sandbox_files(),
-                    read_only=[targets.parent],
+                    read_only=[path.parent],
                 )
             else:
                 run = await ctx.run_python(
@@ -254,8 +308,8 @@ class SciCodeAdapter(Adapter):
             "steps": outcomes,
             "answer_status": "answered",
         }
-        if reference is not None:
-            details["targets"] = reference
+        if targets is not None:
+            details["targets"] = targets[0]
         return Grade(correct, None, details)
 
     def simulator_script(self, case: Case) -> dict[str, Any] | None:
@@ -291,9 +345,16 @@ class HumanEvalAdapter(Adapter):
         )
 
     async def evaluate(self, ctx: CellContext) -> Grade:
+        reply = await ctx.call([message.as_request() for message in ctx.case.messages])
+        return await self.grade_code(ctx, extract_python(reply.final_text))
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """A test body's answer: a reply's text (its python blocks) or plain code."""
+        return await self.grade_code(ctx, answer_code(text_answer(ctx.case.benchmark, answer)))
+
+    async def grade_code(self, ctx: CellContext, code: str | None) -> Grade:
+        """Run ``code`` with the task's tests in the sandbox (None: no code to run)."""
         case = ctx.case
-        reply = await ctx.call([message.as_request() for message in case.messages])
-        code = extract_python(reply.final_text)
         if code is None:
             return no_code()
         program = f"{code}\n\n{case.metadata['test']}\n\ncheck({case.metadata['entry_point']})\n"

@@ -1,14 +1,15 @@
 """Short-answer benchmarks graded by a judge model: SimpleQA Verified and HLE (text only).
 
 One subject call, then one call to the bound judge target (role ``judge``, priced apart) with
-the versioned judge prompt; a malformed verdict fails the cell, it is never guessed."""
+the versioned judge prompt; a malformed verdict fails the cell, it is never guessed. A test
+body's answer gets the same judge call (``grade_answer``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, require
+from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, require, text_answer
 from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.grading.judge import (
     JUDGE_VERSION,
@@ -48,11 +49,16 @@ class JudgedAdapter(Adapter):
         )
 
     async def evaluate(self, ctx: CellContext) -> Grade:
+        reply = await ctx.call([message.as_request() for message in ctx.case.messages])
+        return await self.grade_answer(ctx, reply.final_text)
+
+    async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
+        """The judge's verdict on ``answer`` (the subject's final text, or a test body's
+        answer): one call to the bound judge (role ``judge``) with the versioned prompt."""
         case = ctx.case
-        reply = await ctx.call([message.as_request() for message in case.messages])
+        text = text_answer(case.benchmark, answer)
         judged = await ctx.call(
-            judge_messages(str(case.metadata["question"]), str(case.answer), reply.final_text),
-            role="judge",
+            judge_messages(str(case.metadata["question"]), str(case.answer), text), role="judge"
         )
         try:
             verdict = parse_verdict(judged.final_text)
@@ -60,7 +66,7 @@ class JudgedAdapter(Adapter):
             raise CallFailure(f"Benchmark grading failed: {error}") from None
         return Grade(
             correct=verdict == "correct",
-            answer=reply.final_text,
+            answer=text,
             details={"grader_version": JUDGE_VERSION, "verdict": verdict, "answer_status": verdict},
         )
 

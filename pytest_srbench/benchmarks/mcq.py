@@ -18,7 +18,12 @@ from pytest_srbench.benchmarks.base import (
     text_answer,
 )
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.core.grading.mcq import GRADER_VERSION, grade_choice
+from pytest_srbench.core.grading.mcq import (
+    ACCEPTED_FORMS,
+    GRADER_VERSION,
+    grade_choice,
+    unparsed_reason,
+)
 from pytest_srbench.core.models import Case, Message
 
 INSTRUCTION = "Return only the letter of the correct answer."
@@ -41,16 +46,17 @@ class McqAdapter(Adapter):
     async def grade_answer(self, ctx: CellContext, answer: object) -> Grade:
         case = ctx.case
         letters = str(case.metadata["letters"])
-        grade = grade_choice(text_answer(case.benchmark, answer), str(case.answer), letters)
-        return Grade(
-            correct=grade.correct,
-            answer=grade.answer,
-            details={
-                "grader_version": GRADER_VERSION,
-                "answer_status": grade.status,
-                "strict_format": grade.strict_format,
-            },
-        )
+        text = text_answer(case.benchmark, answer)
+        grade = grade_choice(text, str(case.answer), letters)
+        details: dict[str, Any] = {
+            "grader_version": GRADER_VERSION,
+            "answer_status": grade.status,
+            "strict_format": grade.strict_format,
+        }
+        if grade.status == "unparsed":  # the grader's reason, and what it would have read
+            details["parse_reason"] = unparsed_reason(text, letters)
+            details["accepted_forms"] = ACCEPTED_FORMS
+        return Grade(correct=grade.correct, answer=grade.answer, details=details)
 
     def simulator_script(self, case: Case) -> dict[str, Any] | None:
         return {"kind": "mcq", "answer": case.answer, "letters": case.metadata["letters"]}

@@ -41,6 +41,10 @@ class Tau3Adapter(Adapter):
     benchmark = "tau3"
     auxiliary_roles = ("simulator",)
     round_robin = True
+    body_answer_hint = (
+        "its protocol is a conversation with a simulated user and tool calls on the domain's "
+        "database, graded by the database it ends with"
+    )
 
     def stratum(self, row: Mapping[str, Any]) -> str:
         return str(row.get("domain") or "")

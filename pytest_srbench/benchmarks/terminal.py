@@ -66,6 +66,10 @@ class TerminalBenchAdapter(Adapter):
     ``verifier_timeout_s`` and ``container`` (see ``core.container_spec``)."""
 
     benchmark = "terminal-bench-2.1"
+    body_answer_hint = (
+        "its protocol is an agent loop of shell commands in the task's own sandbox or "
+        "container, checked by the task's verifier"
+    )
 
     def stratum(self, row: Mapping[str, Any]) -> str:
         return str(row.get("category") or "")

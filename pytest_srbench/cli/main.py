@@ -14,15 +14,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_srbench.cli.cache import add_cache_commands
 from pytest_srbench.cli.datasets import add_datasets_commands
 from pytest_srbench.cli.offline import add_offline_commands
 from pytest_srbench.cli.reconcile import add_reconcile_commands
+from pytest_srbench.cli.replay import add_replay_command
 from pytest_srbench.cli.serve import add_serve_command
 from pytest_srbench.cli.servers import cmd_preview, cmd_real, cmd_sim
 from pytest_srbench.cli.store_args import DEFAULT_STORE, command_store
 from pytest_srbench.core.commands import pytest_recover_command, srbench_command
 from pytest_srbench.core.errors import InputError, SrbenchError
-from pytest_srbench.core.plan.choices import RECOVERY_MODES
+from pytest_srbench.core.plan.choices import (
+    GATE_FAILED,
+    GATE_INTERVALS,
+    GATE_MODES,
+    GATE_SCOPES,
+    RECOVERY_MODES,
+)
 
 if TYPE_CHECKING:
     from pytest_srbench.store.base import Store
@@ -59,6 +67,16 @@ def _report(store: Store, run_id: str) -> dict[str, Any]:
     return report_from_store(store, run_id)
 
 
+def _run_error_text(error: tuple[str | None, str | None]) -> str:
+    """A run's error as ``srbench runs`` lists it: the code and the text a reader needs
+    ("BENCHMARK_RUN_FAILED: Runner process stopped …"), either one alone when the other is
+    missing."""
+    code, text = error
+    if code and text:
+        return text if text.startswith(code) else f"{code}: {text}"
+    return code or text or ""
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from pytest_srbench.core.benchmark_errors import run_error
     from pytest_srbench.render.terminal import table
@@ -70,7 +88,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         outline = store.plan_outline(run.id)
         rows.append(
             [run.id, run.status, outline.profile, ",".join(outline.target_ids),
-             str(len(outline.cells)), run.created_at[:19], run_error(run.status, None)[0] or ""]
+             str(len(outline.cells)), run.created_at[:19], _run_error_text(run_error(run.status, run.error))]
         )  # fmt: skip
     header = ["run", "status", "profile", "targets", "cells", "created (UTC)", "error"]
     for line in table(header, rows):
@@ -265,7 +283,14 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_srbench.app.reports import load_side
-    from pytest_srbench.core.compare.runs import compare_many
+    from pytest_srbench.core.compare.runs import (
+        SAME_TARGET,
+        STRONGEST_SINGLE,
+        ComparisonError,
+        compare_many,
+    )
+
+    PAIRINGS = {"strongest-single": STRONGEST_SINGLE, "same-target": SAME_TARGET}
     from pytest_srbench.render.compare import comparison_csv, render_comparison
     from pytest_srbench.render.html import render_compare_html, write_html
     from pytest_srbench.render.outputs import write_output
@@ -274,24 +299,72 @@ def cmd_compare(args: argparse.Namespace) -> int:
     store = open_store(args.store) if store_exists(args.store) else None
     baseline = load_side(args.baseline, store)
     candidates = [load_side(reference, store) for reference in args.candidates]
-    result = compare_many(
-        baseline, candidates, margin=args.margin, allow_mixed_sources=args.allow_mixed_sources
-    )
+    try:
+        result: dict[str, Any] | None = compare_many(
+            baseline,
+            candidates,
+            margin=args.margin,
+            allow_mixed_sources=args.allow_mixed_sources,
+            allow_cached=args.allow_cached,
+            pairing=PAIRINGS[args.pairing],
+        )
+    except ComparisonError as error:
+        if args.fail_on is None:
+            raise
+        # the gate reads the part both runs share (a benchmark on one side only is reported)
+        print(f"srbench compare: no full comparison ({error}); gating the common part",
+              file=sys.stderr)  # fmt: skip
+        result = None
+    gates = [] if args.fail_on is None else _gates(args, baseline, candidates)
     text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    if args.json:
-        write_output(args.json, text)
-    if args.csv:
-        write_output(args.csv, comparison_csv(result))
-    if args.html:
-        write_html(render_compare_html(result), Path(args.html))
+    if result is not None:
+        if args.json:
+            write_output(args.json, text)
+        if args.csv:
+            write_output(args.csv, comparison_csv(result))
+        if args.html:
+            write_html(render_compare_html(result), Path(args.html))
     if args.format == "json":
+        if gates:
+            text = json.dumps({"comparison": result, "gates": gates}, indent=2, ensure_ascii=False)
+            text += "\n"
         sys.stdout.write(text)
     elif args.format == "csv":
-        sys.stdout.write(comparison_csv(result))
-    else:
+        if result is not None:
+            sys.stdout.write(comparison_csv(result))
+    elif result is not None:
         for line in render_comparison(result):
             print(line)
-    return 0
+    if not gates:
+        return 0
+    from pytest_srbench.render.compare import gate_terminal_lines
+
+    out = sys.stdout if args.format == "text" else sys.stderr
+    for gate in gates:
+        for line in gate_terminal_lines(gate):
+            print(line, file=out)
+        print(gate["line"], file=out)
+    # a failed gate's exit status is the plugin's (pytest's "tests failed")
+    return 0 if all(gate["passed"] for gate in gates) else GATE_FAILED
+
+
+def _gates(args: argparse.Namespace, baseline: Any, candidates: list[Any]) -> list[dict[str, Any]]:
+    """The plugin's gate (``--srbench-baseline``) on every candidate against the baseline."""
+    from pytest_srbench.core.compare.gate import evaluate_gate
+
+    return [
+        evaluate_gate(
+            baseline,
+            candidate,
+            mode=args.fail_on,
+            margin=args.margin,
+            interval=args.interval,
+            scope=args.scope,
+            allow_mixed_sources=args.allow_mixed_sources,
+            allow_cached=args.allow_cached,
+        )
+        for candidate in candidates
+    ]
 
 
 def _margin(text: str) -> float:
@@ -391,16 +464,56 @@ def parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("baseline", metavar="BASELINE")
     comp.add_argument("candidates", metavar="CANDIDATE", nargs="+")
-    comp.add_argument("--margin", type=_margin, default=0.05, help="margin for cases-needed")
+    comp.add_argument(
+        "--margin",
+        type=_margin,
+        default=0.05,
+        help="margin for cases-needed, and the non-inferiority margin of --fail-on",
+    )
+    comp.add_argument(
+        "--pairing",
+        choices=("strongest-single", "same-target"),
+        default="strongest-single",
+        help="which baseline target each candidate target is paired with: the baseline's "
+        "strongest single model (default, sr-bench's rule) or its target of the same id (the "
+        "gate's pairing: two versions of your app; a target the baseline lacks falls back to "
+        "the strongest single model)",
+    )
     comp.add_argument("--format", choices=("text", "json", "csv"), default="text")
     comp.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
     comp.add_argument("--csv", metavar="PATH", help="also write the comparison as CSV")
     comp.add_argument("--html", metavar="PATH", help="also write the comparison as HTML")
     comp.add_argument(
+        "--fail-on",
+        choices=GATE_MODES,
+        help="gate every candidate against the baseline as --srbench-baseline does (the same "
+        f"verdict line) and exit {GATE_FAILED} when a gate fails: regression (a significant "
+        "drop) or noninferiority (within --margin); benchmarks on one side only are reported "
+        "and the common part gated",
+    )
+    comp.add_argument(
+        "--scope",
+        choices=GATE_SCOPES,
+        help="with --fail-on: gate the macro score or every benchmark on its own (default: "
+        "macro for the full sr-bench set, per benchmark otherwise)",
+    )
+    comp.add_argument(
+        "--interval",
+        choices=GATE_INTERVALS,
+        default="wald",
+        help="with --fail-on: the paired interval the gate reads (default wald)",
+    )
+    comp.add_argument(
         "--allow-mixed-sources",
         action="store_true",
         help="compare even when a benchmark's cases come from different data (a kind, released "
         "revision or synthetic seed); the comparison is then flagged in every format",
+    )
+    comp.add_argument(
+        "--allow-cached",
+        action="store_true",
+        help="pair cells answered from the response cache (never complete live evidence); the "
+        "comparison then says so",
     )
     comp.set_defaults(func=cmd_compare)
 
@@ -436,7 +549,9 @@ def parser() -> argparse.ArgumentParser:
 
     add_datasets_commands(sub)
     add_reconcile_commands(sub)
+    add_cache_commands(sub)
     add_offline_commands(sub)
+    add_replay_command(sub)
     add_serve_command(sub)
 
     preview = sub.add_parser(

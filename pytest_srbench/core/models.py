@@ -485,7 +485,7 @@ class Manifest(Frozen):
 
     version: Literal["sr-bench-1.0"] = "sr-bench-1.0"
     name: str = "sr-bench"
-    mode: Literal["live", "preview"] = "live"
+    mode: Literal["live", "preview", "replay"] = "live"
     profile: str = "smoke"
     seed: int = DEFAULT_SEED
     cost_policy: CostPolicy = "require_priced"
@@ -505,6 +505,11 @@ class Manifest(Frozen):
     recovery: dict[str, Any] | None = None
     limitations: list[str] = Field(default_factory=list)
     preview_context: dict[str, Any] | None = None
+    replay_sources: dict[str, str] | None = Field(
+        None,
+        description="A replay run (mode 'replay'): the live baseline and the preview it was made "
+        "from (``baseline_run_id``, ``preview_run_id``). Absent from the plan's hash when None.",
+    )
     target_kinds: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Per benchmark, the target kinds it runs against when not chat models and "

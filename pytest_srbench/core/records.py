@@ -33,6 +33,7 @@ class CallReceipt(TypedDict, total=False):
     phase_source: str | None
     request: dict[str, Any]
     started_at: str
+    cache_key: str | None  # the response cache's key of the request (core/calls/cache.py)
     # identity and usage, from the response (core/calls/receipts.py)
     model: str | None
     selected_model: str | None
@@ -53,8 +54,13 @@ class CallReceipt(TypedDict, total=False):
     cache_read_reported: bool | None
     cache_write_reported: bool | None
     model_usage: list[dict[str, Any]]
+    # a call answered from the response cache (status ``replayed``; core/calls/cache.py)
+    source_call_id: str
+    source_run_id: str | None
+    estimated_usage: UsageBuckets | None  # the source's usage: never counted as spend
+    cache_avoided_cost_usd: float | None  # the source's cost: what the cache saved
     # the finished stream
-    latency_s: float
+    latency_s: float | None
     ttft_s: float | None
     finish_reason: str | None
     output_complete: bool | None
@@ -93,4 +99,5 @@ class CellResult(TypedDict, total=False):
     usage: UsageBuckets | None
     cost_usd: float | None
     call_count: int
+    cached_calls: int  # calls answered from the response cache (status ``replayed``)
     finished_at: str

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from pytest_srbench.benchmarks.base import ModelReply
+from pytest_srbench.core.calls.cache import CACHE_MISS_ONLY, cache_key, replayed_receipt
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled, server_message
 from pytest_srbench.core.calls.receipts import (
     answered_by_simulator,
@@ -72,6 +73,7 @@ class CellCalls:
     subject_usages: list[Any] = field(default_factory=list)
     subject_costs: list[Any] = field(default_factory=list)
     cancelled: bool = False
+    cached_calls: int = 0  # calls answered from the response cache (status ``replayed``)
 
 
 def _retry_delay(attempt: int, base_s: float, failure: CallFailure) -> float:
@@ -173,6 +175,8 @@ class _Prepared:
     headers: dict[str, str]
     reservation: float
     row: CallReceipt
+    source: dict[str, Any] | None = None  # a cache hit: the completed live call that answers
+    source_evidence: bytes | None = None  # its stream, when this process still holds it
 
     @property
     def call_id(self) -> str:
@@ -224,6 +228,36 @@ async def _prepare(
         raise CallFailure("Requested tokens exceed frozen cap")
     payload = orjson.dumps(body)
     headers, sid = _headers(rt, target, role, cell)
+    key = _cache_key(rt, cell, target, body)
+    if rt.cache != "off" and key is not None:
+        recent = rt.recent_calls.get(key)
+        source = dict(recent[0]) if recent is not None else rt.store.cached_call(key)
+        if source is not None:
+            return _Prepared(
+                target,
+                payload,
+                headers,
+                0.0,
+                _sent_row(rt, cell, target, role, attempt, sid, messages, body, key),
+                source,
+                recent[1] if recent is not None else None,
+            )
+        if rt.cache == "only":
+            rt.writer.post(
+                [
+                    AppendEvent(
+                        rt.run_id,
+                        "cache_miss",
+                        {
+                            "case_id": cell.case.id,
+                            "target_id": cell.target.id,
+                            "role": role,
+                            "cache_key": key,
+                        },
+                    )
+                ]
+            )
+            raise CallFailure(CACHE_MISS_ONLY)
     reservation = 0.0
     if rt.priced:
         output_cap = cap if isinstance(cap, int) else limits.max_output_tokens
@@ -235,9 +269,40 @@ async def _prepare(
         except CallFailure:
             rt.stop("cost budget exhausted (max_cost_usd)")
             raise
-    call_id = new_call_id()
-    row: CallReceipt = {
-        "id": call_id,
+    row = _sent_row(rt, cell, target, role, attempt, sid, messages, body, key)
+    call_id = row["id"]
+    sent = {"call_id": call_id, "case_id": cell.case.id, "target_id": cell.target.id, "role": role}
+    await rt.writer.run(
+        [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
+    )
+    return _Prepared(target, payload, headers, reservation, row)
+
+
+def _cache_key(
+    rt: RunRuntime, cell: CellCalls, target: Target, body: Mapping[str, Any]
+) -> str | None:
+    """The request's cache key (None when the request is not canonical JSON)."""
+    repeat = None if rt.cache_repeats else cell.case.metadata.get("repeat")
+    try:
+        return cache_key(target.id, target.kind, target.config_hash, body, repeat)
+    except (TypeError, ValueError):
+        return None
+
+
+def _sent_row(
+    rt: RunRuntime,
+    cell: CellCalls,
+    target: Target,
+    role: str,
+    attempt: int,
+    sid: str | None,
+    messages: Sequence[Mapping[str, Any]],
+    body: Mapping[str, Any],
+    key: str | None,
+) -> CallReceipt:
+    """A new call's ``sent`` row."""
+    return {
+        "id": new_call_id(),
         "case_id": cell.case.id,
         "target_id": cell.target.id,
         "role": role,
@@ -254,12 +319,88 @@ async def _prepare(
             "params": {k: v for k, v in body.items() if k != "messages"},
         },
         "started_at": now_iso(),
+        "cache_key": key,
     }
-    sent = {"call_id": call_id, "case_id": cell.case.id, "target_id": cell.target.id, "role": role}
-    await rt.writer.run(
-        [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
+
+
+def _replay(rt: RunRuntime, cell: CellCalls, call: _Prepared, role: str) -> ModelReply:
+    """Answer a call from the response cache: its receipt (status ``replayed``, no spend, no
+    latency) journaled, the reply parsed again from the source's saved stream (else taken
+    from its receipt)."""
+    source = call.source
+    assert source is not None
+    finished = replayed_receipt(call.row, source, now_iso())
+    locator = source.get("evidence")
+    evidence = call.source_evidence or b""
+    if not evidence and isinstance(locator, dict) and int(locator.get("length") or 0) > 0:
+        try:
+            evidence = rt.store.read_evidence(locator)
+        except Exception:  # a lost stream: the receipt's answer still holds
+            evidence = b""
+    outcome = None
+    if evidence:
+        state = ChatStreamState(clock=time.monotonic, started=time.monotonic(), guards=rt.guards)
+        decoder = SseDecoder(line_cap=rt.limits.max_output_chars * 2)
+        try:
+            if not state.feed_read(decoder, evidence):
+                for payload in decoder.close():
+                    state.feed_payload(payload)
+            outcome = state.outcome()
+        except (CallFailure, UnicodeDecodeError, ValueError):
+            outcome = None
+    rt.writer.post(
+        [
+            InsertCall(rt.run_id, finished),
+            AppendEvent(
+                rt.run_id,
+                "call_cached",
+                {
+                    "call_id": call.call_id,
+                    "case_id": cell.case.id,
+                    "target_id": cell.target.id,
+                    "role": role,
+                    "source_call_id": finished.get("source_call_id"),
+                },
+            ),
+        ]
     )
-    return _Prepared(target, payload, headers, reservation, row)
+    cell.cached_calls += 1
+    output_complete = (
+        outcome.output_complete if outcome is not None else bool(source.get("output_complete"))
+    )
+    if role == "subject":
+        cell.subject_usages.append(finished.get("usage"))
+        cell.subject_costs.append(0.0)
+        if not output_complete:
+            cell.output_limited = True
+    elif not output_complete:
+        raise CallFailure("Auxiliary model output was truncated; grading is incomplete")
+    if outcome is not None:
+        return ModelReply(
+            call_id=call.call_id,
+            final_text=outcome.final_text,
+            content=outcome.content,
+            reasoning=outcome.reasoning,
+            finish_reason=outcome.finish_reason,
+            output_complete=outcome.output_complete,
+            tool_calls=outcome.tool_calls,
+            model=finished.get("model"),
+            usage=finished.get("raw_usage"),
+            evidence=evidence,
+        )
+    final = str(source.get("final") or "")
+    return ModelReply(
+        call_id=call.call_id,
+        final_text=final,
+        content=final,
+        reasoning=str(source.get("reasoning") or ""),
+        finish_reason=source.get("finish_reason"),
+        output_complete=output_complete,
+        tool_calls=list(source.get("tool_calls") or []),
+        model=finished.get("model"),
+        usage=finished.get("raw_usage"),
+        evidence=evidence,
+    )
 
 
 async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed:
@@ -415,10 +556,14 @@ async def _attempt(
 ) -> ModelReply:
     """One attempt: prepare (gates, reservation, ``sent`` row), stream, finish the receipt."""
     call = await _prepare(rt, cell, messages, role, extra_body, attempt, via)
+    if call.source is not None:
+        return _replay(rt, cell, call, role)
     got = await _stream(rt, cell, call)
     finished = _finish(rt, cell, call, got, messages)
     evidence = bytes(got.evidence)
     rt.writer.post([FinishCall(rt.run_id, finished, evidence)])
+    if rt.cache_repeats and got.failure is None and call.row.get("cache_key"):
+        rt.recent_calls[str(call.row["cache_key"])] = (dict(finished), evidence)
     if got.failure is not None:
         raise got.failure
     outcome = got.outcome

@@ -16,6 +16,7 @@ from pytest_srbench.benchmarks.base import Adapter, CodeRun, Grade, ModelReply, 
 from pytest_srbench.core.calls.failures import (
     CallFailure,
     CellCancelled,
+    failure_reason,
     safe_id,
     summarize_failure,
 )
@@ -137,7 +138,11 @@ class CellRun:
         extra_body: Mapping[str, Any] | None = None,
         via: str | None = None,
     ) -> ModelReply:
-        target = None if via is None or via == self.target.id else self._rt.inventory[via]
+        # (the cell's own target named by a subject call is the cell's call; by a judge call,
+        # a call to that model in the judge's role, never sent to a bound judge instead)
+        target: Target | None = None
+        if via is not None and not (role == "subject" and via == self.target.id):
+            target = self.target if via == self.target.id else self._rt.inventory[via]
         return await call_model(
             self._rt, self._calls, messages, role=role, extra_body=extra_body, via=target
         )
@@ -146,6 +151,12 @@ class CellRun:
     def inventory(self) -> Mapping[str, Target]:
         """Every target of the plan (subjects and auxiliary models), by id."""
         return self._rt.inventory
+
+    def bound_target(self, role: str) -> Target | None:
+        """The target the plan binds to this cell's benchmark for ``role`` (its judge, its
+        user simulator), or None when the benchmark has none."""
+        bound = (self._rt.manifest.benchmark_options.get(self.case.benchmark) or {}).get(role)
+        return self._rt.inventory.get(bound) if isinstance(bound, str) else None
 
     def request_params(self, target: Target) -> dict[str, Any]:
         """The frozen request parameters a call to ``target`` carries."""
@@ -281,9 +292,10 @@ async def run_cell(
     finished = time.monotonic()
     usages = calls.subject_usages
     costs = calls.subject_costs
-    reason = summarize_failure(error) if error else None
+    reason = failure_reason(error) if error else None  # the cell's own one-line reason
     if grade is None and status != "completed" and target.kind == "retrieval":
-        details["rag"] = {"embedding": unavailable_embedding(reason)}  # no query vector made
+        summary = summarize_failure(error) if error else None  # no query vector made
+        details["rag"] = {"embedding": unavailable_embedding(summary)}
     result: CellResult = {
         **running,
         "status": status,
@@ -300,6 +312,8 @@ async def run_cell(
         "call_count": calls.calls_made,
         "finished_at": now_iso(),
     }
+    if calls.cached_calls:
+        result["cached_calls"] = calls.cached_calls
     observe = status != "completed" and not rt.failure_observed
     if status != "completed":
         rt.failures += 1

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_srbench.benchmarks.base import Adapter
@@ -34,6 +34,16 @@ class EngineOptions:
     watch_interval_s: float = 0.5
 
 
+@dataclass(frozen=True, slots=True)
+class BodyTrace:
+    """What a test body left besides its answer, for its item's report (in this process only:
+    across xdist the worker that ran the body makes the report): the exception it raised (with
+    its traceback) and what it wrote, as pytest's report sections (``("stdout", text)``)."""
+
+    exception: BaseException | None = None
+    sections: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(frozen=True)
 class CellOutcome:
     """What a pytest item learns about its cell."""
@@ -42,6 +52,7 @@ class CellOutcome:
     result: dict[str, Any] | None
     reason: str | None = None
     stored: bool = False  # this engine ran the cell and its result row is committed
+    trace: BodyTrace | None = field(default=None, compare=False, repr=False)
 
 
 def _report(
@@ -238,7 +249,9 @@ class Engine:
             self.in_flight -= 1
             self.finished += 1
         self._pending_commits.add(committed)
-        outcome = CellOutcome(result["status"], rt.redactor.value(result))
+        # a test body's adapter keeps what the body left for its item (None: nothing)
+        trace = getattr(work.adapter, "trace", None)
+        outcome = CellOutcome(result["status"], rt.redactor.value(result), trace=trace)
         committed.add_done_callback(
             functools.partial(_report, work.slot, outcome, self._pending_commits)
         )

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_srbench.benchmarks.registry import AdapterRegistry
 from pytest_srbench.core.calls.failures import CallFailure
@@ -55,6 +56,11 @@ class RunRuntime:
     _assets: dict[tuple[str, str], bytes] = field(default_factory=dict)
     _verified_paths: dict[tuple[str, str], Path] = field(default_factory=dict)
     live: dict[str, LiveCall] = field(default_factory=dict)
+    cache: str = "off"  # the response cache: off | use | only (core/calls/cache.py)
+    cache_repeats: bool = False  # a repeat may take another repeat's cached answer
+    # with ``cache_repeats``: this process's completed live calls by cache key, with their
+    # streams, so a repeat finds an answer the writer has not committed yet
+    recent_calls: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         limits = self.manifest.limits

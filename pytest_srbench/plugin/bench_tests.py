@@ -6,7 +6,8 @@ A test function marked ``@pytest.mark.srbench("mmlu-pro")`` is parametrized by t
 grades. Its body runs as the cell: on the engine's loop (an ``async def`` test) or in a worker
 thread (a plain ``def`` test), inside the cell's deadline and the run's budget, with every call
 through ``srbench_target`` journaled like the engine's own. A wrong answer is recorded (``w``)
-and does not fail the test; an exception in the body is a failed cell with its one-line reason.
+and does not fail the test; an exception in the body is a failed cell: its one-line reason in
+the run's report, the exception itself with its traceback in its item's (``BodyTrace``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 from pytest_srbench.benchmarks.base import Adapter, CellContext, Grade, ModelReply, NotGraded
 from pytest_srbench.core.calls.failures import CallFailure, CellCancelled
 from pytest_srbench.core.models import Case, Target
+from pytest_srbench.engine.engine import BodyTrace
 from pytest_srbench.plugin.client import (
     CURRENT,
     BodyCalls,
@@ -52,6 +54,23 @@ def marked_benchmark(definition: pytest.Function | Any) -> str | None:
             f'e.g. @pytest.mark.srbench("mmlu-pro")'
         )
     return str(marker.args[0])
+
+
+def check_body_answer(
+    definition: pytest.Function | Any, adapter: Adapter, fixturenames: Collection[str]
+) -> None:
+    """Refuse (at collection, before any call) a marked test whose benchmark grades no answer
+    a body returns, unless the body runs the benchmark's own protocol (``srbench_protocol``)."""
+    if adapter.accepts_body_answer or "srbench_protocol" in fixturenames:
+        return
+    benchmark = adapter.benchmark
+    what = f" ({adapter.body_answer_hint})" if adapter.body_answer_hint else ""
+    raise pytest.Collector.CollectError(  # (the module's collection error: this one line)
+        f"pytest-srbench: {definition.nodeid}: benchmark {benchmark!r} cannot grade an answer "
+        f"returned by a test body{what}. Let the body run the benchmark's own protocol: take "
+        "the srbench_protocol fixture in an async def test and `return await "
+        "srbench_protocol()`; or mark the test with a benchmark that grades an answer"
+    )
 
 
 def item_benchmark(item: pytest.Item) -> str | None:
@@ -415,6 +434,27 @@ def body_failure(error: BaseException, scope: BodyScope) -> BaseException:
     return error  # KeyboardInterrupt, SystemExit: not the cell's to judge
 
 
+def own_exception(error: BaseException, scope: BodyScope) -> bool:
+    """The body's own exception is what its cell fails on (shown to the user as pytest shows a
+    test's): not a journaled call's failure, the deadline, the run's stop, a refusal or
+    pytest's skip / xfail (those keep their one-line reason)."""
+    if scope.failure is not None:
+        return False
+    if isinstance(error, CallFailure | CellCancelled | NotGraded | ProtocolError):
+        return False
+    return isinstance(error, Exception | pytest.fail.Exception)
+
+
+def left_by(scope: BodyScope, error: BaseException | None) -> BodyTrace | None:
+    """What a body left for its item's report: its own exception and what it wrote (None when
+    neither: nothing is made for a body that printed nothing and returned)."""
+    own = error if error is not None and own_exception(error, scope) else None
+    output = scope.output
+    if own is None and output is None:
+        return None
+    return BodyTrace(own, output.sections() if output is not None else ())
+
+
 async def graded(returned: object, scope: BodyScope, grader: Adapter, ctx: CellContext) -> Grade:
     """The cell's grade for what a body returned: its benchmark's protocol's own grade
     (``srbench_protocol``), else the benchmark's grading of the answer."""
@@ -441,6 +481,7 @@ class TestBodyAdapter(Adapter):
     body in a daemon thread), then the benchmark's grader."""
 
     __test__ = False  # not a test class, whatever pytest's name patterns say
+    trace: BodyTrace | None = None  # what the body left for its item (the engine's outcome)
 
     def __init__(
         self, function: Callable[..., Any], arguments: dict[str, Any], grader: Adapter
@@ -466,12 +507,15 @@ class TestBodyAdapter(Adapter):
             else:
                 returned = await asyncio.to_thread(function, **arguments)
         except BaseException as error:
+            self.trace = left_by(scope, error)
             failure = body_failure(error, scope)
             if failure is error:
                 raise
             raise failure from error
         finally:
             CURRENT.reset(token)
+        if scope.output is not None:
+            self.trace = left_by(scope, None)
         return await graded(returned, scope, self.grader, ctx)
 
 
@@ -493,6 +537,7 @@ class BridgedBody(Adapter):
     stop it cancels the body's task on the body's loop (``abandoned``)."""
 
     __test__ = False
+    trace: BodyTrace | None = None  # what the body left for its item (the engine's outcome)
 
     def __init__(self, grader: Adapter) -> None:
         self.grader = grader
@@ -514,6 +559,7 @@ class BridgedBody(Adapter):
             if self.cancel_body is not None:
                 self.cancel_body()
             raise
+        self.trace = left_by(end.scope, end.error)
         if end.error is not None:
             failure = body_failure(end.error, end.scope)
             raise failure from (None if failure is end.error else end.error)

@@ -17,7 +17,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
@@ -35,6 +35,9 @@ from pytest_srbench.engine.call import ADAPTER_EXTRAS
 from pytest_srbench.transport import in_process
 from pytest_srbench.transport.in_process import Reply
 
+if TYPE_CHECKING:
+    from pytest_srbench.plugin.cell_output import CellOutput
+
 
 class BodyCalls(CellContext, Protocol):
     """What the client needs of the running cell (the engine's ``CellRun``): the adapter's
@@ -45,17 +48,20 @@ class BodyCalls(CellContext, Protocol):
 
     def request_params(self, target: Target) -> dict[str, Any]: ...
 
+    def bound_target(self, role: str) -> Target | None: ...
+
 
 @dataclass
 class BodyScope:
     """The cell a running test body belongs to, the engine loop its calls run on, the first of
-    its calls that failed, and its benchmark's own protocol (``srbench_protocol`` runs it,
-    once)."""
+    its calls that failed, its benchmark's own protocol (``srbench_protocol`` runs it, once),
+    and what the body wrote (``cell_output``: made at its first write)."""
 
     cell: BodyCalls
     loop: asyncio.AbstractEventLoop
     failure: CallFailure | CellCancelled | None = None
     protocol: Adapter | None = None
+    output: CellOutput | None = None
 
 
 T = TypeVar("T")
@@ -140,14 +146,12 @@ class SrbenchClient:
     def async_openai(self, **options: Any) -> Any:
         """An ``openai.AsyncOpenAI`` client on this client (no SDK retries: the plan's limits
         decide whether a call is repeated)."""
-        import openai
-
+        openai = _openai_sdk()
         return openai.AsyncOpenAI(**self._openai_options(openai, True, options))
 
     def openai(self, **options: Any) -> Any:
         """An ``openai.OpenAI`` client on this client, for a plain ``def`` body."""
-        import openai
-
+        openai = _openai_sdk()
         return openai.OpenAI(**self._openai_options(openai, False, options))
 
     def _openai_options(self, sdk: ModuleType, is_async: bool, options: dict[str, Any]) -> Any:
@@ -159,6 +163,8 @@ class SrbenchClient:
     # -- answering a request -----------------------------------------------------------------
     def _request(self, scope: BodyScope, body: object) -> ChatRequest:
         cell = scope.cell
+        if self.role == "judge" and isinstance(body, Mapping):
+            body = judge_body(cell, body)
         return chat_request(body, cell.target, cell.inventory, cell.request_params, ADAPTER_EXTRAS)
 
     async def _send(self, scope: BodyScope, request: ChatRequest) -> ModelReply:
@@ -218,6 +224,32 @@ class SrbenchClient:
         return _json(200, completion, {})
 
 
+def judge_body(cell: BodyCalls, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A judge request as the plan binds it: to the judge the shipped suite binds to the
+    cell's benchmark (``model`` omitted, or naming that judge); a request naming another model
+    is refused, never sent to the judge in its place. A benchmark that binds no judge (its
+    protocol grades without one) takes the model the request names, which must be named."""
+    benchmark = cell.case.benchmark
+    model = body.get("model")
+    bound = cell.bound_target("judge")
+    if bound is None:
+        if model is None:
+            raise ClientRequestError(
+                f"benchmark {benchmark!r} binds no judge (its own grading uses none): name the "
+                "judge model with model=... (a chat target of this run's plan; your own "
+                "target's code declares it with uses=[...])"
+            )
+        return body
+    if model is not None and model not in (bound.id, bound.model):
+        raise ClientRequestError(
+            f"benchmark {benchmark!r} binds the judge {bound.id!r} (model {bound.model!r}) and "
+            f"this judge call names {model!r}: a judge call goes to the bound judge, never to "
+            f"another model — omit model= (or name {bound.id!r}), or call {model!r} through "
+            "srbench_client itself"
+        )
+    return {**body, "model": bound.id}
+
+
 def as_messages(messages: str | Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """OpenAI-style messages: a prompt string is one user message (the request copies them)."""
     if isinstance(messages, str):
@@ -261,3 +293,18 @@ def run_blocking(
             "the async ones"
         )
     return asyncio.run_coroutine_threadsafe(work, loop).result()
+
+
+OPENAI_MISSING = "srbench_client needs the openai package: pip install openai"
+
+
+def _openai_sdk() -> ModuleType:
+    """The ``openai`` package; without it, one line saying what to install (the cell's
+    reason)."""
+    try:
+        import openai
+    except ModuleNotFoundError as missing:
+        if missing.name != "openai":
+            raise
+        raise ModuleNotFoundError(OPENAI_MISSING, name="openai") from None
+    return openai

@@ -21,13 +21,14 @@ from pytest_srbench.app.recovery import RecoveryRequest, create_child, prepare_c
 from pytest_srbench.app.run_start import GateRequest, RunRequest, RunStart, start_run
 from pytest_srbench.app.shards import ShardRefused
 from pytest_srbench.core.errors import SrbenchError
-from pytest_srbench.core.models import variant_of
+from pytest_srbench.core.models import TERMINAL_RUN_STATUSES, variant_of
 from pytest_srbench.core.user_targets import declared_targets, target_record
 from pytest_srbench.plugin.bench_tests import (
     CELL_PARAM,
     SUITES,
     cell_id,
     cell_of,
+    check_body_answer,
     item_benchmark,
     marked_benchmark,
 )
@@ -88,6 +89,11 @@ class Collector:
             metafunc.parametrize(CELL_PARAM, [skipped])  # one skipped item, no cell
             return
         else:
+            registry = self.state.registry
+            if benchmark in registry:  # (RAG and agent datasets: their kinds grade answers)
+                check_body_answer(
+                    metafunc.definition, registry.get(benchmark), metafunc.fixturenames
+                )
             cells = self._cells_of_benchmark(benchmark)
         metafunc.parametrize(
             CELL_PARAM, cells, ids=[cell_id(case, target) for case, target in cells]
@@ -377,6 +383,12 @@ class Collector:
         state.manifest = start.manifest
         state.run_id = start.run.id
         state.view_only = start.view_only
+        state.reused_run = (
+            not start.created
+            and start.shard is None
+            and start.run.id != request.run_id
+            and start.run.status in TERMINAL_RUN_STATUSES
+        )
         self.assignment.transport = start.transport
         if start.shard is not None:
             selected = self._keep_shard(session, start, selected)

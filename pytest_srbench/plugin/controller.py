@@ -24,11 +24,12 @@ from pytest_srbench.core.commands import srbench_command
 from pytest_srbench.core.compare.gate import evaluate_gate
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import SrbenchError
+from pytest_srbench.core.plan.choices import GATE_FAILED
 from pytest_srbench.plugin.errors import about, usage_errors
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
-from pytest_srbench.render.compare import gate_markdown
+from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store.base import Store
 from pytest_srbench.store.opening import store_exists
@@ -263,6 +264,8 @@ class ControllerPlugin:
         finally:
             if settings.shard is not None:
                 finalized(store, state.run_id, settings.shard)  # the run has its final status
+        if state.reused_run:  # this invocation's fact: the stored report stays the run's own
+            self.report["reused_existing_run"] = True
         if self.baseline is not None:
             self._apply_gate(session, store)
         self.output_problems = write_outputs(
@@ -291,6 +294,7 @@ class ControllerPlugin:
             interval=settings.gate_interval,
             scope=settings.gate_scope,
             allow_mixed_sources=settings.allow_mixed_sources,
+            allow_cached=settings.allow_cached,
         )
         self.report["gate"] = self.gate
         from pytest_srbench.app.run_end import write_run_report
@@ -301,7 +305,7 @@ class ControllerPlugin:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(gate_markdown(self.gate, self.report))
         if not self.gate["passed"]:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            session.exitstatus = pytest.ExitCode(GATE_FAILED)  # TESTS_FAILED, as compare's
 
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
@@ -335,6 +339,14 @@ class ControllerPlugin:
                 terminalreporter.write_line(f"{label} report: {path}")
         for problem in self.output_problems:
             terminalreporter.write_line(problem, red=True, bold=True)
+        if self.report.get("reused_existing_run"):
+            terminalreporter.write_line(
+                f"srbench: existing run {state.run_id} re-printed, no call made (run key "
+                f"{state.settings.run_key} was already bound to it; a new key starts a new run)",
+                yellow=True,
+            )
         if self.gate is not None:
             passed = bool(self.gate["passed"])
+            for line in gate_terminal_lines(self.gate):  # the details, then the verdict last
+                terminalreporter.write_line(line, red=line.endswith(" FAIL"))
             terminalreporter.write_line(self.gate["line"], green=passed, red=not passed, bold=True)

@@ -10,13 +10,16 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
 from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
 from pytest_srbench.benchmarks.base import CellContext
+from pytest_srbench.core.calls.failures import failure_reason
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target, variant_of
+from pytest_srbench.core.report.build import TARGET_SETUP_FAILED
 from pytest_srbench.engine.engine import CellOutcome, Engine
 from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.plugin.bench_tests import (
@@ -36,11 +39,13 @@ from pytest_srbench.plugin.bench_tests import (
     session_value,
     turn_reasons,
 )
+from pytest_srbench.plugin.cell_output import OutputRouting
 from pytest_srbench.plugin.client import CURRENT, BodyCalls, BodyScope, SrbenchClient
 from pytest_srbench.plugin.engine_setup import make_engine
 from pytest_srbench.plugin.errors import usage_errors
 from pytest_srbench.plugin.items import (
     CellNotGraded,
+    junit_properties,
     outcome_summary,
     plugins_in_skipped_phases,
     require_graded,
@@ -103,6 +108,9 @@ class Dispatcher:
         # outcomes items took, by node id, until their call report carries them (kept here,
         # not on the item: one more attribute grows every item's dict by ~0.7 kB)
         self.taken_outcomes: dict[str, CellOutcome] = {}
+        self._setup_failed: set[str] = set()  # targets whose fixture failed in set-up
+        self.output = OutputRouting(config)  # each body's output to its own cell's item
+        self.junit = bool(getattr(config.option, "xmlpath", None))  # --junitxml: properties
 
     # -- the engine ----------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -112,11 +120,15 @@ class Dispatcher:
             self.lean = False  # another plugin hooks into the phases the lean protocol skips
         if self.state.manifest is not None and not self.state.view_only:
             self._start_engine()
+            self.output.install()
         freeze_heap()  # the plan and the items live to the end: no collection walks them again
         try:
             yield
         finally:
-            self._stop_engine(session)
+            try:
+                self._stop_engine(session)
+            finally:
+                self.output.uninstall()
 
     def _start_engine(self) -> None:
         engine, self.process_info = make_engine(self.state, self.assignment)
@@ -272,9 +284,22 @@ class Dispatcher:
         return True
 
     def _check_outcome(self, item: pytest.Function, outcome: CellOutcome) -> None:
-        """Keep the outcome for the report; a cell that reached no grade fails the item."""
+        """Keep the outcome for the report, with what its body wrote and, under --junitxml,
+        the cell's properties; a cell that reached no grade fails the item: with the body's own
+        exception when the body raised it (its traceback as pytest shows a test's), else with
+        the cell's one-line reason."""
         __tracebackhide__ = True
         self.taken_outcomes[item.nodeid] = outcome
+        if self.junit:
+            cell = cell_of(item)
+            assert cell is not None
+            item.user_properties.extend(junit_properties(*cell, outcome))
+        trace = outcome.trace
+        if trace is not None:
+            for key, text in trace.sections:
+                item.add_report_section("call", key, text)
+            if trace.exception is not None and outcome.status == "failed":
+                raise trace.exception
         require_graded(outcome)
 
     @pytest.hookimpl(wrapper=True)
@@ -293,6 +318,9 @@ class Dispatcher:
             cell = cell_of(item)
             assert cell is not None
             report.srbench = outcome_summary(*cell, taken)  # type: ignore[attr-defined]
+            latency = (taken.result or {}).get("latency_s")
+            if isinstance(latency, int | float):  # the cell's own time, not the item's wait
+                report.duration = float(latency)
         return report
 
     # -- test bodies ---------------------------------------------------------------------
@@ -411,6 +439,24 @@ class Dispatcher:
         if target.kind == "python":
             return AppHandle(id=target.id, model=target.model, kind="python", app=app)
         return TargetHandle.of(target)
+
+    def target_setup_failed(self, target_id: str, error: Exception) -> None:
+        """Journal, once per target, why its cells are never dispatched: its fixture failed in
+        set-up (the report's pending cells and its notes say so)."""
+        if target_id in self._setup_failed or self.state.manifest is None or self.state.view_only:
+            return
+        self._setup_failed.add(target_id)
+        said = next((line for line in str(error).splitlines() if line.strip()), "")
+        reason = f"target fixture set-up failed: {type(error).__name__}" + (
+            f": {said}" if said else ""
+        )
+        store = self.state.open()
+        with store.transaction():
+            store.append_event(
+                self.state.run_id,
+                TARGET_SETUP_FAILED,
+                {"target_id": target_id, "reason": failure_reason(reason)},
+            )
 
     def app_fixture(self, target_id: str) -> str | None:
         """The fixture whose value is ``python`` target ``target_id`` (None for a target that
@@ -531,4 +577,4 @@ def _with_stop_reason(outcome: CellOutcome, stop_reason: str | None) -> CellOutc
     if outcome.status != "cancelled" or not stop_reason or outcome.reason:
         return outcome
     error = (outcome.result or {}).get("error") or "cancelled"
-    return CellOutcome(outcome.status, outcome.result, f"{error} — the run {stop_reason}")
+    return replace(outcome, reason=f"{error} — the run {stop_reason}")

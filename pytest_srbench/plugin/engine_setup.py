@@ -67,6 +67,8 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
         base_urls=base_urls,
         budget=Budget(cap_usd=budget_share),
         max_failures=state.config.getoption("maxfail") or None,
+        cache=settings.cache,
+        cache_repeats=settings.cache_repeats,
     )
     draft = state.draft
     if draft is not None:

@@ -39,7 +39,11 @@ def srbench_target(request: pytest.FixtureRequest, srbench_cell: tuple[str, str]
     ``def`` test) sends one journaled call and returns the reply."""
     session = _session(request)
     fixture = session.app_fixture(srbench_cell[1])  # a python target: the user's own code
-    app = request.getfixturevalue(fixture) if fixture is not None else None
+    try:
+        app = request.getfixturevalue(fixture) if fixture is not None else None
+    except Exception as error:  # its cells stay pending: the report says why
+        session.target_setup_failed(srbench_cell[1], error)
+        raise
     return session.target_handle(srbench_cell[1], app)
 
 

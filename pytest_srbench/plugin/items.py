@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_srbench.core.models import variant_of
 from pytest_srbench.engine.engine import CellOutcome
 
 _PYTHON_REPORTINFO: Any = pytest.Function.reportinfo  # (pytest's, for a test function's item)
@@ -78,6 +79,34 @@ def outcome_summary(case_id: str, target_id: str, outcome: CellOutcome) -> dict[
         "quality_failure": details.get("quality_failure"),
         "routed_to": (details.get("routing") or {}).get("selected_model"),
     }
+
+
+def junit_properties(
+    case_id: str, target_id: str, outcome: CellOutcome
+) -> list[tuple[str, object]]:
+    """A cell's JUnit XML properties (what ``record_property`` would add): its benchmark, case,
+    target and variant, whether it is correct (a cell without a grade is not), its answer's
+    status, its cost and latency (each left out when unknown)."""
+    result = outcome.result or {}
+    details = result.get("details") or {}
+    variant = variant_of(target_id)[1]
+    found: list[tuple[str, object]] = [
+        ("benchmark", result.get("benchmark") or case_id.partition("/")[0]),
+        ("case", case_id),
+        ("target", target_id),
+    ]
+    if variant is not None:
+        found.append(("variant", variant))
+    found.append(("status", outcome.status))
+    found.append(("correct", "true" if result.get("correct") is True else "false"))
+    for key, value in (
+        ("answer_status", details.get("answer_status")),
+        ("cost_usd", result.get("cost_usd")),
+        ("latency_s", result.get("latency_s")),
+    ):
+        if value is not None:
+            found.append((key, f"{value:.6g}" if isinstance(value, float) else value))
+    return found
 
 
 class CountedCell:
@@ -235,10 +264,13 @@ def run_cell_protocol(item: pytest.Item, runtest: Callable[[], None] | None = No
 
 def let_go(item: pytest.Item) -> None:
     """What a cell's item holds that nothing reads once its tear-down is reported: pytest's
-    cached location (made again if ever asked) and tmp_path's record of each phase's result
-    (read only by the fixture's tear-down); an emptied stash becomes a new one."""
+    cached location (made again if ever asked), its JUnit properties (its reports have them)
+    and tmp_path's record of each phase's result (read only by the fixture's tear-down); an
+    emptied stash becomes a new one."""
     with contextlib.suppress(AttributeError):  # (never asked for)
         del item.location
+    if item.user_properties:
+        item.user_properties = []
     if _TMP_PATH_RESULTS is not None and _TMP_PATH_RESULTS in item.stash:
         del item.stash[_TMP_PATH_RESULTS]
     if not len(item.stash):  # a dict keeps its grown table when emptied: a new stash

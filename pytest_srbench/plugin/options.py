@@ -167,8 +167,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--srbench-gate-scope",
         choices=GATE_SCOPES,
-        help="gate the macro score (default) or every benchmark on its own (benchmark: a drop "
-        "in any one fails; Bonferroni-adjusted)",
+        help="gate the macro score or every benchmark on its own (benchmark: a drop in any "
+        "one fails; Bonferroni-adjusted). Default: macro for the full sr-bench set, per "
+        "benchmark otherwise (user benchmarks, marked tests, subsets)",
     )
     group.addoption(
         "--srbench-allow-mixed-sources",
@@ -176,6 +177,32 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="gate even when a benchmark's cases come from different data than the baseline's "
         "(a kind, released revision or synthetic seed); the verdict then says so",
+    )
+    group.addoption(
+        "--srbench-cache",
+        action="store_true",
+        default=None,
+        help="answer a call whose frozen request equals a completed live call in the store from "
+        "that call's saved evidence (a 'replayed' receipt: no spend, no latency; the report says "
+        "'from cache'); [tool.srbench] cache = \"use\"",
+    )
+    group.addoption(
+        "--srbench-cache-only",
+        action="store_true",
+        help="like --srbench-cache, and a cache miss fails its cell (no request is sent)",
+    )
+    group.addoption(
+        "--srbench-cache-repeats",
+        action="store_true",
+        help="with the cache: let a repeat (--srbench-repeats) take another repeat's cached "
+        "answer (by default each repeat is a fresh sample)",
+    )
+    group.addoption(
+        "--srbench-allow-cached",
+        action="store_true",
+        default=None,
+        help="gate even when cells of either run came from the response cache; the verdict "
+        "then says so",
     )
     group.addoption(
         "--srbench-recover",
@@ -198,6 +225,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="run cells through pytest's whole per-item protocol (set-up, capture, every phase "
         "hook), as ordinary tests: slower; --pdb and --trace imply it, and so does another "
         "plugin's hook into a test's set-up, call or tear-down",
+    )
+    group.addoption(
+        "--srbench-junit-wrong",
+        choices=("property", "failure"),
+        default="property",
+        help="a wrong answer in --junitxml: a property of its passed testcase (correct=false, "
+        "default) or a <failure> of its testcase (the XML only: the terminal keeps 'w' and "
+        "the exit status is unchanged)",
     )
     group.addoption(
         "--srbench-shard",
@@ -223,8 +258,11 @@ class Settings:
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "wald"
-    gate_scope: str = "macro"
+    gate_scope: str | None = None  # None: macro for the full sr-bench set, else benchmark
     allow_mixed_sources: bool = False
+    cache: str = "off"  # the response cache: off | use | only (core/calls/cache.py)
+    cache_repeats: bool = False
+    allow_cached: bool = False
     recover: Path | None = None
     acknowledge_new_attempt: bool = False
     shard: ShardSpec | None = None
@@ -361,14 +399,27 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,
         gate_interval=config.getoption("srbench_gate_interval") or "wald",
-        gate_scope=config.getoption("srbench_gate_scope") or "macro",
+        gate_scope=config.getoption("srbench_gate_scope"),
         allow_mixed_sources=bool(config.getoption("srbench_allow_mixed_sources")),
+        cache=cache_mode(config, project),
+        cache_repeats=bool(config.getoption("srbench_cache_repeats")),
+        allow_cached=bool(config.getoption("srbench_allow_cached")),
         recover=_output_path(config.getoption("srbench_recover"), Path(), invoked),
         acknowledge_new_attempt=bool(config.getoption("srbench_acknowledge_new_attempt")),
         shard=shard_option(config),
         store_location=location,
         on_command_line=asked_on_command_line(config),
     )
+
+
+def cache_mode(config: pytest.Config, project: SrbenchConfig) -> str:
+    """The response cache's mode: ``only`` (--srbench-cache-only), ``use`` (--srbench-cache or
+    ``cache = "use"``) or ``off``."""
+    if config.getoption("srbench_cache_only"):
+        return "only"
+    if config.getoption("srbench_cache") or project.cache == "use":
+        return "use"
+    return "off"
 
 
 def shard_option(config: pytest.Config) -> ShardSpec | None:

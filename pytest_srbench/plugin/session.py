@@ -90,6 +90,7 @@ class SessionState:
     draft: PlanDraft | None = None
     manifest: Manifest | None = None
     view_only: bool = False  # this process only reports the run (held elsewhere, or replaced)
+    reused_run: bool = False  # the run key named a finished run: re-printed, no call made
     # how the session is being stopped
     interrupted: bool = False
     stop_signal: str | None = None  # SIGTERM received: the run ends as on Ctrl-C

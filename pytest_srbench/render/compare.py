@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_srbench.core.compare.caveats import caveat_lines
 from pytest_srbench.core.compare.design import design_summary
 from pytest_srbench.render.terminal import (
     COVERAGE_FOOTNOTE,
@@ -45,12 +46,29 @@ def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
         warning = (candidate.get("data_sources") or {}).get("warning")
         if warning:
             lines.append(f"!!! {candidate['candidate_run_id']}: {warning}")
+        cached = (candidate.get("cached") or {}).get("warning")
+        if cached:
+            lines.append(f"!!! {candidate['candidate_run_id']}: {cached}")
     if lines:
         lines.append(
             "!!! Deltas over different data measure the data as much as the targets: not a "
             "like-for-like comparison."
         )
     return lines
+
+
+def _pairing_text(candidate: Mapping[str, Any]) -> str:
+    """How the candidate's targets were paired with the baseline's, in words."""
+    if candidate.get("pairing") == "same-target":
+        return (
+            "same-target (each candidate target against the baseline's target of the same id, "
+            "as the gate pairs)"
+        )
+    return (
+        f"strongest-single (every candidate target against "
+        f"{candidate['baseline_selected_target_id']}, sr-bench's rule; --pairing same-target "
+        "pairs targets by id, as the gate does)"
+    )
 
 
 def render_comparison(result: Mapping[str, Any]) -> list[str]:
@@ -65,6 +83,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             f"{candidate['candidate_run_id']} ({candidate['candidate_status']}, "
             f"{candidate['candidate_created_at'][:19]})"
         )
+        lines.append("  pairing: " + _pairing_text(candidate))
         if candidate["baseline_cost_comparison_reason"]:
             lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
     rows = []
@@ -117,7 +136,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             else ""
         )
     )
-    return lines
+    return [*lines, "", *caveat_lines()]
 
 
 def render_frontier(frontier: Mapping[str, Any]) -> list[str]:
@@ -178,6 +197,99 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def scope_text(gate: Mapping[str, Any]) -> str:
+    """Which scope decided the verdict and why ("per benchmark: this session is not …")."""
+    scope = gate.get("scope", "macro")
+    label = "per benchmark" if scope == "benchmark" else "macro"
+    if gate.get("scope_default"):
+        return f"{label}: {gate.get('scope_reason')}"
+    return f"{label} (asked for)"
+
+
+def benchmark_level(gate: Mapping[str, Any]) -> str:
+    """What the per-benchmark intervals are: the verdict's, or shown beside a macro one."""
+    if gate.get("scope") == "benchmark":
+        design = gate.get("design") or {}
+        confidence = design.get("confidence")
+        level = "" if confidence is None else f" at {100 * confidence:.2f} % each"
+        return f"the verdict{level}"
+    return "95 % each, shown beside the macro verdict, not gated"
+
+
+def benchmark_verdict(gate: Mapping[str, Any], bench: Mapping[str, Any]) -> str:
+    """ok / FAIL of one benchmark; under the macro scope the same in lower case, as shown
+    (the macro interval decides)."""
+    if gate.get("scope") == "benchmark":
+        return "ok" if bench["passed"] else "FAIL"
+    return "ok" if bench["passed"] else "drop (not gated)"
+
+
+def membership_lines(gate: Mapping[str, Any]) -> list[str]:
+    """Benchmarks present on one side only, each kind on its line."""
+    lines = []
+    if gate.get("added_benchmarks"):
+        lines.append(
+            "Added (not gated): " + ", ".join(gate["added_benchmarks"]) + " — in this run only"
+        )
+    if gate.get("removed_benchmarks"):
+        lines.append(
+            "Removed (not gated): "
+            + ", ".join(gate["removed_benchmarks"])
+            + " — in the baseline only"
+        )
+    return lines
+
+
+def gate_terminal_lines(gate: Mapping[str, Any]) -> list[str]:
+    """The lines printed under the verdict: the scope, benchmarks on one side only, and each
+    benchmark's accuracies, Δ and interval per target."""
+    lines = [f"  scope: {scope_text(gate)}"]
+    lines += [f"  {note}" for note in membership_lines(gate)]
+    if gate["targets"]:
+        lines.append(f"  per benchmark ({benchmark_level(gate)}):")
+    for target in gate["targets"]:
+        for bench in target.get("benchmarks") or []:
+            low, high = bench["interval"]
+            lines.append(
+                f"    {target['target_id']:<14} {bench['benchmark']:<20} "
+                f"{_accuracy(bench, 'baseline_accuracy'):>5} → "
+                f"{_accuracy(bench, 'candidate_accuracy'):>5}  Δ {bench['delta']:+.3f} "
+                f"[{low:+.3f}, {high:+.3f}] ({bench['cases']} cases) "
+                f"{benchmark_verdict(gate, bench)}"
+            )
+    return lines
+
+
+def _accuracy(bench: Mapping[str, Any], key: str) -> str:
+    value = bench.get(key)
+    return "—" if value is None else f"{value:.3f}"
+
+
+def replay_markdown(report: Mapping[str, Any]) -> list[str]:
+    """A replay report's lines of a step summary: it is an offline estimate, not evidence."""
+    if report.get("mode") != "replay":
+        return []
+    sources = report.get("replay_sources") or {}
+    lines = [
+        f"**Replay (offline estimate)** `{report['run_id']}`: no model was called; answers from "
+        f"live run `{sources.get('baseline_run_id')}` by the routing of preview "
+        f"`{sources.get('preview_run_id')}`. Not live evidence.",
+        "",
+        "| target | estimated accuracy | estimated macro | estimated cost |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for t in report["summary"]["targets"]:
+        lines.append(
+            f"| {_md(t['id'])} | {_num(t.get('estimated_accuracy'))} | "
+            f"{_num(t.get('estimated_macro_accuracy'))} | {_num(t.get('estimated_cost_usd'))} |"
+        )
+    return [*lines, ""]
+
+
+def _num(value: Any) -> str:
+    return "null" if value is None else f"{value:.4g}"
+
+
 def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     """The verdict as a GitHub step summary: a heading, the reason and one row per target."""
     mark = "✅ passed" if gate["passed"] else "❌ failed"
@@ -193,6 +305,7 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     ]
     if gate["reason"]:
         lines += [f"**{_md(gate['reason'])}**", ""]
+    lines += replay_markdown(report)
     mixed = ((gate.get("comparison") or {}).get("data_sources") or {}).get("warning")
     if mixed:
         lines += [f"⚠️ **{_md(mixed)}**", ""]
@@ -200,22 +313,12 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
         lines += [f"Data: {_md(report['data_sources']['label'])}.", ""]
     if gate.get("design"):
         lines += [f"Design: {_md(design_summary(gate['design']))}.", ""]
-    if gate["targets"] and gate.get("scope") == "benchmark":
+    lines += [f"Scope: **{_md(scope_text(gate))}**.", ""]
+    for note in membership_lines(gate):
+        lines += [f"{_md(note)}.", ""]
+    if gate["targets"]:
         lines += [
-            "| target | baseline target | benchmark | cases | Δ | interval | verdict |",
-            "| --- | --- | --- | ---: | ---: | --- | --- |",
-        ]
-        for target in gate["targets"]:
-            for bench in target["benchmarks"] or []:
-                low, high = bench["interval"]
-                lines.append(
-                    f"| {_md(target['target_id'])} | {_md(target['baseline_target_id'])} | "
-                    f"{_md(bench['benchmark'])} | {bench['cases']} | {bench['delta']:+.3f} | "
-                    f"[{low:+.3f}, {high:+.3f}] | {'ok' if bench['passed'] else 'FAIL'} |"
-                )
-    elif gate["targets"]:
-        lines += [
-            "| target | baseline target | Δ quality | 95 % interval | verdict |",
+            "| target | baseline target | Δ macro | macro interval | verdict |",
             "| --- | --- | ---: | --- | --- |",
         ]
         for target in gate["targets"]:
@@ -225,4 +328,20 @@ def gate_markdown(gate: Mapping[str, Any], report: Mapping[str, Any]) -> str:
                 f"{target['quality_delta']:+.3f} | [{low:+.3f}, {high:+.3f}] | "
                 f"{'ok' if target['passed'] else 'FAIL'} |"
             )
+        lines += ["", f"Per benchmark ({_md(benchmark_level(gate))}):", ""]
+        lines += [
+            "| target | baseline target | benchmark | cases | baseline | candidate | Δ | "
+            "interval | verdict |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+        ]
+        for target in gate["targets"]:
+            for bench in target["benchmarks"] or []:
+                low, high = bench["interval"]
+                lines.append(
+                    f"| {_md(target['target_id'])} | {_md(target['baseline_target_id'])} | "
+                    f"{_md(bench['benchmark'])} | {bench['cases']} | "
+                    f"{_accuracy(bench, 'baseline_accuracy')} | "
+                    f"{_accuracy(bench, 'candidate_accuracy')} | {bench['delta']:+.3f} | "
+                    f"[{low:+.3f}, {high:+.3f}] | {benchmark_verdict(gate, bench)} |"
+                )
     return "\n".join(lines) + "\n"

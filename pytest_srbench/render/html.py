@@ -16,9 +16,17 @@ from typing import Any
 
 from jinja2 import Environment
 
+from pytest_srbench.core.compare.caveats import CAVEATS
 from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.render import charts
+from pytest_srbench.render.compare import (
+    benchmark_level,
+    benchmark_verdict,
+    membership_lines,
+    scope_text,
+)
 from pytest_srbench.render.json_report import shaped_cell, validated_head
+from pytest_srbench.render.lineage import lineage_lines
 from pytest_srbench.render.outputs import write_output_chunks
 from pytest_srbench.render.templating import make_environment
 from pytest_srbench.render.terminal import (
@@ -49,6 +57,10 @@ def environment() -> Environment:
     env.filters["origin_kind"] = origin_kind
     env.filters["origin"] = describe_origin
     env.globals["asset"] = template_asset
+    env.globals["gate_scope_text"] = scope_text
+    env.globals["gate_membership"] = membership_lines
+    env.globals["gate_benchmark_level"] = benchmark_level
+    env.globals["gate_benchmark_verdict"] = benchmark_verdict
     env.globals["script_hash"] = report_script_hash()
     return env
 
@@ -178,6 +190,7 @@ def run_view(
         "pages": pages,
         "has_details": has_details,
         "statuses": CASE_STATUSES,
+        "lineage": lineage_lines(report),
     }  # fmt: skip
 
 
@@ -233,6 +246,7 @@ def compare_view(result: Mapping[str, Any]) -> dict[str, Any]:
         "iterations": {t: charts.delta_forest(entries) for t, entries in by_target.items()},
         "chart": charts.quality_cost_chart([*frontier["points"], *frontier["unplaced"]]),
         "frontier": frontier,
+        "caveats": result.get("caveats") or list(CAVEATS),
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_srbench.core.models import VARIANT_SEP
 from pytest_srbench.core.origins import describe_origin, origin_kind
+from pytest_srbench.render.lineage import lineage_lines
 
 NULL = "—"
 
@@ -283,6 +284,25 @@ def outcome_lines(outcomes: Sequence[dict[str, Any]]) -> list[str]:
                 f"  {o['benchmark']} [{o['target_id']}] mostly unparsed; the model wrote, e.g. "
                 f"{example['case_id']}{cut}: {quoted(example['text'])}"
             )  # fmt: skip
+        if o.get("accepted_forms"):
+            answered = sum(o["counts"][c] for c in ("correct", "wrong", "unparsed", "ambiguous"))
+            lines.append(
+                f"  {o['benchmark']} [{o['target_id']}] {o['counts']['unparsed']} of {answered} "
+                f"answered cells unparsed; the grader accepts {o['accepted_forms']}"
+            )
+    return lines
+
+
+def failure_group_lines(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """Cells without a graded outcome by reason: each group with its specific reasons."""
+    lines = ["cells without a graded outcome, by reason:"]
+    for g in groups:
+        reasons = g.get("reasons") or []
+        specific = [r for r in reasons if r["reason"] != g["reason"]]
+        lines.append(f"  {g['reason']}: {g['count']}")
+        lines += [f"    {r['count']} × {r['reason']}" for r in specific]
+        if g.get("other_reasons"):
+            lines.append(f"    {g['other_reasons']} × other reasons")
     return lines
 
 
@@ -306,6 +326,55 @@ def proxy_lines(proxies: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def replay_lines(report: Mapping[str, Any]) -> list[str]:
+    """The banner of a replay report: what it was made from and its estimates."""
+    sources = report.get("replay_sources") or {}
+    lines = [
+        "REPLAY (offline estimate): no model was called — answers taken from live run "
+        f"{sources.get('baseline_run_id')} by the routing of preview {sources.get('preview_run_id')}; "
+        "not live evidence (compare and the gate refuse it)"
+    ]
+    for t in report["summary"]["targets"]:
+        lines.append(
+            f"  {t['id']}: estimated accuracy {num(t.get('estimated_accuracy'))} · estimated macro "
+            f"{num(t.get('estimated_macro_accuracy'))} · estimated cost "
+            f"{usd(t.get('estimated_cost_usd'))} · estimated latency p50 "
+            f"{seconds(t.get('estimated_latency_p50_s'))} · estimated ttft p50 "
+            f"{seconds(t.get('estimated_ttft_p50_s'))}"
+        )
+    return lines
+
+
+def cache_label(row: Mapping[str, Any]) -> str:
+    """`` · from cache (cells/planned, share)`` for a target or benchmark row with cells answered
+    from the response cache; empty otherwise."""
+    cache = row.get("cache") or {}
+    if not cache.get("cells"):
+        return ""
+    return f" · from cache ({cache['cells']}/{row['total']} cells, {cache['share']:.0%})"
+
+
+def cache_lines(report: Mapping[str, Any]) -> list[str]:
+    """What the response cache answered: the avoided cost, each target and benchmark with
+    cached cells (none without)."""
+    summary = report["summary"]
+    if not summary.get("from_cache"):
+        return []
+    lines = [
+        "FROM CACHE: cells answered from the response cache are earlier live answers — no spend, "
+        f"no latency, not complete live evidence · avoided {usd(summary.get('cache_avoided_cost_usd'))}"
+    ]
+    for t in summary["targets"]:
+        if (t.get("cache") or {}).get("cells"):
+            lines.append(
+                f"  {_label(t)}{cache_label(t)} · avoided {usd(t.get('cache_avoided_cost_usd'))}"
+            )
+    for row in report.get("benchmarks") or []:
+        if (row.get("cache") or {}).get("cells"):
+            lines.append(f"  {row['benchmark']} [{_name(row['target_id'])}]{cache_label(row)}")
+    return lines
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -313,13 +382,18 @@ def render_summary(report: dict[str, Any]) -> list[str]:
     lines = [
         f"run {report['run_id']} · {report['status']} · profile {report['profile']} · seed {report['seed']} · "
         f"plan {report['plan_sha256'][:12]} · {summary['planned_cells']} cells · wall {summary['wall_time_s']:.1f}s · "
-        f"spend {usd(summary['total_spend_usd'])}",
+        f"spend {usd(summary['total_spend_usd'])}"
+        + (" · existing run re-printed, no call made" if report.get("reused_existing_run") else ""),
     ]
     if report.get("mode") == "preview":
         lines.append(
             "PREVIEW: routing decisions only — no answers were generated, accuracy is null by design"
         )
-    if runner:
+    if report.get("mode") == "replay":
+        lines += replay_lines(report)
+    lines += [f"lineage: {line}" for line in lineage_lines(report)]
+    lines += cache_lines(report)
+    if runner and report.get("mode") != "replay":
         lines.append(
             f"concurrency {runner.get('concurrency_per_worker')} per process × {runner.get('processes', 1)} "
             f"process(es) · transport {runner.get('transport')}"
@@ -377,6 +451,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         )
         lines.append(
             f"{_label(t)}: macro accuracy {num(t['macro_accuracy'])} {macro_ci} · {score_text(t)} · {t['score_scope']}"
+            + cache_label(t)
         )
     if _shows_coverage(report):
         lines.append(COVERAGE_FOOTNOTE)
@@ -400,11 +475,14 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         if t.get("kind") == "mom":
             lines.append("")
             lines += router_lines(t, recipes.get(t["id"]))
+    if report.get("failure_groups"):
+        lines += failure_group_lines(report["failure_groups"])
     if report.get("failure"):
         failure = report["failure"]
         lines.append(
             f"first failure: {failure.get('case_id')} [{failure.get('target_id')}]: {failure.get('reason')}"
         )
+    lines += [f"note: {note}" for note in report.get("notes") or []]
     if any(t.get("simulated") and t.get("kind") != "retrieval" for t in targets):
         lines.append("(sim) = simulated target: its accuracy, latency and cost are synthetic.")
     if any(t.get("simulated") and t.get("kind") == "retrieval" for t in targets):

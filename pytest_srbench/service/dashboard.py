@@ -16,7 +16,7 @@ from functools import cache
 from typing import Annotated, Any, get_args
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from jinja2 import Environment
 
 from pytest_srbench.app.reports import report_from_store, stored_details
@@ -30,6 +30,7 @@ from pytest_srbench.render.html import (
 )
 from pytest_srbench.render.html import template_asset as report_asset
 from pytest_srbench.render.templating import make_environment
+from pytest_srbench.service.compare_options import compare_options
 from pytest_srbench.service.routes_ops import store_side
 from pytest_srbench.service.worker import RunService, ServiceError
 from pytest_srbench.store.base import StoreError
@@ -42,6 +43,7 @@ PAGES = {
     "run": ("Run", "run.js"),
     "compare": ("Compare iterations", "compare.js"),
 }
+MOST_CANDIDATES = 200  # the comparison page renders every selected candidate
 NAV = [("/", "runs", "Runs"), ("/new", "new", "Create evaluation"),
        ("/datasets", "datasets", "Datasets"), ("/compare", "compare", "Compare")]  # fmt: skip
 
@@ -180,6 +182,17 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
     def compare_page() -> HTMLResponse:
         return render_page("compare")
 
+    @app.get("/compare/options.json", include_in_schema=False)
+    def compare_choices(request: Request) -> Response:
+        """The runs Compare iterations offers (``compare_options``)."""
+        if not _authorized(app, request):
+            return _error_page(401, "BENCHMARK_UNAUTHORIZED", "a valid bearer token is required")
+        store = service.store()
+        try:
+            return JSONResponse(compare_options(store), headers=HEADERS)
+        finally:
+            store.close()
+
     @app.get("/compare/report.html", response_class=HTMLResponse, include_in_schema=False)
     def compare_report(
         request: Request,
@@ -190,9 +203,11 @@ def add_dashboard(app: FastAPI, service: RunService) -> None:
     ) -> Response:
         if not _authorized(app, request):
             return _error_page(401, "BENCHMARK_UNAUTHORIZED", "a valid bearer token is required")
-        if not baseline or not candidate or len(candidate) > 20:
+        if not baseline or not candidate or len(candidate) > MOST_CANDIDATES:
             return _error_page(
-                422, "BENCHMARK_INVALID_REQUEST", "choose a baseline and 1 to 20 candidates"
+                422,
+                "BENCHMARK_INVALID_REQUEST",
+                f"choose a baseline and 1 to {MOST_CANDIDATES} candidates",
             )
         store = service.store()
         try:  # run ids in the store only: a client never names a file

@@ -46,7 +46,7 @@ NAMES = {
 }
 TERMINAL = TERMINAL_RUN_STATUSES  # run-level event kinds are the terminal run statuses
 ACTIVITY = (
-    "running", "case_running", "call_sent", "case_completed", "case_failed", "case_cancelled",
+    "running", "case_running", "call_sent", "call_cached", "case_completed", "case_failed", "case_cancelled",
     "case_sent_unknown", "failure_observed", "dispatch_stopped", "completed", "failed",
     "interrupted",
 )  # fmt: skip

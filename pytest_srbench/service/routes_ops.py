@@ -11,16 +11,18 @@ from fastapi import APIRouter, Query, Response
 
 from pytest_srbench.app.reconcile import reconcile_usage
 from pytest_srbench.app.recovery import create_child, plan_for
+from pytest_srbench.app.replay import create_replay, replay_options, review_pair
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare_many
 from pytest_srbench.core.offline.reconcile import ReconcileError
 from pytest_srbench.core.offline.recovery import RecoveryError
+from pytest_srbench.core.offline.replay import ReplayError
 from pytest_srbench.render.compare import comparison_csv
 from pytest_srbench.service.routes_runs import ERRORS, JsonText, opened
 from pytest_srbench.service.run_views import RunViews, require_run
-from pytest_srbench.service.schemas import ErrorResponse, RecoverBody, RunEnvelope
+from pytest_srbench.service.schemas import ErrorResponse, RecoverBody, ReplayBody, RunEnvelope
 from pytest_srbench.service.worker import RunService, ServiceError, worker_log
-from pytest_srbench.store.base import Store
+from pytest_srbench.store.base import Store, StoreError
 
 RunId = Annotated[str, Query(min_length=1, max_length=128)]
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorResponse}}
@@ -96,6 +98,47 @@ def ops_router(service: RunService, views: RunViews) -> APIRouter:
             else:
                 response.status_code = 200
             return {"run": views.one(store, child.id)}
+
+    @router.get("/replay-options", response_class=JsonText, tags=["replay"])
+    def get_replay_options(
+        baseline_run_id: RunId,
+        after: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+        limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    ) -> JsonText:
+        """The completed previews a live baseline could be replayed with (newest first), each
+        with its review's verdict: ``eligible``, run-level ``problems`` and cell counts.
+        ``after``: the ``next_cursor`` of the page before."""
+        with opened(service) as store:
+            require_run(store, baseline_run_id)
+            return JsonText(replay_options(store, baseline_run_id, after=after, limit=limit))
+
+    @router.get("/replays/review", response_class=JsonText, tags=["replay"])
+    def get_replay_review(baseline_run_id: RunId, preview_run_id: RunId) -> JsonText:
+        """Every routed cell of the preview with the baseline call it would take, or its
+        ``replay_ineligible`` reason (read-only, zero model requests)."""
+        with opened(service) as store:
+            require_run(store, baseline_run_id)
+            require_run(store, preview_run_id)
+            return JsonText(review_pair(store, baseline_run_id, preview_run_id))
+
+    @router.post("/replays", status_code=201, responses=CONFLICT, tags=["replay"])
+    def create_replay_run(body: ReplayBody, response: Response) -> dict[str, Any]:
+        """Create the offline replay run (mode ``replay``, completed at once, zero model
+        requests); the same key and pair answer 200 with the same run. A pair that cannot be
+        replayed answers 409 ``BENCHMARK_REPLAY_REJECTED`` naming every reason."""
+        with opened(service) as store:
+            require_run(store, body.baseline_run_id)
+            require_run(store, body.preview_run_id)
+            try:
+                run, created, doc = create_replay(
+                    store, body.baseline_run_id, body.preview_run_id,
+                    idempotency_key=body.idempotency_key,
+                )  # fmt: skip
+            except (ReplayError, StoreError) as error:
+                raise ServiceError("BENCHMARK_REPLAY_REJECTED", 409, str(error)) from None
+            if not created:
+                response.status_code = 200
+            return {"run": views.one(store, run.id), "created": created, "review": doc}
 
     @router.post("/runs/{run_id}/reconcile-usage", response_class=JsonText, responses=CONFLICT)
     def reconcile(run_id: str) -> JsonText:

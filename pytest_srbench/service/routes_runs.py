@@ -178,7 +178,7 @@ def add_run_routes(router: APIRouter, service: RunService, views: RunViews) -> N
         name: Annotated[str | None, Query(max_length=200)] = None,
         model: Annotated[str | None, Query(max_length=200)] = None,
         status: RunStatus | None = None,
-        mode: Literal["live", "preview"] | None = None,
+        mode: Literal["live", "preview", "replay"] | None = None,
         kind: RunKind | None = None,
         limit: Limit = 100,
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,

@@ -204,6 +204,16 @@ class RecipeList(BaseModel):
     recipes: list[dict[str, Any]]
 
 
+class ReplayBody(BaseModel):
+    """``POST /api/replays``: a live baseline of single models and a preview of a router."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline_run_id: str = Field(min_length=1, max_length=128)
+    preview_run_id: str = Field(min_length=1, max_length=128)
+    idempotency_key: str = Field(pattern=KEY_PATTERN)
+
+
 class RecoverBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -69,7 +69,7 @@ from pytest_srbench.store.writes import FinishCall, Write, by_kind
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the response cache's index (call_cache)
 EXTRA_HINT = 'pip install "pytest-srbench[postgres]"'
 NOTIFY_CHANNEL = "srbench_events"  # payload: the run id whose events were committed
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', %s)"
@@ -208,6 +208,14 @@ CREATE TABLE IF NOT EXISTS evidence (
     PRIMARY KEY (pack, "offset")
 );
 CREATE INDEX IF NOT EXISTS evidence_run ON evidence(run_id);
+CREATE TABLE IF NOT EXISTS call_cache (
+    key TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS call_cache_created ON call_cache(created_at);
 """
 
 INSERT_CALL = (
@@ -217,6 +225,7 @@ INSERT_CALL = (
 )
 UPDATE_CALL = shared_sql.postgres_sql(shared_sql.UPDATE_CALL)
 UPSERT_RESULT = shared_sql.postgres_sql(shared_sql.UPSERT_RESULT)
+UPSERT_CACHE = shared_sql.postgres_sql(shared_sql.UPSERT_CACHE)
 UPSERT_PROGRESS = shared_sql.postgres_sql(shared_sql.UPSERT_PROGRESS)
 UPSERT_OWNER = shared_sql.postgres_sql(shared_sql.UPSERT_OWNER)
 UPSERT_SHARD = shared_sql.postgres_sql(shared_sql.UPSERT_SHARD)
@@ -755,6 +764,19 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
         with self.transaction():
             self.db.execute(UPSERT_PROCESS, shared_sql.process_args(run_id, process))
 
+    # -- the response cache ------------------------------------------------------------
+    def clear_cache(self, older_than: str | None = None) -> int:
+        """Forget cache entries (those made before ``older_than``, an ISO time; all without
+        it); the calls and their evidence stay. The number forgotten."""
+        with self.transaction():
+            if older_than is None:
+                cursor = self.db.execute("DELETE FROM call_cache")
+            else:
+                cursor = self.db.execute(
+                    "DELETE FROM call_cache WHERE created_at < %s", (older_than,)
+                )
+            return int(cursor.rowcount)
+
     # -- batched writes ----------------------------------------------------------------
     def write_batch(self, writes: list[Write]) -> None:
         """Apply intents with one ``executemany`` per kind (inside the caller's transaction):
@@ -787,6 +809,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
                     UPDATE_CALL,
                     [shared_sql.update_call_args(w.row["id"], w.row, now) for w in finishes],
                 )
+                cached = shared_sql.cache_args(finishes, now)
+                if cached:
+                    db.cursor().executemany(UPSERT_CACHE, cached)
             if results:
                 db.cursor().executemany(
                     UPSERT_RESULT, [shared_sql.result_args(w.run_id, w.row, now) for w in results]

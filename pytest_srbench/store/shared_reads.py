@@ -34,7 +34,7 @@ import orjson
 from pytest_srbench.core.models import Manifest, PlanOutline, Run
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
-from pytest_srbench.store.shared_sql import RUN_COLUMNS, SHARD_COLUMNS, run_of
+from pytest_srbench.store.shared_sql import CACHED_CALL, RUN_COLUMNS, SHARD_COLUMNS, run_of
 
 OWNER_COLUMNS = ("run_id", "host", "pid", "process_started", "acquired_at")
 SHARD_ROW = (*SHARD_COLUMNS, "data")  # the columns, then the rest of the record
@@ -76,6 +76,40 @@ class SharedReads(ABC):
     def _text(self, column: str) -> str:
         """``column`` ordered by bytes (the same order on both backends)."""
         return column + self._BYTE_ORDER
+
+    # -- the response cache ------------------------------------------------------------
+    def cached_call(self, key: str) -> Row | None:
+        """The completed live call whose request had the cache key ``key`` (its receipt, with
+        ``run_id``), or None: a miss."""
+        row = self._first(CACHED_CALL, (key,))
+        if row is None:
+            return None
+        call: Row = orjson.loads(row[0])
+        call["run_id"] = row[1]
+        return call
+
+    def cache_stats(self) -> Row:
+        """The cache index's entries: how many, per target, the oldest and newest, and the
+        cost the cached calls took when they were made live."""
+        (count, oldest, newest) = self._first(
+            "SELECT count(*), min(created_at), max(created_at) FROM call_cache"
+        ) or (0, None, None)
+        targets = {
+            str(target): int(n)
+            for target, n in self._all(
+                "SELECT target_id, count(*) FROM call_cache GROUP BY target_id ORDER BY target_id"
+            )
+        }
+        (cost,) = self._first(
+            "SELECT sum(c.cost_usd) FROM call_cache k JOIN calls c ON c.id = k.call_id"
+        ) or (None,)
+        return {
+            "entries": int(count or 0),
+            "targets": targets,
+            "oldest": oldest,
+            "newest": newest,
+            "live_cost_usd": float(cost) if cost is not None else 0.0,
+        }
 
     # -- runs --------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:

@@ -54,6 +54,18 @@ UPSERT_PROCESS = (
     "INSERT INTO processes(run_id, process_id, data) VALUES (?, ?, ?)"
     " ON CONFLICT (run_id, process_id) DO UPDATE SET data = excluded.data"
 )
+# the response cache's index: a request's key -> the completed live call that answered it
+# (core/calls/cache.py); the newest completed call of a key wins
+UPSERT_CACHE = (
+    "INSERT INTO call_cache(key, call_id, run_id, target_id, created_at)"
+    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET call_id = excluded.call_id,"
+    " run_id = excluded.run_id, target_id = excluded.target_id,"
+    " created_at = excluded.created_at"
+)
+CACHED_CALL = (
+    "SELECT c.data, c.run_id FROM call_cache k JOIN calls c ON c.id = k.call_id"
+    " WHERE k.key = ? AND c.status = 'completed'"
+)
 SHARD_COLUMNS = (
     "shard", "shards", "state", "host", "pid", "process_started", "started_at", "ended_at",
 )  # fmt: skip
@@ -88,6 +100,16 @@ def accounting(call: Mapping[str, Any]) -> tuple[int, float | None, str | None]:
 def update_call_args(call_id: str, call: Mapping[str, Any], now: str) -> tuple[Any, ...]:
     """The arguments of ``UPDATE_CALL``."""
     return (call["status"], dumps(call), now, *accounting(call), call_id)
+
+
+def cache_args(finishes: Iterable[Any], now: str) -> list[tuple[Any, ...]]:
+    """The arguments of ``UPSERT_CACHE`` for the finished calls that completed live with a
+    cache key (a ``FinishCall`` each)."""
+    return [
+        (w.row["cache_key"], w.row["id"], w.run_id, w.row["target_id"], now)
+        for w in finishes
+        if w.row.get("status") == "completed" and w.row.get("cache_key")
+    ]
 
 
 def result_args(run_id: str, row: Mapping[str, Any], now: str) -> tuple[Any, ...]:

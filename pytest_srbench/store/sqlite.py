@@ -41,7 +41,8 @@ from pytest_srbench.store.liveness import pid_alive
 from pytest_srbench.store.shared_reads import SharedReads
 from pytest_srbench.store.writes import FinishCall, Write, by_kind
 
-SCHEMA_VERSION = 2  # 2: a run's plan and outline live in run_plans, not in its row
+SCHEMA_VERSION = 3  # 2: a run's plan and outline live in run_plans, not in its row;
+# 3: the response cache's index (call_cache)
 DB_NAME = "journal.sqlite3"
 BUSY_TIMEOUT_ENV = "SRBENCH_BUSY_TIMEOUT_S"
 DEFAULT_BUSY_TIMEOUT_S = 60.0
@@ -161,6 +162,14 @@ CREATE TABLE IF NOT EXISTS run_snapshots (
     data TEXT NOT NULL,
     PRIMARY KEY (run_id, kind, target_id)
 );
+CREATE TABLE IF NOT EXISTS call_cache (
+    key TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS call_cache_created ON call_cache(created_at);
 """
 
 # Columns added after the first stores were written: (table, column, statements that add and
@@ -647,6 +656,19 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
     def register_process(self, run_id: str, process: Row) -> None:
         self.db.execute(shared_sql.UPSERT_PROCESS, shared_sql.process_args(run_id, process))
 
+    # -- the response cache ------------------------------------------------------------
+    def clear_cache(self, older_than: str | None = None) -> int:
+        """Forget cache entries (those made before ``older_than``, an ISO time; all without
+        it); the calls and their evidence stay. The number forgotten."""
+        with self.transaction():
+            if older_than is None:
+                cursor = self.db.execute("DELETE FROM call_cache")
+            else:
+                cursor = self.db.execute(
+                    "DELETE FROM call_cache WHERE created_at < ?", (older_than,)
+                )
+            return int(cursor.rowcount)
+
     # -- batched writes ----------------------------------------------------------------
     def write_batch(self, writes: list[Write]) -> None:
         """Apply intents with one ``executemany`` per kind (inside the caller's transaction).
@@ -664,6 +686,9 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
                 shared_sql.UPDATE_CALL,
                 [shared_sql.update_call_args(w.row["id"], w.row, now) for w in finishes],
             )
+            cached = shared_sql.cache_args(finishes, now)
+            if cached:
+                db.executemany(shared_sql.UPSERT_CACHE, cached)
         if results:
             db.executemany(
                 shared_sql.UPSERT_RESULT,

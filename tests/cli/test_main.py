@@ -202,3 +202,22 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(finished_run):
         finally:
             os.close(write_end)
         assert done.returncode == 141 and done.stderr == "", done.stderr  # 128 + SIGPIPE
+
+
+def test_runs_lists_a_failed_runs_error_code_and_its_text(tmp_path, finished_run):
+    """The code alone (``BENCHMARK_RUN_FAILED``) tells a reader nothing: the text is listed
+    beside it."""
+    root = tmp_path / "copy"
+    shutil.copytree(finished_run, root)
+    run_id = srbench(root, "runs").stdout.splitlines()[2].split()[0]
+    from pytest_srbench.store import open_store
+
+    store = open_store(str(root / ".srbench"))
+    try:
+        store.set_run_status(run_id, "interrupted", "Runner process stopped (pid 4242)")
+    finally:
+        store.close()
+    listing = srbench(root, "runs")
+    assert listing.returncode == 0, listing.stderr
+    row = next(line for line in listing.stdout.splitlines() if line.startswith(run_id))
+    assert "BENCHMARK_RUN_FAILED: Runner process stopped (pid 4242)" in row

@@ -178,6 +178,9 @@ def target_metric(
         for c in subject
         if c.get("selected_model") or (c.get("status") == "completed" and c.get("model"))
     )
+    replayed = [c for c in calls if c.get("status") == "replayed"]
+    cached_cells = len({c.get("case_id") for c in replayed})
+    avoided = [c.get("cache_avoided_cost_usd") for c in replayed]
     queue_p50, _, queue_p95 = _percentiles(queue)
     latency_p50, latency_p90, latency_p95 = _percentiles(latencies)
     metric: dict[str, Any] = {
@@ -191,7 +194,8 @@ def target_metric(
         "accuracy": correct / total if total else None,
         "accuracy_denominator": ACCURACY_DENOMINATOR,
         **accuracy_interval(results, total, planned_ids, case_of),
-        "complete": len(completed) == total and len(scored) == total,
+        # a cell answered from the response cache is never complete live evidence
+        "complete": len(completed) == total and len(scored) == total and not cached_cells,
         "output_diagnostics": output_diagnostics(results, subject, total),
         "cost_usd": sum_cost(c.get("cost_usd") for c in subject) if cost_complete else None,
         "cache_neutral_cost_usd": math.fsum(v for v in neutral if v is not None)
@@ -230,4 +234,14 @@ def target_metric(
     }
     metric.update(cache_read_metrics(subject))
     metric["continuity"] = continuity(results, calls, session_mode)
+    metric["cache"] = {
+        "cells": cached_cells,
+        "share": cached_cells / total if total else 0.0,
+        "calls": len(replayed),
+    }
+    metric["cache_avoided_cost_usd"] = (
+        math.fsum(a for a in avoided if a is not None)
+        if all(is_known_cost(a) for a in avoided)
+        else None
+    )
     return metric

@@ -94,7 +94,13 @@ def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkey
     project.makepyprojecttoml(CONFIG.format(model="fast-degraded"))
     summary = project.path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    worse = run(project, "--srbench-baseline=main.json", "--srbench-json=worse.json")
+    # three benchmarks are not the full sr-bench set: the default scope would be per benchmark
+    worse = run(
+        project,
+        "--srbench-baseline=main.json",
+        "--srbench-json=worse.json",
+        "--srbench-gate-scope=macro",
+    )
     assert worse.ret == 1, worse.stdout.str()
     gate_line = worse.stdout.lines[-2]
     assert gate_line.startswith("srbench gate FAILED (regression, stratified Wald 95 %)")
@@ -110,7 +116,12 @@ def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkey
     assert "| mut | mut |" in summary.read_text()
 
     # the conservative interval cannot see the same drop at this size
-    hoeffding = run(project, "--srbench-baseline=main.json", "--srbench-gate-interval=hoeffding")
+    hoeffding = run(
+        project,
+        "--srbench-baseline=main.json",
+        "--srbench-gate-interval=hoeffding",
+        "--srbench-gate-scope=macro",
+    )
     assert hoeffding.ret == 0, hoeffding.stdout.str()
     assert hoeffding.stdout.lines[-2].startswith(
         "srbench gate PASSED (regression, paired Hoeffding"
@@ -124,7 +135,12 @@ def test_degraded_model_fails_the_gate_and_the_same_model_passes(project, monkey
 
 def test_noninferiority_against_a_run_in_the_store(project):
     run_id = json.loads((project.path / "main.json").read_text())["run_id"]
-    ok = run(project, f"--srbench-baseline={run_id}", "--srbench-gate=noninferiority")
+    ok = run(
+        project,
+        f"--srbench-baseline={run_id}",
+        "--srbench-gate=noninferiority",
+        "--srbench-gate-scope=macro",
+    )
     assert ok.ret == 0, ok.stdout.str()
     assert "srbench gate PASSED (noninferiority, stratified Wald 95 %, margin 0.05)" in (
         ok.stdout.str()

@@ -42,7 +42,10 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs
     1.96²·½ < 0.05²·n(n + 1), i.e. n(n + 1) > 768.3: 28 cases; if half of them differ,
     1.96²·½/n < 0.05²: 769 cases."""
     refused = project.runpytest_subprocess(
-        *RUN, "--srbench-baseline=main.json", "--srbench-gate=noninferiority"
+        *RUN,
+        "--srbench-baseline=main.json",
+        "--srbench-gate=noninferiority",
+        "--srbench-gate-scope=macro",
     )
     output = refused.stdout.str() + refused.stderr.str()
     assert refused.ret == pytest.ExitCode.USAGE_ERROR, output
@@ -57,6 +60,16 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs
         ]
     )
     assert runs_in_store(project) == 1  # only the baseline: nothing was planned or spent
+    # one benchmark is not the full sr-bench set: by default the gate is per benchmark, and
+    # its refusal says the scope was the default and how to gate the macro score
+    default = project.runpytest_subprocess(
+        *RUN, "--srbench-baseline=main.json", "--srbench-gate=noninferiority"
+    )
+    assert default.ret == pytest.ExitCode.USAGE_ERROR
+    default.stderr.fnmatch_lines(
+        ["*(the default scope: this session is not the full sr-bench set; "
+         "--srbench-gate-scope=macro gates the macro score)"]
+    )  # fmt: skip
 
     # the same plan with a margin it can show runs, and its verdict carries the design
     wide = project.runpytest_subprocess(
@@ -64,6 +77,7 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs
         "--srbench-baseline=main.json",
         "--srbench-gate=noninferiority",
         "--srbench-margin=0.45",
+        "--srbench-gate-scope=macro",
         "--srbench-json=wide.json",
     )
     assert wide.ret == 0, wide.stdout.str()

@@ -103,6 +103,27 @@ def test_a_retrieval_target_whose_key_variable_is_unset_is_one_line(pytester, mo
     )
 
 
+def test_a_target_whose_key_variable_is_unset_is_refused_at_plan_time(pytester, monkeypatch):
+    """Not one failed cell per case (``FFFF…``): one line naming the target and the variable,
+    before the run exists and before any request."""
+    monkeypatch.delenv("SRBENCH_TEST_NOPE_KEY", raising=False)
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.srbench]\ndefault_targets = ["gpt-mini"]\n\n[[tool.srbench.targets]]\n'
+        'id = "gpt-mini"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = "SRBENCH_TEST_NOPE_KEY"\n[tool.srbench.targets.prices.m]\n'
+        "input = 0.15\ncached_input = 0.075\ncache_write = 0.0\noutput = 0.60\n"
+    )
+    result = pytester.runpytest_subprocess(*RUN)
+    assert_one_clear_line(
+        result,
+        "target 'gpt-mini': the environment variable SRBENCH_TEST_NOPE_KEY named by api_key_env "
+        "is not set",
+    )
+    assert "FF" not in result.stdout.str()
+    runs = pytester.path / ".srbench"
+    assert not runs.exists() or not any(runs.glob("runs/*"))  # no run was created
+
+
 def test_a_store_url_with_a_password_is_refused_and_never_printed(pytester):
     result = pytester.runpytest_subprocess(
         *RUN, "--srbench-limit=1", f"--srbench-store=postgresql://me:{PASSWORD}@db.example/x"

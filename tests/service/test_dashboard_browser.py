@@ -318,46 +318,86 @@ def _second_run(server: Server, runs: dict[str, str]) -> tuple[str, str]:
     return runs["first"], runs["second"]
 
 
-def test_compare_two_runs_and_export_csv(server, browser, runs):
-    baseline, candidate = _second_run(server, runs)
+def test_compare_iterations_step_by_step_as_the_guide_says(server, browser, runs):
+    """The results guide's Compare iterations, sentence by sentence."""
+    baseline, second = _second_run(server, runs)
+    third = server.api("/api/runs", {**PLAN, "idempotency_key": "dashboard-third"})["run"]["id"]
     other = server.api("/api/runs", {**PLAN, "limit": 1, "targets": ["sim-small"],
                                      "benchmarks": ["mmlu-pro"], "name": "other-plan"})["run"]  # fmt: skip
+    server.wait_run(third)
     server.wait_run(other["id"])
     watched = Watched(browser, server, "/compare")
     page = watched.page
+    # "First choose a live single-model baseline that has compatible results": a run with no
+    # compatible candidate is not offered
+    offered = page.locator("#baseline option").evaluate_all("os => os.map(o => o.value)")
+    assert {baseline, second, third} <= set(offered) and other["id"] not in offered
     page.select_option("#baseline", baseline)
-    page.check(f"input[name=candidate][value='{other['id']}']")
-    page.wait_for_selector("#error:not([hidden])")
-    assert (page.text_content("#error") or "").startswith("BENCHMARK_COMPARISON_INVALID")
-    # Chromium logs the refused request itself; that one line is the expected 422.
-    assert [m for m in watched.errors() if "status of 422" not in m] == []
-    watched.console.clear()
-    page.uncheck(f"input[name=candidate][value='{other['id']}']")
-    page.check(f"input[name=candidate][value='{candidate}']")
-    row = page.locator(f"#comparison tr[data-candidate='{candidate}']").first
-    row.wait_for()
-    assert page.url.endswith(f"/compare?baseline={baseline}&candidate={candidate}")
-    result = server.api(f"/api/compare?baseline={baseline}&candidate={candidate}&format=json")
-    expected = result["candidates"][0]["comparisons"][0]
-    assert row.locator("td[data-col=wlt]").text_content() == (
-        f"{expected['wins']} / {expected['losses']} / {expected['ties']}"
+    # "then tick any number of comparable candidates", in creation order
+    listed = page.locator("input[name=candidate]").evaluate_all("xs => xs.map(x => x.value)")
+    assert listed == [second, third]
+    assert page.is_disabled("#compare-runs")
+    # "search narrows them; Select all selects across pages of the current search"
+    page.fill("#candidate-search", third)
+    assert page.locator("input[name=candidate]").count() == 1
+    page.click("#select-all")
+    page.fill("#candidate-search", "")
+    assert page.is_checked(f"input[name=candidate][value='{third}']")
+    assert not page.is_checked(f"input[name=candidate][value='{second}']")
+    # nothing compares until "Compare runs" is clicked; the selection lives in the URL
+    assert page.is_hidden("#result")
+    assert page.url.endswith(f"/compare?baseline={baseline}&candidate={third}")
+    page.click("#compare-runs")
+    page.locator(f"#comparison tr[data-candidate='{third}']").first.wait_for()
+    # the same interval as the comparison report for the same row (the gate's Wald interval)
+    result = server.api(f"/api/compare?baseline={baseline}&candidate={third}&format=json")
+    row = result["candidates"][0]["comparisons"][0]
+    low, high = row["paired_statistics"]["stratified_wald_ci95"]
+    shown = page.locator(
+        f"#comparison tr[data-candidate='{third}'][data-target='{row['candidate_target_id']}'] "
+        "td[data-col=wald]"
     )
+    assert shown.text_content() == f"[{low:.3f}, {high:.3f}]"
     frame = page.frame_locator("#report-frame")
     assert frame.locator("#baseline-id").text_content() == baseline
+    report_row = frame.locator(f"table.comparison tr[data-target='{row['candidate_target_id']}']")
+    assert report_row.first.locator("td").nth(2).text_content() == shown.text_content()
+    # the guide's caveats beside the result
+    caveats = page.locator("#caveat-list li").all_text_contents()
+    assert "A positive estimate with an interval spanning zero is not proof of a gain." in caveats
+    assert any("not GPU-bill savings" in text for text in caveats)
+    # "old results hide after any change until Compare runs is clicked"
+    page.check(f"input[name=candidate][value='{second}']")
+    assert page.is_hidden("#result") and page.is_visible("#stale")
+    page.click("#compare-runs")
+    page.locator(f"#comparison tr[data-candidate='{second}']").first.wait_for()
+    order = page.locator("#comparison tbody tr").evaluate_all(
+        "rs => rs.map(r => r.getAttribute('data-candidate'))"
+    )
+    assert order.index(second) < order.index(third)  # candidates in creation order
+    assert page.url.endswith(f"/compare?baseline={baseline}&candidate={second}&candidate={third}")
+    # CSV and JSON export of the whole selection
+    with page.expect_download() as download:
+        page.click("#export-json")
+    exported = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert [c["candidate_run_id"] for c in exported["candidates"]] == [second, third]
     with page.expect_download() as download:
         page.click("#export-csv")
     assert download.value.suggested_filename == f"compare-{baseline}.csv"
     text = Path(download.value.path()).read_text(encoding="utf-8")
-    from pytest_srbench.render.compare import comparison_csv
-
-    assert text.splitlines()[0] == comparison_csv(result).splitlines()[0]
     assert text.splitlines()[0].startswith("baseline_run_id,candidate_run_id,")
-    page.reload()  # the selection survives in the address
+    assert {line.split(",")[1] for line in text.splitlines()[1:]} == {second, third}
+    page.reload()  # the selection survives in the address and shows its result
     page.wait_for_selector("html[data-ready='1']")
-    page.locator(f"#comparison tr[data-candidate='{candidate}']").first.wait_for()
-    page.locator("#report-frame").scroll_into_view_if_needed()
-    page.evaluate("window.scrollTo(0, 0)")
+    page.locator(f"#comparison tr[data-candidate='{third}']").first.wait_for()
+    assert page.is_checked(f"input[name=candidate][value='{second}']")
     watched.shot("service-compare.png")
+    watched.shot("dashboard/compare-iterations.png", full_page=True, commit=True)
+    # "changing the baseline clears the candidates"
+    page.select_option("#baseline", second)
+    assert page.locator("input[name=candidate]:checked").count() == 0
+    assert page.is_hidden("#result") and page.is_disabled("#compare-runs")
+    assert page.url.endswith(f"/compare?baseline={second}")
     watched.check()
     watched.close()
 

@@ -91,7 +91,7 @@ def test_a_schema_1_store_keeping_plans_in_run_rows_is_read_and_upgraded(tmp_pat
         open_store(tmp_path / "s", read_only=True)
     old = open_store(tmp_path / "s")
     version = old.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert int(version[0]) == SCHEMA_VERSION == 2
+    assert int(version[0]) == SCHEMA_VERSION == 3
     assert old.get_manifest("run-1") == plan
     assert old.plan_outline("run-1").cells == [("mmlu-pro/1", "t"), ("mmlu-pro/2", "t")]
     assert plan_facts(old, ["run-1"])["run-1"].targets[0]["id"] == "t"

@@ -5,6 +5,13 @@ report by accident. Two details are kept on purpose, cleaned (one line, no contr
 characters, at most ``DETAIL_CHARS`` characters): the message an HTTP error's body gave
 (``Target HTTP 400: the request exceeds the available context size``), and the model a priced
 call found no frozen price for (``… incomplete: no frozen price for model 'smol' …``).
+
+A summary is the failure's *group* (the report counts cells by it); a cell's own *reason*
+(``failure_reason``) is the specific one-line message the terminal showed for it
+(``Per-case call budget exhausted (max_calls_per_case)``, ``Benchmark gpqa-diamond has no
+judge target bound``): its first line, cleaned, at most ``REASON_CHARS`` characters, absolute
+paths cut to their last part. An HTTP error's reason is its summary (the server's message is
+kept only in that controlled form).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 
+from pytest_srbench.core.benchmark_errors import without_paths
 from pytest_srbench.core.errors import SrbenchError
 
 
@@ -50,7 +58,10 @@ class UsageObjectError(CallFailure):
 PRICING_SUMMARY = "Required usage or pricing evidence is incomplete"
 INTERRUPTED = "Interrupted: the runner stopped while the call was in flight"
 
+# a call of a --srbench-cache-only run whose request the response cache does not hold
+CACHE_MISS_ONLY = "cache miss (--srbench-cache-only)"
 _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((CACHE_MISS_ONLY,), CACHE_MISS_ONLY),
     # a cell cut off by a crash (lifecycle.WORKER_STOPPED / OWNER_STOPPED): its call may have
     # been answered and billed, nothing is known about it, and it is never re-sent
     (("worker stopped", "runner process stopped"), INTERRUPTED),
@@ -80,6 +91,7 @@ UNPRICED = re.compile(
     r"|usage estimated by the proxy '[^'\n]{1,100}'"
 )
 DETAIL_CHARS = 160
+REASON_CHARS = 240
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
@@ -132,6 +144,16 @@ def summarize_failure(message: str) -> str:
                 return f"{summary}: {clean_detail(unpriced.group(0), 2 * DETAIL_CHARS)}"
             return summary
     return "Target call failed"
+
+
+def failure_reason(message: str) -> str:
+    """A failure's specific reason, one line (see the module docstring): what the terminal
+    showed for the cell, as the JSON cell, the failure groups and the HTML show it."""
+    if _HTTP.search(message):
+        return summarize_failure(message)
+    first = next((line for line in message.splitlines() if line.strip()), "")
+    reason = clean_detail(without_paths(first), REASON_CHARS)
+    return reason or summarize_failure(message)
 
 
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._/-]")

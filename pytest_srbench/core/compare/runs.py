@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from pytest_srbench.core.calls.usage import CACHE_NEUTRAL_BASIS
 from pytest_srbench.core.canonical import canonical_json, integralize
 from pytest_srbench.core.compare import paired
+from pytest_srbench.core.compare.caveats import CAVEATS
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.origins import UNKNOWN, data_kind, describe_origin, source_conflict
 from pytest_srbench.core.plan.planned import planned_keys
@@ -77,8 +78,19 @@ ALLOW_MIXED_HINT = (
 )
 
 
+ALLOW_CACHED_HINT = (
+    "allow cached cells explicitly to pair them anyway (srbench compare --allow-cached, "
+    "pytest --srbench-allow-cached); the verdict then says so"
+)
+
+
 class ComparisonError(InputError):
     """Two runs cannot be compared; the message says why."""
+
+
+def replay_refusal(run_id: str) -> str:
+    """Why a replay run is never compared or gated as live evidence (its words are tested)."""
+    return f"run {run_id} is an offline replay (estimate), not live evidence"
 
 
 @dataclass(frozen=True)
@@ -174,6 +186,62 @@ class RunSide:
         for case_id, target_id in pairs:
             planned[target_id].add(base[case_id])
         return planned
+
+
+def benchmarks_of(side: RunSide) -> set[str]:
+    """The benchmarks a run planned cases of."""
+    return {str(c["benchmark"]) for c in side.plan.get("cases") or []}
+
+
+# plan fields keyed by benchmark: restricting a run to some benchmarks keeps only theirs
+_PER_BENCHMARK = (
+    "benchmark_weights",
+    "benchmark_options",
+    "adapter_versions",
+    "data_sources",
+    "target_kinds",
+    "benchmark_targets",
+)
+# whole-run spend: not the spend of a part of the run
+_SPEND_KEYS = ("cost_usd", "total_spend_usd", "cache_neutral_cost_usd", "evaluation_cost_usd")
+
+
+def restrict_side(side: RunSide, benchmarks: set[str]) -> RunSide:
+    """The part of a run on ``benchmarks``: its planned cases, cells, benchmark rows and plan
+    fields of those benchmarks only, each target's ``correct`` recounted from its rows and its
+    whole-run spend dropped (a part of the run has no known spend). ``case_sha256`` digests
+    every case of the run and cannot be recomputed for a part; it is null, so two parts are
+    compared by their planned case ids, data sources and protocol (not their case digest)."""
+    plan = dict(side.plan)
+    cases = [c for c in plan.get("cases") or [] if c["benchmark"] in benchmarks]
+    kept = {c["id"] for c in cases}
+    plan["cases"] = cases
+    plan["case_sha256"] = None
+    for key in _PER_BENCHMARK:
+        value = plan.get(key)
+        if isinstance(value, Mapping):
+            plan[key] = {name: v for name, v in value.items() if name in benchmarks}
+    if plan.get("execution_cells") is not None:
+        plan["execution_cells"] = [c for c in plan["execution_cells"] if c["case_id"] in kept]
+    rows = [r for r in side.benchmark_rows if r["benchmark"] in benchmarks]
+    targets = []
+    for metric in side.targets:
+        own = [r for r in rows if r["target_id"] == metric["id"]]
+        targets.append(
+            {
+                **metric,
+                "correct": sum(int(r.get("correct") or 0) for r in own),
+                "total": sum(int(r.get("total") or 0) for r in own),
+                **dict.fromkeys(_SPEND_KEYS),
+            }
+        )
+    return replace(
+        side,
+        plan=plan,
+        targets=targets,
+        benchmark_rows=rows,
+        cells=[c for c in side.cells if c["case_id"] in kept],
+    )
 
 
 def _cells(cells: Any) -> Sequence[Mapping[str, Any]]:
@@ -424,6 +492,37 @@ def sources_summary(
     }
 
 
+def cached_cells(side: RunSide) -> int:
+    """How many of a run's cells were answered from the response cache."""
+    return sum(int((t.get("cache") or {}).get("cells") or 0) for t in side.targets)
+
+
+def check_cached(baseline: RunSide, candidate: RunSide, allow_cached: bool) -> dict[str, Any]:
+    """Refuse to pair runs with cells answered from the response cache (never complete live
+    evidence) unless ``allow_cached``; returns the comparison's ``cached`` block, whose
+    ``warning`` a verdict repeats."""
+    counts = {"baseline": cached_cells(baseline), "candidate": cached_cells(candidate)}
+    named = [
+        f"{role} run {side.run_id} has {counts[role]} cell(s) from cache"
+        for role, side in (("baseline", baseline), ("candidate", candidate))
+        if counts[role]
+    ]
+    if named and not allow_cached:
+        raise ComparisonError(
+            "Cannot pair cells answered from the response cache as live evidence: "
+            + "; ".join(named)
+            + f"; {ALLOW_CACHED_HINT}"
+        )
+    return {
+        "baseline_cells": counts["baseline"],
+        "candidate_cells": counts["candidate"],
+        "allowed": allow_cached,
+        "warning": "CACHED CELLS PAIRED (--srbench-allow-cached): " + "; ".join(named)
+        if named
+        else None,
+    }
+
+
 def check_plans(
     baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
 ) -> tuple[list[str], dict[str, set[str]], dict[str, dict[str, list[bool]]]]:
@@ -435,6 +534,9 @@ def check_plans(
     sr-bench's rule: every target of both runs covers the same cases. A plan with variants
     (``benchmark_targets``: each variant answers only its test's benchmark) keeps it per
     target instead: a candidate target covers the cases of the baseline target of its id."""
+    for side in (baseline, candidate):
+        if side.mode == "replay":
+            raise ComparisonError(replay_refusal(side.run_id))
     for role, side in (("Baseline", baseline), ("Candidate", candidate)):
         if side.mode != "live":
             raise ComparisonError(
@@ -482,10 +584,15 @@ class Comparison:
     """A validated (baseline, candidate) pair and its per-target paired rows."""
 
     def __init__(
-        self, baseline: RunSide, candidate: RunSide, allow_mixed_sources: bool = False
+        self,
+        baseline: RunSide,
+        candidate: RunSide,
+        allow_mixed_sources: bool = False,
+        allow_cached: bool = False,
     ) -> None:
         singles, expected, base_outcomes = check_plans(baseline, candidate, allow_mixed_sources)
         self.sources = sources_summary(baseline, candidate, allow_mixed_sources)
+        self.cached = check_cached(baseline, candidate, allow_cached)
         if candidate.status not in COMPARABLE:
             raise ComparisonError("Candidate must be a completed or failed run")
         self.baseline = baseline
@@ -712,6 +819,17 @@ class Comparison:
             return self.row(target_id, target_id, margin, pairing=SAME_TARGET)
         return self.row(target_id, margin=margin)
 
+    def same_target_rows(self, margin: float = 0.05) -> list[dict[str, Any]]:
+        """The gate's pairing: every candidate target against the baseline's target of the
+        same id, else (a target the baseline does not have) the strongest single baseline."""
+        baseline_ids = set(self.baseline.target_ids())
+        return [
+            self.row(target_id, target_id, margin, pairing=SAME_TARGET)
+            if target_id in baseline_ids
+            else self.row(target_id, margin=margin)
+            for target_id in self.candidate.target_ids()
+        ]
+
     def result(
         self,
         margin: float = 0.05,
@@ -720,6 +838,8 @@ class Comparison:
     ) -> dict[str, Any]:
         """The §8.5 output: every candidate target against the strongest single baseline, or
         the ``rows`` a caller paired otherwise (the gate), with ``pairing`` saying how."""
+        if rows is None and pairing == SAME_TARGET:
+            rows = self.same_target_rows(margin)
         if rows is None:
             rows = [
                 self._default_row(target_id, margin) for target_id in self.candidate.target_ids()
@@ -748,6 +868,7 @@ class Comparison:
             "baseline_cost_comparison_reason": self.baseline_reason,
             "pairing": pairing,
             "data_sources": self.sources,
+            "cached": self.cached,
             "comparisons": list(rows),
         }
 
@@ -758,9 +879,15 @@ def compare(
     margin: float = 0.05,
     *,
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
+    pairing: str = STRONGEST_SINGLE,
 ) -> dict[str, Any]:
-    """sr-bench's ``compare``: validate, then every candidate target against the baseline."""
-    return Comparison(baseline, candidate, allow_mixed_sources).result(margin)
+    """sr-bench's ``compare``: validate, then every candidate target against the baseline —
+    its strongest single model (``STRONGEST_SINGLE``, sr-bench's rule) or, with
+    ``SAME_TARGET``, the baseline's target of the same id (the gate's pairing)."""
+    return Comparison(baseline, candidate, allow_mixed_sources, allow_cached).result(
+        margin, pairing=pairing
+    )
 
 
 def compare_many(
@@ -769,13 +896,24 @@ def compare_many(
     margin: float = 0.05,
     *,
     allow_mixed_sources: bool = False,
+    allow_cached: bool = False,
+    pairing: str = STRONGEST_SINGLE,
 ) -> dict[str, Any]:
-    """Every candidate run (iterations, by creation time) against one baseline, and the
+    """Every candidate run (iterations, by creation time) against one baseline (paired as
+    ``compare`` pairs with ``pairing``), and the
     cost–quality frontier over all targets of all the runs. ``mixed_sources`` says when any
     pair was compared across different data (only with ``allow_mixed_sources``)."""
     ordered = sorted(candidates, key=lambda side: (side.created_at, side.run_id))
     comparisons = [
-        compare(baseline, side, margin, allow_mixed_sources=allow_mixed_sources) for side in ordered
+        compare(
+            baseline,
+            side,
+            margin,
+            allow_mixed_sources=allow_mixed_sources,
+            allow_cached=allow_cached,
+            pairing=pairing,
+        )
+        for side in ordered
     ]  # validates every pair
     points = [
         frontier_point(side.run_id, target, side.benchmark_rows, side.plan["benchmark_weights"])
@@ -789,4 +927,5 @@ def compare_many(
         "mixed_sources": any(c["data_sources"]["mixed"] for c in comparisons),
         "candidates": comparisons,
         "frontier": frontier(points),
+        "caveats": list(CAVEATS),
     }

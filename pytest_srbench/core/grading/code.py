@@ -18,6 +18,20 @@ def extract_python(text: str) -> str | None:
     return "\n\n".join(blocks) if blocks else None
 
 
+def answer_code(text: str) -> str | None:
+    """The code of an answer a test body returned: its python blocks as ``extract_python``
+    takes them from a reply, else the text itself when it is plain Python source (it
+    compiles); None when it is neither (prose without a code block)."""
+    code = extract_python(text)
+    if code is not None or not text.strip():
+        return code
+    try:
+        compile(text, "<answer>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return text
+
+
 def normalise_output(text: str) -> list[str]:
     """Output lines with trailing whitespace removed and trailing blank lines dropped."""
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]

@@ -20,7 +20,7 @@ from pytest_srbench.core.plan.choices import RECOVERY_MODES
 
 MODES = RECOVERY_MODES
 ALLOWED_FINISH = frozenset({"stop", "tool_calls", "function_call", "length"})
-SETTLED_CALLS = frozenset({"completed", "failed", "cancelled"})
+SETTLED_CALLS = frozenset({"completed", "failed", "cancelled", "replayed"})  # replayed: cached
 SCOPE = (
     "A recovery child re-attempts only the listed cells of its parent; its own report covers "
     "those cells, the parent is never modified, and a child never yields a full sr-bench score."

@@ -356,6 +356,8 @@ def plan_digest(manifest: Manifest) -> str:
     left_out = {"plan_sha256", "cases"}
     if manifest.benchmark_targets is None:  # a plan without variants hashes as it always did
         left_out.add("benchmark_targets")
+    if manifest.replay_sources is None:  # only a replay run has sources
+        left_out.add("replay_sources")
     head = integralize(manifest.model_dump(mode="json", exclude=left_out))
     text = held_case_text(manifest)
     if text is not None and not text.has_integral_floats:

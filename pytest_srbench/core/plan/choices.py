@@ -10,6 +10,9 @@ GATE_MODES = ("regression", "noninferiority")
 GATE_INTERVALS = ("wald", "newcombe", "hoeffding")
 GATE_SCOPES = ("macro", "benchmark")
 DEFAULT_MARGIN = 0.05
+# the exit status of a failed gate: pytest's "tests failed" (pytest.ExitCode.TESTS_FAILED),
+# which the plugin sets and ``srbench compare --fail-on`` returns
+GATE_FAILED = 1
 TRANSPORTS = ("aiohttp", "httpx-aiohttp", "httpx")
 # the nine sr-bench benchmarks (core.plan.srbench holds their weights and counts), the
 # extension benchmarks `srbench datasets prepare` converts, the ones a registry package holds

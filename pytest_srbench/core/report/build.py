@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from pytest_srbench.core.calls.failures import summarize_failure
+from pytest_srbench.core.calls.failures import failure_reason
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.calls.usage import cache_neutral_cost, known_cost
 from pytest_srbench.core.models import Case, Manifest, Run, Target
@@ -89,6 +89,21 @@ PREVIEW_NULLED = (
     "macro_accuracy_ci95_worst_coverage",
     "sr_bench_score",
 )  # and score_comparable becomes false: a preview has no score
+REPLAY_LIMITATION = (
+    "Offline replay (estimate): no model was called; each routed cell took the answer the "
+    "selected model gave in the live baseline. Accuracy, cost, latency and TTFT are estimates "
+    "(estimated_*), there is no score and no spend, and compare and the gate refuse it as live "
+    "evidence."
+)
+REPLAY_ESTIMATED = (
+    "accuracy",
+    "macro_accuracy",
+    "cost_usd",
+    "cache_neutral_cost_usd",
+    "latency_p50_s",
+    "latency_p95_s",
+    "ttft_p50_s",
+)  # each moves to estimated_<key>, the original becomes null (§4.3 replay)
 
 
 def _parse_time(value: str) -> datetime:
@@ -187,7 +202,36 @@ def apply_preview_overrides(item: dict[str, Any], routing: Mapping[str, Any]) ->
     }
 
 
-FAILURE_OBSERVED = "failure_observed"  # the one event kind a report reads
+FAILURE_OBSERVED = "failure_observed"  # the event kinds a report reads: the first failure,
+TARGET_SETUP_FAILED = "target_setup_failed"  # and why a target's cells were never dispatched
+
+
+def pending_reasons_of(events: Iterable[Row]) -> dict[str, str]:
+    """Why each target's cells were never dispatched, from the run's ``target_setup_failed``
+    events (``{"target_id", "reason"}``; the first per target)."""
+    reasons: dict[str, str] = {}
+    for event in events:
+        data = event.get("data") or {}
+        if event.get("kind") == TARGET_SETUP_FAILED and isinstance(data.get("reason"), str):
+            reasons.setdefault(str(data.get("target_id")), data["reason"])
+    return reasons
+
+
+def apply_replay_overrides(item: dict[str, Any], routing: Mapping[str, Any]) -> None:
+    """§4.3 replay: the routing counters of the preview (copied onto the replay's result rows)
+    replace the call-based ones; accuracy, macro accuracy, costs, latency and TTFT move to
+    ``estimated_*`` (the originals become null); no score, spend 0, cost never complete."""
+    item.update(routing)
+    for key in REPLAY_ESTIMATED:
+        if key in item:
+            item["estimated_" + key] = item[key]
+            item[key] = None
+    if "sr_bench_score" in item:
+        item["sr_bench_score"] = None
+    if "score_comparable" in item:
+        item["score_comparable"] = False
+    item["total_spend_usd"] = 0.0
+    item["cost_complete"] = False
 
 
 class FirstFailure:
@@ -219,7 +263,7 @@ class FirstFailure:
         return {
             "case_id": self.row["case_id"],
             "target_id": self.row["target_id"],
-            "reason": summarize_failure(str(self.row["error"])),
+            "reason": failure_reason(str(self.row["error"])),
             "inferred_from_saved_results": True,
         }
 
@@ -233,6 +277,8 @@ def _limitations(
     lines = list(FIXED_LIMITATIONS)
     if manifest.mode == "preview":
         lines.append(PREVIEW_LIMITATION)
+    if manifest.mode == "replay":
+        lines.append(REPLAY_LIMITATION)
     simulated = [t.id for t in manifest.targets if t.simulated]
     if simulated:
         lines.append(
@@ -410,6 +456,11 @@ class CellPass:
         self.planned = 0
         self.present: set[str] = set()
         self.sink = sink
+        # why a target's cells were never dispatched (its fixture failed in set-up), by target
+        self.pending_reasons: dict[str, str] = {}
+        self.pending_explained: dict[tuple[str, str], int] = {}
+        # cells of python targets that ended without a journaled call, by target
+        self.unjournaled: dict[str, int] = {}
 
     def runner(self) -> MetricRunner:
         return MetricRunner(self.pricing.neutral_cost, grouped=self.grouped)
@@ -465,8 +516,14 @@ class CellPass:
             row,
             rag=benchmark in self.rag,
             target_kind=self.target_kind.get(target_id),
+            pending_reason=self.pending_reasons.get(target_id),
         )
-        self.outcomes.add(outcome, (call for _, call in calls))
+        if row is None and outcome["error"] is not None:
+            key = (target_id, outcome["error"])
+            self.pending_explained[key] = self.pending_explained.get(key, 0) + 1
+        elif row is not None and not calls and self.target_kind.get(target_id) == "python":
+            self.unjournaled[target_id] = self.unjournaled.get(target_id, 0) + 1
+        self.outcomes.add(outcome, (call for _, call in calls), (row or {}).get("details"))
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)
@@ -480,6 +537,21 @@ class CellPass:
                 self.rag_section.add(case, target_id, row)
                 self.agent_section.add(case, target_id, row)
         self.sink.append(outcome)
+
+    def notes(self) -> list[str]:
+        """The report's notes (see ``ReportModel.notes``), in the plan's target order."""
+        lines = []
+        for target in self.manifest.targets:
+            for (target_id, reason), n in self.pending_explained.items():
+                if target_id == target.id:
+                    lines.append(f"{_cells(n)} of {target_id} pending: {reason}")
+            n = self.unjournaled.get(target.id, 0)
+            if n:
+                lines.append(
+                    f"{_cells(n)} of {target.id} made no journaled call: calls through other "
+                    "clients are not counted"
+                )
+        return lines
 
     def target_runners(self, target: Target) -> tuple[MetricRunner, list[tuple[str, MetricRunner]]]:
         """A target's runner (its benchmarks' merged with its calls outside the plan) and its
@@ -507,6 +579,10 @@ class CellPass:
             calls += runner.calls
             known = known and all_known
         return spend.total() if calls and known else None
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
 
 
 def start_cell_pass(
@@ -543,6 +619,7 @@ def build_report(
         run,
         cells_in_memory(manifest.planned_keys(), results, calls),
         failure_event=failure_event,
+        pending_reasons=pending_reasons_of(events),
         runner=runner,
         child_attempts=child_attempts,
         correction=correction,
@@ -558,6 +635,7 @@ def assemble_report(
     cells: Iterable[CellRows],
     *,
     failure_event: Mapping[str, Any] | None = None,
+    pending_reasons: Mapping[str, str] | None = None,
     runner: Mapping[str, Any] | None = None,
     child_attempts: Sequence[Mapping[str, Any]] = (),
     correction: Mapping[str, Any] | None = None,
@@ -572,6 +650,9 @@ def assemble_report(
     ``cells``: every planned cell in planned order, then the rows outside the plan
     (``core.report.rows``). Each cell's outcome is appended to ``cell_sink`` (a new list by
     default), which becomes the report's ``cells``.
+
+    ``pending_reasons``: why a target's cells were never dispatched (``pending_reasons_of``),
+    by target id; its pending cells carry it as their ``error``.
 
     ``started``: a pass already fed the plan's first cells (``start_cell_pass``, made with
     this ``manifest`` object and ``correction``; its sink is the report's), and ``cells`` are
@@ -591,15 +672,17 @@ def assemble_report(
     else:
         cell_pass = started
     cell_pass.failure.event = failure_event
+    cell_pass.pending_reasons = dict(pending_reasons or {})
     cell_pass.feed(cells)
     sink = cell_pass.sink
     preview = cell_pass.preview
+    replay = manifest.mode == "replay"
     origins = suite_origins(manifest)
 
     summary_targets: list[dict[str, Any]] = []
     benchmark_rows: list[dict[str, Any]] = []
     for target in manifest.targets:
-        session_mode = "stateless" if preview else target.session_mode
+        session_mode = "stateless" if preview or replay else target.session_mode
         total, own = cell_pass.target_runners(target)
         metric = total.metric(target.id, session_mode)
         own_rows = [
@@ -621,11 +704,23 @@ def assemble_report(
             apply_preview_overrides(metric, total.preview_distributions())
             for row, (_, bench_runner) in zip(own_rows, own, strict=True):
                 apply_preview_overrides(row, bench_runner.preview_distributions())
+        elif replay:
+            apply_replay_overrides(metric, total.preview_distributions())
+            for row, (_, bench_runner) in zip(own_rows, own, strict=True):
+                apply_replay_overrides(row, bench_runner.preview_distributions())
         summary_targets.append(metric)
         benchmark_rows.extend(own_rows)
 
     totals_known = all(t["total_spend_usd"] is not None for t in summary_targets)
     limitations = _limitations(manifest, run, summary_targets, runner)
+    cached_cells = sum(t["cache"]["cells"] for t in summary_targets)
+    avoided = [t["cache_avoided_cost_usd"] for t in summary_targets]
+    if cached_cells:
+        limitations.append(
+            f"{cached_cells} cell(s) were answered from the response cache (from cache): their "
+            "answers are earlier live calls' saved evidence, without spend, latency or TTFT; "
+            "the run is not complete live evidence (docs/caching-honestly.md)."
+        )
     sources = data_sources(manifest, cell_pass.present)
     if not sources["comparable"]:
         limitations.append(
@@ -647,6 +742,8 @@ def assemble_report(
         "status": run.status,
         "error": run.error,
         "mode": manifest.mode,
+        "evidence_mode": "offline_estimate" if replay else None,
+        "replay_sources": dict(manifest.replay_sources) if manifest.replay_sources else None,
         "cost_policy": manifest.cost_policy,
         "profile": manifest.profile,
         "seed": manifest.seed,
@@ -661,11 +758,16 @@ def assemble_report(
             "targets": summary_targets,
             "planned_cells": cell_pass.planned,
             "wall_time_s": wall_time_s(run),
-            "total_spend_usd": cell_pass.total_spend() if totals_known else None,
+            "total_spend_usd": 0.0 if replay else cell_pass.total_spend() if totals_known else None,
+            "cache_avoided_cost_usd": math.fsum(a for a in avoided if a is not None)
+            if all(a is not None for a in avoided)
+            else None,
+            "from_cache": cached_cells > 0,
         },
         "benchmarks": benchmark_rows,
         "data_sources": sources,
         "limitations": limitations,
+        "notes": cell_pass.notes(),
         "rag": cell_pass.rag_section.section(
             rag_config(manifest, local_embedding), runner, indexes or {}
         ),
@@ -709,8 +811,10 @@ def assemble_report(
         "plan": plan_identity(manifest),
         "repeats": cell_pass.repeats.section() if cell_pass.repeats is not None else None,
         "frontier": frontier(
-            # a preview has no quality: its targets are listed apart (unplaced)
-            frontier_point(run.id, t, [] if preview else benchmark_rows, manifest.benchmark_weights)
+            # a preview has no quality and a replay only an estimate: listed apart (unplaced)
+            frontier_point(
+                run.id, t, [] if preview or replay else benchmark_rows, manifest.benchmark_weights
+            )
             for t in summary_targets
         ),
         "cells": sink,

@@ -9,7 +9,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_srbench.core.calls.failures import summarize_failure
+from pytest_srbench.core.calls.failures import failure_reason, summarize_failure
 from pytest_srbench.core.models import FAILED_CELL_STATUSES, Manifest
 from pytest_srbench.core.report.metrics import Row, answer_latency
 from pytest_srbench.core.report.tasks import cell_embedding
@@ -17,6 +17,8 @@ from pytest_srbench.core.report.tasks import cell_embedding
 NOT_GRADED = FAILED_CELL_STATUSES | {"pending", "running"}
 HISTOGRAM_BINS = 20
 GROUP_EXAMPLES = 20
+GROUP_REASONS = 20  # distinct specific reasons listed per group (the rest are counted)
+PENDING = "never dispatched (pending)"
 
 
 def cell_outcome(
@@ -27,10 +29,17 @@ def cell_outcome(
     *,
     rag: bool = False,
     target_kind: str | None = None,
+    pending_reason: str | None = None,
 ) -> dict[str, Any]:
     """One planned cell with its outcome (pending when it has no result row); ``rag``: the
-    cell's benchmark is a RAG dataset (its embedding record is kept)."""
+    cell's benchmark is a RAG dataset (its embedding record is kept). ``error`` is the
+    failure's specific reason (``failure_reason``); a pending cell's is ``pending_reason``
+    when the run knows why it was never dispatched (its target's fixture failed)."""
     details = (row or {}).get("details") or {}
+    if row is None:
+        error = pending_reason
+    else:
+        error = failure_reason(str(row["error"])) if row.get("error") else None
     return {
         "case_id": case_id,
         "target_id": target_id,
@@ -39,7 +48,7 @@ def cell_outcome(
         "correct": row.get("correct") if row else None,
         "answer": row.get("answer") if row else None,
         "answer_status": details.get("answer_status"),
-        "error": summarize_failure(str(row["error"])) if row and row.get("error") else None,
+        "error": error,
         "latency_s": None if row is None else answer_latency(row),
         "ttft_s": row.get("ttft_s") if row else None,
         "cost_usd": row.get("cost_usd") if row else None,
@@ -48,7 +57,9 @@ def cell_outcome(
 
 
 class FailureGroups:
-    """Cells without a graded outcome, grouped by reason (most frequent first)."""
+    """Cells without a graded outcome, grouped by the coarse summary of their reason (most
+    frequent first); each group lists its distinct specific reasons (the cells' ``error``)
+    with their counts, at most ``GROUP_REASONS`` of them (``other_reasons`` counts the rest)."""
 
     def __init__(self) -> None:
         self.groups: dict[str, dict[str, Any]] = {}
@@ -57,23 +68,38 @@ class FailureGroups:
         status = cell["status"]
         if status not in NOT_GRADED:
             return
-        reason = cell["error"] or {
-            "pending": "never dispatched (pending)",
+        unreached = {
+            "pending": PENDING,
             "running": "still running when the report was built",
-        }.get(status, status)
+        }.get(status)
+        specific = cell["error"] or unreached or status
+        if unreached is not None:
+            reason = unreached
+        else:
+            reason = summarize_failure(cell["error"]) if cell["error"] else status
         group = self.groups.get(reason)
         if group is None:
             group = self.groups[reason] = {
-                "reason": reason, "count": 0, "statuses": {}, "targets": {}, "cells": []
+                "reason": reason, "count": 0, "statuses": {}, "targets": {}, "cells": [],
+                "reasons": {}, "other_reasons": 0,
             }  # fmt: skip
         group["count"] += 1
+        reasons = group["reasons"]
+        if specific in reasons or len(reasons) < GROUP_REASONS:
+            reasons[specific] = reasons.get(specific, 0) + 1
+        else:
+            group["other_reasons"] += 1
         group["statuses"][status] = group["statuses"].get(status, 0) + 1
         group["targets"][cell["target_id"]] = group["targets"].get(cell["target_id"], 0) + 1
         if len(group["cells"]) < GROUP_EXAMPLES:
             group["cells"].append({"case_id": cell["case_id"], "target_id": cell["target_id"]})
 
     def rows(self) -> list[dict[str, Any]]:
-        return sorted(self.groups.values(), key=lambda g: (-g["count"], g["reason"]))
+        rows = []
+        for group in sorted(self.groups.values(), key=lambda g: (-g["count"], g["reason"])):
+            reasons = sorted(group["reasons"].items(), key=lambda item: (-item[1], item[0]))
+            rows.append({**group, "reasons": [{"reason": r, "count": n} for r, n in reasons]})
+        return rows
 
 
 class Distributions:

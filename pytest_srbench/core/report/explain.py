@@ -6,7 +6,10 @@ correct); ``unparsed`` (no answer could be read from the text); ``ambiguous`` (s
 answers); ``failed`` (no graded outcome: failed, cancelled, unknown); ``pending`` (never
 finished) — with its share of the planned cells. When ``unparsed`` is the largest class, one
 raw answer of the model (the first such cell's last subject reply, at most ``EXAMPLE_CHARS``
-characters) shows what it wrote instead.
+characters) shows what it wrote instead. When unparsed cells are more than half of the
+answered ones (every cell that got a reply: correct, wrong, unparsed, ambiguous), the row
+names the answer forms the grader accepts (``accepted_forms``, from the unparsed cells'
+``details``) and the grader's reason for the first of them (``parse_reason``).
 
 Proxy provenance reads LiteLLM's receipts (``core.calls.receipts.proxy_of``): per target, the
 backend model and the model group behind each call, fallbacks (calls that fell back, and how
@@ -25,6 +28,7 @@ from pytest_srbench.core.calls.receipts import proxy_of
 from pytest_srbench.core.models import FAILED_CELL_STATUSES, Manifest
 
 OUTCOME_CLASSES = ("correct", "wrong", "unparsed", "ambiguous", "failed", "pending")
+ANSWERED_CLASSES = ("correct", "wrong", "unparsed", "ambiguous")  # the cells that got a reply
 EXAMPLE_CHARS = 240
 Row = Mapping[str, Any]
 
@@ -65,8 +69,10 @@ class AnswerOutcomes:
         self.target_ids = [target.id for target in manifest.targets]
         self.counts: dict[tuple[str, str], Counter[str]] = {}
         self.examples: dict[tuple[str, str], dict[str, Any]] = {}
+        self.reasons: dict[tuple[str, str], tuple[str | None, str | None]] = {}
 
-    def add(self, cell: Row, calls: Iterable[Row]) -> None:
+    def add(self, cell: Row, calls: Iterable[Row], details: Row | None = None) -> None:
+        """One planned cell, its calls and its result's ``details`` (the grader's)."""
         key = (cell["target_id"], cell["benchmark"])
         outcome = outcome_class(cell)
         self.counts.setdefault(key, Counter())[outcome] += 1
@@ -74,6 +80,13 @@ class AnswerOutcomes:
             text = last_reply(calls)
             if text is not None:
                 self.examples[key] = {"case_id": cell["case_id"], **raw_answer(text)}
+        if outcome == "unparsed" and key not in self.reasons and details:
+            forms, reason = details.get("accepted_forms"), details.get("parse_reason")
+            if isinstance(forms, str) or isinstance(reason, str):
+                self.reasons[key] = (
+                    forms if isinstance(forms, str) else None,
+                    reason if isinstance(reason, str) else None,
+                )
 
     def rows(self) -> list[dict[str, Any]]:
         """Per target and benchmark (the report's order): each class's count and share of the
@@ -89,6 +102,10 @@ class AnswerOutcomes:
                 example = None
                 if ordered["unparsed"] == largest > 0:
                     example = self.examples.get((target_id, benchmark))
+                answered = sum(ordered[name] for name in ANSWERED_CLASSES)
+                forms = reason = None
+                if ordered["unparsed"] * 2 > answered:
+                    forms, reason = self.reasons.get((target_id, benchmark), (None, None))
                 rows.append(
                     {
                         "target_id": target_id,
@@ -98,6 +115,8 @@ class AnswerOutcomes:
                         "shares": {name: n / total for name, n in ordered.items()},
                         "dominant": dominant,
                         "example": example,
+                        "accepted_forms": forms,
+                        "parse_reason": reason if forms is not None else None,
                     }
                 )
         return rows

@@ -26,9 +26,12 @@ Row = dict[str, Any]
 def answer_latency(row: Row) -> float | None:
     """A cell's answer latency, as the report shows and summarises it: the sum of its subject
     call latencies, else (a completed cell without receipts) its wall time; None for a cell
-    that ended without an answer."""
+    that ended without an answer, or one answered from the response cache without a live
+    subject call (a cached answer has no latency: never the source's)."""
     if row.get("subject_latency_s") is not None:
         return float(row["subject_latency_s"])
+    if row.get("cached_calls"):
+        return None
     if row.get("status") == "completed" and row.get("latency_s") is not None:
         return float(row["latency_s"])
     return None

@@ -115,6 +115,14 @@ class DecisionRow(_Strict):
     selected_models: dict[str, int]
 
 
+class CacheShare(_Strict):
+    """Cells and calls answered from the response cache (docs/caching-honestly.md)."""
+
+    cells: int = Field(description="Planned cells with a call answered from the cache.")
+    share: float = Field(description="Those cells over the planned cells.")
+    calls: int = Field(description="Calls answered from the cache (status replayed).")
+
+
 class TargetMetric(_Strict):
     """Metrics of one target (or one benchmark of one target) over its planned cases."""
 
@@ -203,6 +211,36 @@ class TargetMetric(_Strict):
     cache_read_prompt_tokens: int
     cache_read_ratio: float | None
     continuity: Continuity
+    estimated_accuracy: float | None = Field(
+        None,
+        description="Replay reports only (mode 'replay'): the accuracy estimated offline from "
+        "the live baseline's answers of the models the preview selected; accuracy is then null.",
+    )
+    estimated_cost_usd: float | None = Field(
+        None, description="Replay reports only: the estimated subject cost (cost_usd is null)."
+    )
+    estimated_cache_neutral_cost_usd: float | None = Field(
+        None, description="Replay reports only: the estimated cache-neutral cost."
+    )
+    estimated_latency_p50_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' latency p50."
+    )
+    estimated_latency_p95_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' latency p95."
+    )
+    estimated_ttft_p50_s: float | None = Field(
+        None, description="Replay reports only: the baseline answers' TTFT p50."
+    )
+    cache: CacheShare = Field(
+        default_factory=lambda: CacheShare(cells=0, share=0.0, calls=0),
+        description="Cells answered from the response cache (from cache: never complete "
+        "live evidence).",
+    )
+    cache_avoided_cost_usd: float | None = Field(
+        0.0,
+        description="What the calls answered from the response cache cost when they were made "
+        "live: avoided, never spend (null when a source's cost is unknown).",
+    )
 
 
 class DataSource(BaseModel):
@@ -261,6 +299,9 @@ class SummaryTarget(TargetMetric):
         description="Per routing decision of a router (mom) target; [] for single targets."
     )
     macro_accuracy: float | None
+    estimated_macro_accuracy: float | None = Field(
+        None, description="Replay reports only: the estimated macro accuracy (macro is null)."
+    )
     macro_accuracy_ci95: list[float] | None = Field(
         None,
         description="95 % interval of macro_accuracy over cases (stratified case Wilson; "
@@ -307,6 +348,14 @@ class Summary(_Strict):
     planned_cells: int
     wall_time_s: float = Field(description="Last persisted update minus creation time of the run.")
     total_spend_usd: float | None
+    cache_avoided_cost_usd: float | None = Field(
+        0.0, description="The run's cost avoided by the response cache (never spend)."
+    )
+    from_cache: bool = Field(
+        False,
+        description="Some cells were answered from the response cache: the run is not "
+        "complete live evidence.",
+    )
 
 
 class CellOutcome(_Strict):
@@ -319,7 +368,11 @@ class CellOutcome(_Strict):
     correct: bool | None
     answer: Any = None
     answer_status: str | None
-    error: str | None
+    error: str | None = Field(
+        description="Why the cell reached no graded outcome, its own one-line reason (as the "
+        "terminal showed it); a pending cell's says why it was never dispatched when the run "
+        "knows (its target's fixture failed in set-up); null otherwise."
+    )
     latency_s: float | None = None
     ttft_s: float | None = None
     cost_usd: float | None = None
@@ -331,14 +384,27 @@ class CellOutcome(_Strict):
     )
 
 
+class GroupReason(_Strict):
+    """One specific reason within a failure group, with how many cells had it."""
+
+    reason: str
+    count: int
+
+
 class FailureGroup(_Strict):
-    """Cells without a graded outcome that share one reason."""
+    """Cells without a graded outcome that share one coarse reason."""
 
     reason: str
     count: int
     statuses: dict[str, int]
     targets: dict[str, int]
     cells: list[dict[str, str]] = Field(description="Up to 20 example cells.")
+    reasons: list[GroupReason] = Field(
+        default_factory=list,
+        description="The group's distinct specific reasons (the cells' error), most frequent "
+        "first, at most 20; [] in reports from before them.",
+    )
+    other_reasons: int = Field(0, description="Cells whose reason is not among the 20 listed.")
 
 
 class RawAnswer(_Strict):
@@ -365,6 +431,16 @@ class OutcomeRow(_Strict):
     example: RawAnswer | None = Field(
         description="When unparsed is the largest class: the first such cell's last subject "
         "reply, so the report shows what the model wrote instead of an answer."
+    )
+    accepted_forms: str | None = Field(
+        None,
+        description="When unparsed cells are more than half of the answered ones (every cell "
+        "that got a reply): the answer forms the benchmark's grader accepts; null otherwise.",
+    )
+    parse_reason: str | None = Field(
+        None,
+        description="With accepted_forms: the grader's reason for the first unparsed cell "
+        "(its details.parse_reason).",
     )
 
 
@@ -524,10 +600,17 @@ class Frontier(_Strict):
 
 
 class GateBenchmark(_Strict):
-    """One benchmark's delta and interval under ``--srbench-gate-scope benchmark``."""
+    """One benchmark's delta and interval: the verdict under ``--srbench-gate-scope
+    benchmark`` (Bonferroni-adjusted for a regression), shown at 95 % beside a macro verdict."""
 
     benchmark: str
     cases: int
+    baseline_accuracy: float | None = Field(
+        None, description="The baseline target's accuracy on the benchmark's paired cases."
+    )
+    candidate_accuracy: float | None = Field(
+        None, description="The candidate target's accuracy on the benchmark's paired cases."
+    )
     delta: float
     interval: list[float]
     passed: bool
@@ -541,7 +624,10 @@ class GateTarget(_Strict):
     interval: list[float]
     passed: bool
     benchmarks: list[GateBenchmark] | None = Field(
-        None, description="Per-benchmark verdicts (scope benchmark); null for the macro scope."
+        None,
+        description="Every gated benchmark's Δ and interval: the verdicts under the benchmark "
+        "scope, shown at 95 % each (not gated) under the macro scope; null in reports from "
+        "before they were shown for the macro scope.",
     )
 
 
@@ -559,6 +645,24 @@ class Gate(_Strict):
     line: str
     targets: list[GateTarget]
     scope: str = Field("macro", description="macro (the weighted delta) or benchmark (each).")
+    scope_default: bool = Field(
+        False,
+        description="Whether the scope is the default one: macro for the full sr-bench set, "
+        "per benchmark otherwise.",
+    )
+    scope_reason: str | None = Field(
+        None,
+        description="Why this scope: 'asked for', or the default's reason ('this session is "
+        "not the full sr-bench set').",
+    )
+    added_benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Benchmarks of this run that the baseline lacks: reported, not gated.",
+    )
+    removed_benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Benchmarks of the baseline that this run lacks: reported, not gated.",
+    )
     design: dict[str, Any] | None = Field(
         None,
         description="What a gate of this size can show: half-widths of an identical re-run "
@@ -626,7 +730,22 @@ class ReportModel(_Strict):
     run_id: str
     status: str
     error: str | None
-    mode: str
+    mode: str = Field(description="live, preview or replay (an offline estimate).")
+    evidence_mode: str | None = Field(
+        None,
+        description="'offline_estimate' in a replay report (every result row's "
+        "details.evidence_mode says the same); null in a live or preview report.",
+    )
+    replay_sources: dict[str, str] | None = Field(
+        None,
+        description="A replay report's sources: baseline_run_id (the live run whose answers "
+        "were taken) and preview_run_id (the routing decisions); null otherwise.",
+    )
+    reused_existing_run: bool = Field(
+        False,
+        description="True when this report re-prints a finished run that the session's run key "
+        "was already bound to: no call was made by the invocation that wrote it.",
+    )
     cost_policy: str
     profile: str
     seed: int
@@ -643,6 +762,12 @@ class ReportModel(_Strict):
         None, description="Where the cases came from; null in reports from before data origins."
     )
     limitations: list[str]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the report could not see, one line each: cells left pending by a "
+        "target fixture that failed in set-up, cells of python targets that made no journaled "
+        "call; [] in reports from before them.",
+    )
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
     outcomes: list[OutcomeRow] = Field(

@@ -300,6 +300,10 @@ class MetricRunner:
         self.overhead_cost = ExactSum()
         self.overhead_cost_known = True
         self.calls = 0
+        # the response cache: cells with a call answered from it, its calls, the avoided cost
+        self.cached_cells = self.cached_calls = 0
+        self.avoided = ExactSum()
+        self.avoided_known = True
         self.continuity = ContinuityRunner()
         # a preview's routing counters, from the result rows
         self.routing = {
@@ -317,7 +321,10 @@ class MetricRunner:
         correct = cell_is_correct(result)
         if result is not None:
             self._add_result(result, result_rank)
+        cached = self.cached_calls
         subject = self._add_calls(calls)
+        if self.cached_calls > cached:
+            self.cached_cells += 1
         if subject:
             self.receipted += 1
             self.continuity.add_task(subject, correct)
@@ -378,6 +385,13 @@ class MetricRunner:
         for rank, call in calls:
             self.calls += 1
             cost = known_cost(call.get("cost_usd"))
+            if call.get("status") == "replayed":  # answered from the response cache
+                self.cached_calls += 1
+                avoided = known_cost(call.get("cache_avoided_cost_usd"))
+                if avoided is None:
+                    self.avoided_known = False
+                else:
+                    self.avoided.add(avoided)
             if call.get("role") != "subject":
                 self.overhead += 1
                 if cost is None:
@@ -445,16 +459,16 @@ class MetricRunner:
         for name in ("planned", "results", "completed", "failed", "scored", "correct", "checked",
                      "format_failed", "output_limit", "receipted", "requests", "call_count",
                      "pending_selection", "cache_calls", "cache_tokens", "cache_prompt",
-                     "overhead", "calls"):  # fmt: skip
+                     "overhead", "calls", "cached_cells", "cached_calls"):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("usage_known", "cost_known", "neutral_known", "call_count_known",
-                     "cache_ratio_known", "overhead_cost_known"):  # fmt: skip
+                     "cache_ratio_known", "overhead_cost_known", "avoided_known"):  # fmt: skip
             setattr(self, name, getattr(self, name) and getattr(other, name))
         self.unplanned_receipted = self.unplanned_receipted or other.unplanned_receipted
         self.clusters.merge(other.clusters)
         for name in ("latencies", "queue", "walls", "ttfts"):
             getattr(self, name).extend(getattr(other, name))
-        for name in ("known_cost", "neutral", "request_time", "overhead_cost"):
+        for name in ("known_cost", "neutral", "request_time", "overhead_cost", "avoided"):
             getattr(self, name).merge(getattr(other, name))
         for key in BUCKETS:
             self.tokens[key] += other.tokens[key]
@@ -484,7 +498,8 @@ class MetricRunner:
             "accuracy": self.correct / total if total else None,
             "accuracy_denominator": ACCURACY_DENOMINATOR,
             **interval_fields(self.clusters.clusters()),
-            "complete": self.completed == total and self.scored == total,
+            # a cell answered from the response cache is never complete live evidence
+            "complete": self.completed == total and self.scored == total and not self.cached_cells,
             "output_diagnostics": {
                 "planned_cases": total,
                 "result_cases": self.results,
@@ -541,6 +556,12 @@ class MetricRunner:
             if self.cache_calls and self.cache_ratio_known and self.cache_prompt > 0
             else None,
             "continuity": self.continuity.block(session_mode),
+            "cache": {
+                "cells": self.cached_cells,
+                "share": self.cached_cells / total if total else 0.0,
+                "calls": self.cached_calls,
+            },
+            "cache_avoided_cost_usd": self.avoided.total() if self.avoided_known else None,
         }
 
     def spend(self) -> float:

@@ -28,7 +28,7 @@ def test_holds() -> None:
 def test_a_large_drop_fails_the_regression_gate() -> None:
     base = side("base", {"t": ALL}, cases=MANY)
     cand = side("cand", {"t": HALF}, cases=MANY)
-    gate = evaluate_gate(base, cand)
+    gate = evaluate_gate(base, cand, scope="macro")
     assert gate["passed"] is False
     assert gate["reason"] == "significant quality drop for t (upper bound below 0)"
     (target,) = gate["targets"]
@@ -42,7 +42,7 @@ def test_no_change_passes_and_a_small_drop_is_not_a_regression() -> None:
     base = side("base", {"t": ALL}, cases=MANY)
     assert evaluate_gate(base, side("same", {"t": ALL}, cases=MANY))["passed"] is True
     slight = side("slight", {"t": {c.id for c in MANY[:199]}}, cases=MANY)
-    gate = evaluate_gate(base, slight)
+    gate = evaluate_gate(base, slight, scope="macro")
     assert gate["passed"] is True and gate["reason"] is None
     assert "t Δ -0.005" in gate["line"] and gate["line"].startswith("srbench gate PASSED")
 
@@ -61,7 +61,7 @@ def test_noninferiority_needs_the_lower_bound_above_minus_margin() -> None:
     base = side("base", {"t": ALL}, cases=MANY)
     same = side("same", {"t": ALL}, cases=MANY)
     assert evaluate_gate(base, same, mode="noninferiority", margin=0.05)["passed"] is True
-    gate = evaluate_gate(base, same, mode="noninferiority", margin=0.005)
+    gate = evaluate_gate(base, same, mode="noninferiority", margin=0.005, scope="macro")
     assert gate["passed"] is False
     assert "non-inferiority within 0.005 not shown for t" in gate["reason"]
 
@@ -120,6 +120,8 @@ def test_bad_gate_settings_are_rejected() -> None:
         evaluate_gate(base, base, mode="strict")
     with pytest.raises(ValueError, match="gate interval"):
         evaluate_gate(base, base, interval="bootstrap")
+    with pytest.raises(ValueError, match="gate scope"):
+        evaluate_gate(base, base, scope="target")
 
 
 # A quick-like mix (sizes as the quick profile's, mmlu-pro cut to 200): the same model on
@@ -171,8 +173,10 @@ def test_the_benchmark_scope_catches_a_drop_confined_to_one_benchmark() -> None:
     report = {"run_id": "cand", "status": "completed", "profile": "quick"}
     summary = gate_markdown(scoped, report)
     assert "Design: design power " in summary
-    assert "| t | t | mmlu-pro | 200 | -0.250 | [-0.348, -0.152] | FAIL |" in summary
-    assert "| t | t | scicode | 3 | +0.000 |" in summary
+    assert (
+        "| t | t | mmlu-pro | 200 | 0.800 | 0.550 | -0.250 | [-0.348, -0.152] | FAIL |" in summary
+    )
+    assert "| t | t | scicode | 3 | 0.667 | 0.667 | +0.000 |" in summary
 
 
 def test_every_verdict_carries_the_designs_power() -> None:
@@ -183,7 +187,7 @@ def test_every_verdict_carries_the_designs_power() -> None:
     tenth: half-width 1.96 · √((200 · 0.1 + ½)/(201 · 200)) = 0.04426, sd √(0.0975/200) =
     0.02208, power Φ(0.260) = 60 %."""
     base = side("base", {"t": ALL}, cases=MANY)
-    gate = evaluate_gate(base, side("same", {"t": ALL}, cases=MANY))
+    gate = evaluate_gate(base, side("same", {"t": ALL}, cases=MANY), scope="macro")
     design = gate["design"]
     assert design["scope"] == "macro" and design["cases"] == 200
     worst = next(p for p in design["power"] if p["discordance"] == 0.5)
@@ -212,3 +216,93 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_not_usable() -> None:
     # a regression gate always can pass; per benchmark at one case each it can never fail
     ones = gate_design(names, [1] * 9, weights, mode="regression", margin=0.05, scope="benchmark")
     assert ones["usable"] is False and "can never fail" in ones["problem"]
+
+
+# A user's session: four benchmarks of 14 cases; the candidate keeps every answer but
+# mmlu-pro's, which collapses from 12/14 right to 0/14.
+FOUR = ("mmlu-pro", "gpqa-diamond", "hle", "simpleqa-verified")
+USER = [case(b, str(i)) for b in FOUR for i in range(14)]
+USER_RIGHT = {c.id for c in USER if int(c.id.rsplit("/", 1)[1]) < 12}
+COLLAPSED = {i for i in USER_RIGHT if not i.startswith("mmlu-pro/")}
+
+
+def test_a_session_that_is_not_the_full_set_is_gated_per_benchmark_by_default() -> None:
+    """mmlu-pro: Δ = −12/14 = −0.857 with 12 discordant cases; its floored second moment
+    (12 + ½)/15 = 0.8333 gives ±2.4977 · √(0.8333/14) = ±0.609 (Bonferroni over 4):
+    [−1.467, −0.248] clamped to [−1, −0.248], a failure. The other three are unchanged."""
+    base = side("base", {"app": USER_RIGHT}, cases=USER)
+    cand = side("cand", {"app": COLLAPSED}, cases=USER)
+    gate = evaluate_gate(base, cand)
+    assert gate["scope"] == "benchmark" and gate["scope_default"] is True
+    assert gate["scope_reason"] == "this session is not the full sr-bench set"
+    assert gate["passed"] is False
+    assert gate["line"].startswith(
+        "srbench gate FAILED (regression, per benchmark: this session is not the full sr-bench "
+        "set; stratified Wald 95 % Bonferroni-adjusted over 4) against base: app mmlu-pro "
+        "Δ -0.857 [-1.000, -0.248] FAIL"
+    )
+    rows = {b["benchmark"]: b for b in gate["targets"][0]["benchmarks"]}
+    assert set(rows) == set(FOUR)
+    assert rows["mmlu-pro"]["baseline_accuracy"] == pytest.approx(12 / 14)
+    assert rows["mmlu-pro"]["candidate_accuracy"] == 0
+    assert [n for n, b in rows.items() if not b["passed"]] == ["mmlu-pro"]
+    # an explicit scope still wins, and says nothing of a default
+    macro = evaluate_gate(base, cand, scope="macro")
+    assert macro["scope"] == "macro" and macro["scope_default"] is False
+    assert macro["scope_reason"] == "asked for"
+    assert macro["line"].startswith("srbench gate FAILED (regression, stratified Wald 95 %)")
+    # the macro verdict carries every benchmark's Δ too, at 95 % each (shown, not gated)
+    shown = {b["benchmark"]: b for b in macro["targets"][0]["benchmarks"]}
+    assert shown["mmlu-pro"]["delta"] == pytest.approx(-12 / 14)
+    assert shown["mmlu-pro"]["interval"][1] < rows["mmlu-pro"]["interval"][1]  # narrower
+
+
+def test_the_full_sr_bench_set_keeps_the_macro_default() -> None:
+    base = side("base", {"t": RIGHT}, cases=MIX)
+    gate = evaluate_gate(base, side("cand", {"t": DROPPED}, cases=MIX))
+    assert gate["scope"] == "macro" and gate["scope_default"] is True
+    assert gate["scope_reason"] == "this session is the full sr-bench set"
+    assert gate["line"].startswith(
+        "srbench gate PASSED (regression, macro: this session is the full sr-bench set; "
+        "stratified Wald 95 %)"
+    )
+    assert len(gate["targets"][0]["benchmarks"]) == 9
+
+
+def test_an_added_benchmark_is_reported_and_the_common_part_gated() -> None:
+    """The baseline has three of the four benchmarks; the candidate adds simpleqa-verified and
+    collapses on mmlu-pro: the gate reads the three it shares and names the fourth."""
+    shared = [c for c in USER if not c.id.startswith("simpleqa-verified/")]
+    base = side("base", {"app": USER_RIGHT & {c.id for c in shared}}, cases=shared)
+    same = side("same", {"app": USER_RIGHT}, cases=USER)
+    gate = evaluate_gate(base, same)
+    assert gate["added_benchmarks"] == ["simpleqa-verified"]
+    assert gate["removed_benchmarks"] == []
+    assert gate["passed"] is True, gate["line"]
+    assert [b["benchmark"] for b in gate["targets"][0]["benchmarks"]] == [
+        "gpqa-diamond", "hle", "mmlu-pro"
+    ]  # fmt: skip
+    assert "— added (not gated): simpleqa-verified" in gate["line"]
+    assert gate["comparison"]["comparisons"][0]["paired_cases"] == 42
+    worse = evaluate_gate(base, side("worse", {"app": COLLAPSED}, cases=USER))
+    assert worse["passed"] is False and "mmlu-pro Δ -0.857" in worse["line"]
+    # the other way round: a benchmark the candidate dropped is removed, not gated
+    back = evaluate_gate(same, base)
+    assert back["removed_benchmarks"] == ["simpleqa-verified"] and back["passed"] is True
+    assert "removed (not gated): simpleqa-verified" in back["line"]
+    report = {"run_id": "same", "status": "completed", "profile": "quick"}
+    assert "Added (not gated): simpleqa-verified" in gate_markdown(gate, report)
+
+
+def test_no_benchmark_in_common_fails_clearly() -> None:
+    mmlu = [c for c in USER if c.id.startswith("mmlu-pro/")]
+    hle = [c for c in USER if c.id.startswith("hle/")]
+    base = side("base", {"app": {c.id for c in mmlu}}, cases=mmlu)
+    cand = side("cand", {"app": {c.id for c in hle}}, cases=hle)
+    gate = evaluate_gate(base, cand)
+    assert gate["passed"] is False and gate["targets"] == []
+    assert gate["reason"] == (
+        "baseline not comparable: no benchmark in common with the baseline base: it has "
+        "mmlu-pro, this run hle"
+    )
+    assert gate["added_benchmarks"] == ["hle"] and gate["removed_benchmarks"] == ["mmlu-pro"]
