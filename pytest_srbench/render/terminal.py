@@ -375,6 +375,16 @@ def cache_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def cache_read_text(target: Mapping[str, Any]) -> str:
+    """The cache-read ratio of a target's tokens line; beside unknown totals it says which
+    calls it is over (only those that reported cache reads), never standing for the totals."""
+    ratio = target.get("cache_read_ratio")
+    if ratio is None or target.get("tokens") is not None:
+        return f"cache-read {num(ratio)}"
+    calls = target.get("cache_read_call_count") or 0
+    return f"cache-read {num(ratio)} over the {calls} call(s) that reported cache reads (totals unknown)"
+
+
 def render_summary(report: dict[str, Any]) -> list[str]:
     """Run header, per-target table, tokens, per-benchmark table, scores and caveats."""
     summary = report["summary"]
@@ -415,7 +425,10 @@ def render_summary(report: dict[str, Any]) -> list[str]:
         ],
     )  # fmt: skip
     lines.append("")
-    lines.append("tokens (input / cached input / cache write / output), cache-read ratio:")
+    lines.append(
+        "tokens (input / cached input / cache write / output), cache-read ratio (cached ÷ "
+        "prompt tokens of the calls that reported cache reads):"
+    )
     for t in targets:
         tokens = t["tokens"]
         text = (
@@ -431,7 +444,7 @@ def render_summary(report: dict[str, Any]) -> list[str]:
                 )
             )
         )
-        lines.append(f"  {_label(t)}: {text}  ·  cache-read {num(t['cache_read_ratio'])}")
+        lines.append(f"  {_label(t)}: {text}  ·  {cache_read_text(t)}")
     lines.append("")
     lines += table(
         ["benchmark", "target", "data", "accuracy", "95% CI", "correct/planned", "failed", "cost"],
