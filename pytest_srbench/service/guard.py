@@ -95,7 +95,9 @@ def _validation_message(error: RequestValidationError) -> str:
 
 async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
-    return error_response(exc.status, exc.code, exc.message)
+    response = error_response(exc.status, exc.code, exc.message)
+    response.headers.update(exc.headers)
+    return response
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
