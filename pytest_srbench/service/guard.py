@@ -6,6 +6,13 @@ Without a token the service answers only requests that name a loopback host (``H
 127.0.0.1:8765``, ``localhost``, ``[::1]``): a web page whose name an attacker points at
 127.0.0.1 (DNS rebinding) sends its own host name and is refused. A request body is at most
 ``MAX_BODY_BYTES``, checked before it is read whole.
+
+A state-changing request (any method but GET, HEAD and OPTIONS) from a web page of another
+origin is refused ``403 BENCHMARK_CROSS_ORIGIN`` before it reaches a route, so nothing
+changes: a browser names the page's origin in ``Origin`` and the relation in
+``Sec-Fetch-Site``; the request passes only when ``Sec-Fetch-Site`` (when sent) is
+``same-origin`` or ``none`` and ``Origin`` (when sent) is this very host and port. Clients that
+are not browsers (curl, scripts) send neither and are unaffected.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import ipaddress
 import json
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -29,6 +37,12 @@ from pytest_srbench.service.worker import ServiceError
 
 logger = logging.getLogger("pytest_srbench.service")
 OPEN_PATHS = frozenset({"/api/health"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CROSS_ORIGIN = (
+    403,
+    "BENCHMARK_CROSS_ORIGIN",
+    "a state-changing request from a page of another origin is refused",
+)
 MAX_BODY_BYTES = 1 << 20  # a run or plan request is a few kilobytes
 TOO_LARGE = (
     413,
@@ -72,6 +86,20 @@ def is_loopback_host(host_header: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def cross_origin(headers: dict[bytes, bytes]) -> bool:
+    """Whether a browser says the request comes from a page of another origin."""
+    site = headers.get(b"sec-fetch-site")
+    if site is not None and site.strip().lower() not in (b"same-origin", b"none"):
+        return True
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    text = origin.decode("latin-1").strip().lower()
+    host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+    parts = urlsplit(text)
+    return text == "null" or parts.scheme not in ("http", "https") or parts.netloc != host
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -152,6 +180,8 @@ class ApiGuard:
             return (403, "BENCHMARK_FORBIDDEN_HOST",
                     "without a token the service answers only requests to a loopback host "
                     "(127.0.0.1, localhost, ::1)")  # fmt: skip
+        if str(scope.get("method", "GET")).upper() not in SAFE_METHODS and cross_origin(headers):
+            return CROSS_ORIGIN
         length = headers.get(b"content-length", b"0")
         if not length.isdigit() or int(length) > MAX_BODY_BYTES:
             return TOO_LARGE
