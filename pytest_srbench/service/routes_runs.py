@@ -42,7 +42,7 @@ from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.run_listing import call_run_id
 
 Limit = Annotated[int, Query(ge=1, le=500)]
-After = Annotated[int, Query(ge=0, le=2**62)]
+After = Annotated[int, Query(ge=0, le=2**62)]  # the store's cursors are signed 64-bit
 HEAVY_CALL_FIELDS = ("request", "final", "reasoning", "raw_usage", "tool_calls")
 MAX_LOG_PAGE = 65_536
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
@@ -99,15 +99,19 @@ def elapsed(started: Any) -> float | None:
     return round((datetime.now(UTC) - began).total_seconds(), 3)
 
 
+MAX_SEQUENCE = 2**62
+
+
 def last_event_id(header: str | None, query: int | None) -> int:
+    """The resume cursor: ``Last-Event-ID`` (a sequence in [0, 2^62], else 400) or the query."""
     if header is None:
         return query or 0
-    try:
-        value = int(header.strip())
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ServiceError("BENCHMARK_INVALID_REQUEST", 422, "Last-Event-ID must be a sequence")
+    text = header.strip()
+    value = int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else -1
+    if not 0 <= value <= MAX_SEQUENCE:
+        raise ServiceError(
+            "BENCHMARK_INVALID_REQUEST", 400, "Last-Event-ID must be a sequence in [0, 2^62]"
+        )
     return value
 
 
