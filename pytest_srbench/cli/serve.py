@@ -18,6 +18,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pytest_srbench.service.api import add_dashboard, create_app
+    from pytest_srbench.service.connections import bounded_protocol
     from pytest_srbench.service.guard import check_bind
     from pytest_srbench.service.worker import RunService
     from pytest_srbench.store.opening import describe_location
@@ -37,7 +38,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("srbench serve: the dashboard is not installed; serving the API only")
     if token:
         print(f"srbench serve: /api/ requests need the bearer token from {TOKEN_ENV}")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # the request head and body read deadlines and the stream caps: service/connections.py
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", http=bounded_protocol())
     return 0
 
 

@@ -27,7 +27,7 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
     router = APIRouter(prefix="/api", responses=ERRORS)
 
     @router.get("/health", response_model=Health, tags=["service"])
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:  # on the event loop: never queued behind threads
         return {
             "status": "ok",
             "version": __version__,

@@ -7,7 +7,7 @@ kept out of the OpenAPI document (``alias``); its create routes take one kind of
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -16,12 +16,14 @@ import anyio
 import orjson
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.models import RunStatus
 from pytest_srbench.core.report.metrics import answer_latency
 from pytest_srbench.render.json_report import report_chunks
+from pytest_srbench.service.connections import StreamSlots
 from pytest_srbench.service.events import run_events
 from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
 from pytest_srbench.service.schemas import (
@@ -284,7 +286,8 @@ def add_result_and_call_routes(router: APIRouter, service: RunService) -> None:
 
 
 def add_event_routes(router: APIRouter, service: RunService) -> None:
-    """A run's events: a page at a time, or as Server-Sent Events."""
+    """A run's events: a page at a time, or as Server-Sent Events (counted: ``StreamSlots``)."""
+    slots = StreamSlots()
 
     @router.get("/runs/{run_id}/events/page", response_model=EventsPage)
     def get_events_page(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
@@ -310,17 +313,39 @@ def add_event_routes(router: APIRouter, service: RunService) -> None:
     ) -> StreamingResponse:
         """The run's events as SSE, resumable with ``Last-Event-ID`` or ``after_sequence``."""
         after = last_event_id(last_event_id_header, after_sequence)
-        store = await anyio.to_thread.run_sync(service.store)
+        slots.take(run_id)  # 429 / 503 past the caps (connections.py), before any read
         try:
-            run = await anyio.to_thread.run_sync(store.get_run, run_id)
-        finally:
-            await anyio.to_thread.run_sync(store.close)
+            store = await anyio.to_thread.run_sync(service.store)
+            try:
+                run = await anyio.to_thread.run_sync(store.get_run, run_id)
+            finally:
+                await anyio.to_thread.run_sync(store.close)
+        except BaseException:
+            slots.give_back(run_id)
+            raise
         if run is None:
+            slots.give_back(run_id)
             raise run_not_found(run_id)
+        released = False
+
+        async def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                slots.give_back(run_id)
+
+        async def counted() -> AsyncIterator[str]:
+            try:
+                async for text in run_events(store, run_id, after, request.is_disconnected):
+                    yield text
+            finally:
+                await release()
+
         return StreamingResponse(
-            run_events(store, run_id, after, request.is_disconnected),
+            counted(),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            background=BackgroundTask(release),  # also when the stream never started
         )
 
 

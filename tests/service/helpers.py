@@ -3,8 +3,12 @@ error answer, parse an event stream."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,3 +51,25 @@ def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         elif not line.startswith(":"):
             field, _, value = line.partition(":")
             event[field] = value.removeprefix(" ")
+
+
+def serve(project: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
+    """``srbench serve`` in its own process (so it can be killed like a crashed host)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest_srbench", "--store", str(project / ".srbench"), "serve",
+         "--port", str(port), "--project", str(project)],
+        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def wait_up(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/api/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the service did not start")

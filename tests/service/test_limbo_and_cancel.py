@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,31 +14,9 @@ import httpx
 import pytest
 
 from tests.service.conftest import free_port, make_project
-from tests.service.helpers import assert_error, create, wait_for
+from tests.service.helpers import assert_error, create, serve, wait_for, wait_up
 
 pytestmark = pytest.mark.slow
-
-
-def serve(project: Path, port: int) -> subprocess.Popen[bytes]:
-    """``srbench serve`` in its own process (so it can be killed like a crashed host)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest_srbench", "--store", str(project / ".srbench"), "serve",
-         "--port", str(port), "--project", str(project)],
-        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-def wait_up(url: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/api/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("the service did not start")
 
 
 def test_serve_and_worker_killed_together_then_restart_settles_the_run(tmp_path, start_api):
