@@ -95,11 +95,11 @@ class RunViews:
             return None
         with self._lock:
             if run_id in self._snapshots:
-                return self._snapshots[run_id]
+                return with_index(store, run_id, self._snapshots[run_id])
         found = run_config_snapshot(store.get_manifest(run_id))
         with self._lock:
             self._remember(self._snapshots, run_id, found)
-        return found
+        return with_index(store, run_id, found)
 
     def views(self, store: Store, runs: list[Run]) -> list[dict[str, Any]]:
         ids = [run.id for run in runs]
@@ -162,3 +162,11 @@ class RunViews:
         chosen = matching[offset : offset + limit]
         found = runs_by_id(store, chosen)
         return self.views(store, [found[i] for i in chosen if i in found]), len(matching)
+
+
+def with_index(store: Store, run_id: str, found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A RAG snapshot with the retrieval indexes' metadata the run recorded (id, corpus hash,
+    counts; recorded by the process that started or adopted the run), as the report has it."""
+    if not found or "rag" not in found:
+        return found
+    return {**found, "rag": {**found["rag"], "index": store.snapshots(run_id, "index")}}

@@ -143,6 +143,15 @@ def test_the_run_record_and_the_report_share_the_config_snapshot(http, runs):
     assert runs["suite"]["config_snapshot"] is None
 
 
+def test_service_created_rag_runs_record_the_index_as_pytest_does(http, runs):
+    """Issue 46, point 3: the worker that adopts the service's queued run records the index."""
+    rag = runs["rag"]
+    report = http.get(f"/api/runs/{rag['id']}/report").json()
+    index = report["rag"]["config_snapshot"]["index"]
+    assert set(index) == {"flaky-search"} and index["flaky-search"]["blocks"] == 3
+    assert rag["config_snapshot"]["rag"]["index"] == index  # the run record has the same
+
+
 def test_report_cells_carry_the_embedding_records(http, runs):
     report = http.get(f"/api/runs/{runs['rag']['id']}/report").json()
     by_status = {cell["status"]: cell for cell in report["cells"]}
