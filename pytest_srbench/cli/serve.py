@@ -7,6 +7,7 @@ the service binds to loopback only. FastAPI and uvicorn load when the command ru
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from pytest_srbench.service.api import add_dashboard, create_app
     from pytest_srbench.service.connections import bounded_protocol
-    from pytest_srbench.service.guard import check_bind
+    from pytest_srbench.service.guard import RedactQueries, check_bind
     from pytest_srbench.service.worker import RunService
     from pytest_srbench.store.opening import describe_location
 
@@ -39,7 +40,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if token:
         print(f"srbench serve: /api/ requests need the bearer token from {TOKEN_ENV}")
     # the request head and body read deadlines and the stream caps: service/connections.py
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", http=bounded_protocol())
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
+                            http=bounded_protocol())  # fmt: skip
+    for name in ("uvicorn.access", "uvicorn.error"):  # a token sent in a query is never logged
+        logging.getLogger(name).addFilter(RedactQueries(token))
+    uvicorn.Server(config).run()
     return 0
 
 

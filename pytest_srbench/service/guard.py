@@ -21,6 +21,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pytest_srbench.core.benchmark_errors import safe_message, without_paths
@@ -102,6 +104,34 @@ def cross_origin(headers: dict[bytes, bytes]) -> bool:
     return text == "null" or parts.scheme not in ("http", "https") or parts.netloc != host
 
 
+SECRET_QUERY = re.compile(
+    r"(?i)([?&][^=&#\s]*(?:token|key|auth|secret|password|bearer)[^=&#\s]*=)[^&#\s\"']*"
+)
+
+
+def redact_query(text: str, token: str | None = None) -> str:
+    """``text`` with the value of every query parameter named like a secret (``token``,
+    ``api_key``, ``auth``, …) and the service token itself replaced by ``[REDACTED]``."""
+    text = SECRET_QUERY.sub(r"\1[REDACTED]", text)
+    return text.replace(token, "[REDACTED]") if token else text
+
+
+class RedactQueries(logging.Filter):
+    """A log filter (uvicorn's access log): a secret sent in a query string is never logged."""
+
+    def __init__(self, token: str | None = None) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_query(a, self.token) if isinstance(a, str) else a
+                                for a in record.args)  # fmt: skip
+        if isinstance(record.msg, str):
+            record.msg = redact_query(record.msg, self.token)
+        return True
+
+
 def error_body(code: str, message: str) -> dict[str, Any]:
     """The one error shape; the message on one line, bounded, and naming no server path."""
     return {"error": {"code": code, "message": safe_message(without_paths(message), 400)}}
@@ -138,7 +168,33 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if not request.url.path.startswith("/api/"):
         return await http_exception_handler(request, exc)
     code = "BENCHMARK_UNAUTHORIZED" if exc.status_code == 401 else "BENCHMARK_INVALID_REQUEST"
-    return error_response(exc.status_code, code, str(exc.detail)[:200])
+    response = error_response(exc.status_code, code, str(exc.detail)[:200])
+    response.headers.update(exc.headers or {})
+    if exc.status_code == 405:
+        response.headers["Allow"] = allowed_methods(request)
+    return response
+
+
+def _leaf_routes(routes: Any) -> Any:
+    for route in routes:
+        included = getattr(route, "original_router", None)  # an included router (FastAPI)
+        if included is not None:
+            yield from _leaf_routes(included.routes)
+        else:
+            yield route
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (Starlette names the first
+    route's only)."""
+    methods: set[str] = set()
+    scope = {**request.scope, "method": "\x00"}
+    for route in _leaf_routes(request.app.routes):
+        if route.matches(scope)[0] == Match.PARTIAL:
+            methods |= set(getattr(route, "methods", None) or ())
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 async def _deliberate_error(request: Request, exc: Exception) -> Response:

@@ -50,9 +50,20 @@ class DatasetView(BaseModel):
     description: str | None = None
 
 
+class DatasetNote(BaseModel):
+    file: str = Field(description="the skipped file's name (never its folder)")
+    code: str
+    message: str
+
+
 class DatasetList(BaseModel):
     datasets: list[DatasetView]
     total: int
+    notes: list[DatasetNote] = Field(
+        default_factory=list,
+        description="dataset files that were skipped, each with why (a name that is not an id, "
+        "e.g. a non-ASCII one; a file that does not parse)",
+    )
 
 
 class ProfileCoverage(BaseModel):

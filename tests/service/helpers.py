@@ -53,13 +53,15 @@ def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
             event[field] = value.removeprefix(" ")
 
 
-def serve(project: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
-    """``srbench serve`` in its own process (so it can be killed like a crashed host)."""
+def serve(project: Path, port: int, stdout: Any = None, **env: str) -> subprocess.Popen[bytes]:
+    """``srbench serve`` in its own process (so it can be killed like a crashed host);
+    ``stdout``: where its output goes (both streams; default nowhere)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env}
+    sink = stdout if stdout is not None else subprocess.DEVNULL
     return subprocess.Popen(
         [sys.executable, "-m", "pytest_srbench", "--store", str(project / ".srbench"), "serve",
          "--port", str(port), "--project", str(project)],
-        cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=project, env=env, stdout=sink, stderr=subprocess.STDOUT if stdout else sink,
     )  # fmt: skip
 
 
@@ -73,3 +75,16 @@ def wait_up(url: str, timeout: float = 60) -> None:
             pass
         time.sleep(0.1)
     raise AssertionError("the service did not start")
+
+
+def find_worker(project: Path, run_id: str) -> int:
+    """The pid of the run's pytest worker (its command line names the project's store)."""
+    store = f"--srbench-store={project / '.srbench'}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if store in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise AssertionError(f"no worker process for {run_id}")

@@ -8,13 +8,12 @@ import json
 import os
 import signal
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.service.conftest import free_port, make_project
-from tests.service.helpers import assert_error, create, serve, wait_for, wait_up
+from tests.service.helpers import assert_error, create, find_worker, serve, wait_for, wait_up
 
 pytestmark = pytest.mark.slow
 
@@ -41,19 +40,6 @@ def test_serve_and_worker_killed_together_then_restart_settles_the_run(tmp_path,
     assert time.monotonic() - began < 10
     assert ended["status"] == "failed", ended
     assert ended["error"] and "worker" in json.dumps(ended["error"])
-
-
-def find_worker(project: Path, run_id: str) -> int:
-    """The pid of the run's pytest worker (its command line names the project's store)."""
-    store = f"--srbench-store={project / '.srbench'}".encode()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if store in (entry / "cmdline").read_bytes():
-                    return int(entry.name)
-            except OSError:
-                continue
-    raise AssertionError(f"no worker process for {run_id}")
 
 
 def test_cancelling_a_queued_run_stops_its_worker_and_frees_the_slot(start_api):
