@@ -174,6 +174,12 @@ class RunView(BaseModel):
         description="the static config snapshot of a RAG / agent plan ({rag, agent}), as the "
         "report's sections repeat it; null for a plan of plain suites"
     )
+    metrics: dict[str, Any] | None = Field(
+        None,
+        description="GET /api/runs/{id} only: the metric summary of a finished run (per target "
+        "accuracy and cells, spend, wall time; the RAG rows with failure_rate, the agent rows); "
+        "null while the run is active or before its report is saved",
+    )
 
 
 class RunEnvelope(BaseModel):
