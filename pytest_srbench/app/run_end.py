@@ -17,9 +17,10 @@ from pytest_srbench.app.saved_reports import save_report
 from pytest_srbench.app.settle import WORKER_STOPPED, settle_in_flight
 from pytest_srbench.app.shards import close_shards
 from pytest_srbench.core.commands import srbench_command
-from pytest_srbench.core.models import Manifest
+from pytest_srbench.core.models import FAILED_CELL_STATUSES, TERMINAL_CELL_STATUSES, Manifest
 from pytest_srbench.core.progress import cell_progress
 from pytest_srbench.core.report.build import FAILURE_OBSERVED
+from pytest_srbench.core.report.tasks import suite_kinds
 from pytest_srbench.render.json_report import with_head, write_report
 from pytest_srbench.render.outputs import OutputError
 from pytest_srbench.store.base import Store, every_event
@@ -44,6 +45,22 @@ def final_status(
     if stops:
         return "cancelled"
     return "completed" if cells.all_completed else "failed"
+
+
+def failed_samples_only(
+    statuses: dict[tuple[str, str], str], planned: int, manifest: Manifest
+) -> bool:
+    """Whether every planned cell ended and every one that failed is a RAG sample: a failed
+    sample counts as zero in the RAG metrics' denominators (``failure_rate`` says how many),
+    so the run's metrics are complete and the run ``completed``."""
+    if len(statuses) < planned:
+        return False
+    failed = {case for (case, _), status in statuses.items() if status in FAILED_CELL_STATUSES}
+    if not failed or any(s not in TERMINAL_CELL_STATUSES for s in statuses.values()):
+        return False
+    kinds = suite_kinds(manifest)
+    benchmarks = {case.id: case.benchmark for case in manifest.cases}
+    return all(kinds.get(benchmarks.get(case, "")) == "rag" for case in failed)
 
 
 def finalize_run(
@@ -92,6 +109,14 @@ def finalize_run(
         observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
         failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
+        if (
+            status == "failed"
+            and not stops
+            and failed_samples_only(
+                store.result_statuses(run_id), planned, manifest or store.get_manifest(run_id)
+            )
+        ):
+            status, error = "completed", None  # the RAG rows' failure_rate says how many
         if status == "interrupted":
             error = f"{WORKER_STOPPED} (lost: {', '.join(workers_lost)})"
         processes = store.processes(run_id)

@@ -120,6 +120,8 @@ def start_run(
         claim = claim_shard(store, run.id, request.shard, request.owner, manifest)
     elif run.id != request.run_id:  # the run key named an existing run
         view_only = not claim_ownership(store, run.id, request.owner)
+        if not view_only and run.status == "queued":  # adopting a run the service created
+            _save_snapshots(store, run.id, manifest, indexes, target_urls)
     return RunStart(manifest, run, created, transport, claim, view_only)
 
 

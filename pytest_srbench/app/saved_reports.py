@@ -129,6 +129,19 @@ def summary_json_pieces(summary: dict[str, Any]) -> Iterable[bytes]:
         return (orjson.dumps({**summary, "plan": {**plan, "cases": list(cases)}}),)
 
 
+def saved_summary(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The saved report without its cells (``summary.json``) when it is current; else None."""
+    folder = _folder(store, run_id)
+    key = _saved_key(folder)
+    if key is None or key != report_key(store, run_id):
+        return None
+    try:
+        found = orjson.loads((folder / "summary.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def load_saved_report(store: Store, run_id: str, key: str) -> dict[str, Any] | None:
     """The saved report when it was saved under ``key`` (``report_key`` now); None otherwise
     (not saved, stale, or unreadable: the caller builds it)."""

@@ -7,6 +7,7 @@ the service binds to loopback only. FastAPI and uvicorn load when the command ru
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pytest_srbench.service.api import add_dashboard, create_app
-    from pytest_srbench.service.guard import check_bind
+    from pytest_srbench.service.connections import bounded_protocol
+    from pytest_srbench.service.guard import RedactQueries, check_bind
     from pytest_srbench.service.worker import RunService
     from pytest_srbench.store.opening import describe_location
 
@@ -37,7 +39,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("srbench serve: the dashboard is not installed; serving the API only")
     if token:
         print(f"srbench serve: /api/ requests need the bearer token from {TOKEN_ENV}")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # the request head and body read deadlines and the stream caps: service/connections.py
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info",
+                            http=bounded_protocol())  # fmt: skip
+    for name in ("uvicorn.access", "uvicorn.error"):  # a token sent in a query is never logged
+        logging.getLogger(name).addFilter(RedactQueries(token))
+    uvicorn.Server(config).run()
     return 0
 
 

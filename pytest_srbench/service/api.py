@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 
 from pytest_srbench import __version__
 from pytest_srbench.service.catalog import Catalog
@@ -34,9 +36,39 @@ def create_app(service: RunService, *, token: str | None = None, dashboard: bool
     app.include_router(ops_router(service, views))
     install_error_handlers(app)
     app.add_middleware(ApiGuard, token=token)
+    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     if dashboard:
         add_dashboard(app, service)
     return app
+
+
+def openapi_document(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, corrected once: a JSON answer built by hand (``JsonText``) is an
+    object, not a string; the bearer scheme is declared (required on ``/api/`` but health when
+    the service has a token)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    document = get_openapi(title=app.title, version=app.version,
+                           description=app.description, routes=app.routes)  # fmt: skip
+    for path, operations in document.get("paths", {}).items():
+        for operation in operations.values():
+            for status, answer in operation.get("responses", {}).items():
+                content = answer.get("content", {}).get("application/json")
+                if (
+                    status.startswith("2")
+                    and content
+                    and content.get("schema") in ({"type": "string"}, {})
+                ):
+                    content["schema"] = {"type": "object"}  # fmt: skip
+            if path.startswith("/api/") and path != "/api/health":
+                operation["security"] = [{"bearer": []}, {}]  # the token when one is set
+    components = document.setdefault("components", {})
+    components["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer",
+                   "description": "SRBENCH_SERVICE_TOKEN, needed when the service has one"}
+    }  # fmt: skip
+    app.openapi_schema = document
+    return document
 
 
 def add_dashboard(app: FastAPI, service: RunService) -> bool:

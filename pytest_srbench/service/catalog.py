@@ -23,7 +23,7 @@ from pytest_srbench.benchmarks.agent_bench import AgentAdapter
 from pytest_srbench.benchmarks.base import Adapter, one_list_profiles
 from pytest_srbench.benchmarks.rag import RagAdapter
 from pytest_srbench.benchmarks.registry import AdapterRegistry, default_registry
-from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message
+from pytest_srbench.core.benchmark_errors import BenchmarkError, safe_message, without_paths
 from pytest_srbench.core.models import Case
 from pytest_srbench.core.origins import OriginError, data_origin
 from pytest_srbench.datasets.controlled import DatasetDirectory, is_dataset_id
@@ -227,6 +227,23 @@ class Catalog:
             if item["dataset_id"] not in taken
         ]
         return listed
+
+    def dataset_notes(self) -> list[dict[str, str]]:
+        """The dataset files that were skipped, each with why (no server path)."""
+        search = suite_search_path(self.config(), self.root)
+        notes = []
+        for problem in DatasetDirectory(search).problems():
+            stem = problem["dataset_id"]
+            message = without_paths(str(problem["message"]))
+            if not is_dataset_id(stem):
+                message = (
+                    f"the file name {stem + '.json'!r} is not a dataset id (1-128 ASCII letters, "
+                    "digits, '.', '_' or '-', starting with a letter or digit), so it is not "
+                    "listed and cannot be loaded; rename the file to use it"
+                )
+            notes.append({"file": stem + ".json", "code": str(problem["code"]),
+                          "message": safe_message(message, 400)})  # fmt: skip
+        return notes
 
     # -- one dataset -----------------------------------------------------------------------
     def _load(self, dataset_id: str) -> tuple[Suite, Adapter, dict[str, Any], tuple[Any, ...]]:

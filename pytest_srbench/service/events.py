@@ -9,10 +9,15 @@ PostgreSQL stream waits for the store's notification that the run's events commi
 ``NOTIFIED_POLL_S``. A run adopted by its worker turns ``running`` without a
 journal event; the stream then sends one ``RunStarted`` without an id (the resume cursor
 stays the store's sequence, so ids are never repeated or skipped).
+
+Readers of one run share their reads: streams at the same cursor within half a poll interval
+get one read's answer (``shared_poll``), so many readers of a run cost about one reader's
+reads (their number is capped too: ``connections.StreamSlots``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -91,6 +96,28 @@ def _poll(store: Store, run_id: str, after: int) -> tuple[Run | None, list[Row]]
         store.close()
 
 
+_SHARED: dict[tuple[str, int], tuple[float, asyncio.Future[tuple[Run | None, list[Row]]]]] = {}
+
+
+async def shared_poll(
+    store: Store, run_id: str, after: int, poll_s: float
+) -> tuple[Run | None, list[Row]]:
+    """``_poll``, shared with the other streams of the run at the same cursor: a read in flight
+    or done less than half a poll interval ago answers them all (the rows are not changed)."""
+    now = time.monotonic()
+    key = (run_id, after)
+    hit = _SHARED.get(key)
+    if hit is None or (hit[1].done() and now - hit[0] >= poll_s / 2):
+        future = asyncio.ensure_future(anyio.to_thread.run_sync(_poll, store, run_id, after))
+        _SHARED[key] = hit = (now, future)
+        if len(_SHARED) > 256:  # forget reads no stream can share any more
+            for old in [k for k, (at, f) in _SHARED.items() if f.done() and now - at > 1.0]:
+                del _SHARED[old]
+    else:
+        store.close()  # this stream's own connection is not used for this read
+    return await asyncio.shield(hit[1])
+
+
 def _started_before(store: Store, run_id: str, after: int) -> bool:
     """Whether the client already saw the run active (it resumes past its first activity)."""
     try:
@@ -136,7 +163,7 @@ async def _frames(
     last_write = time.monotonic()
     while not await disconnected():
         polled = time.monotonic()
-        run, events = await anyio.to_thread.run_sync(_poll, store, run_id, after)
+        run, events = await shared_poll(store, run_id, after, poll_s)
         if run is None:
             return
         for event in events:

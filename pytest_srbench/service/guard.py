@@ -6,6 +6,13 @@ Without a token the service answers only requests that name a loopback host (``H
 127.0.0.1:8765``, ``localhost``, ``[::1]``): a web page whose name an attacker points at
 127.0.0.1 (DNS rebinding) sends its own host name and is refused. A request body is at most
 ``MAX_BODY_BYTES``, checked before it is read whole.
+
+A state-changing request (any method but GET, HEAD and OPTIONS) from a web page of another
+origin is refused ``403 BENCHMARK_CROSS_ORIGIN`` before it reaches a route, so nothing
+changes: a browser names the page's origin in ``Origin`` and the relation in
+``Sec-Fetch-Site``; the request passes only when ``Sec-Fetch-Site`` (when sent) is
+``same-origin`` or ``none`` and ``Origin`` (when sent) is this very host and port. Clients that
+are not browsers (curl, scripts) send neither and are unaffected.
 """
 
 from __future__ import annotations
@@ -14,13 +21,16 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pytest_srbench.core.benchmark_errors import safe_message, without_paths
@@ -29,6 +39,12 @@ from pytest_srbench.service.worker import ServiceError
 
 logger = logging.getLogger("pytest_srbench.service")
 OPEN_PATHS = frozenset({"/api/health"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CROSS_ORIGIN = (
+    403,
+    "BENCHMARK_CROSS_ORIGIN",
+    "a state-changing request from a page of another origin is refused",
+)
 MAX_BODY_BYTES = 1 << 20  # a run or plan request is a few kilobytes
 TOO_LARGE = (
     413,
@@ -74,6 +90,48 @@ def is_loopback_host(host_header: str) -> bool:
         return False
 
 
+def cross_origin(headers: dict[bytes, bytes]) -> bool:
+    """Whether a browser says the request comes from a page of another origin."""
+    site = headers.get(b"sec-fetch-site")
+    if site is not None and site.strip().lower() not in (b"same-origin", b"none"):
+        return True
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    text = origin.decode("latin-1").strip().lower()
+    host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+    parts = urlsplit(text)
+    return text == "null" or parts.scheme not in ("http", "https") or parts.netloc != host
+
+
+SECRET_QUERY = re.compile(
+    r"(?i)([?&][^=&#\s]*(?:token|key|auth|secret|password|bearer)[^=&#\s]*=)[^&#\s\"']*"
+)
+
+
+def redact_query(text: str, token: str | None = None) -> str:
+    """``text`` with the value of every query parameter named like a secret (``token``,
+    ``api_key``, ``auth``, …) and the service token itself replaced by ``[REDACTED]``."""
+    text = SECRET_QUERY.sub(r"\1[REDACTED]", text)
+    return text.replace(token, "[REDACTED]") if token else text
+
+
+class RedactQueries(logging.Filter):
+    """A log filter (uvicorn's access log): a secret sent in a query string is never logged."""
+
+    def __init__(self, token: str | None = None) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_query(a, self.token) if isinstance(a, str) else a
+                                for a in record.args)  # fmt: skip
+        if isinstance(record.msg, str):
+            record.msg = redact_query(record.msg, self.token)
+        return True
+
+
 def error_body(code: str, message: str) -> dict[str, Any]:
     """The one error shape; the message on one line, bounded, and naming no server path."""
     return {"error": {"code": code, "message": safe_message(without_paths(message), 400)}}
@@ -95,7 +153,9 @@ def _validation_message(error: RequestValidationError) -> str:
 
 async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
-    return error_response(exc.status, exc.code, exc.message)
+    response = error_response(exc.status, exc.code, exc.message)
+    response.headers.update(exc.headers)
+    return response
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
@@ -108,7 +168,33 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if not request.url.path.startswith("/api/"):
         return await http_exception_handler(request, exc)
     code = "BENCHMARK_UNAUTHORIZED" if exc.status_code == 401 else "BENCHMARK_INVALID_REQUEST"
-    return error_response(exc.status_code, code, str(exc.detail)[:200])
+    response = error_response(exc.status_code, code, str(exc.detail)[:200])
+    response.headers.update(exc.headers or {})
+    if exc.status_code == 405:
+        response.headers["Allow"] = allowed_methods(request)
+    return response
+
+
+def _leaf_routes(routes: Any) -> Any:
+    for route in routes:
+        included = getattr(route, "original_router", None)  # an included router (FastAPI)
+        if included is not None:
+            yield from _leaf_routes(included.routes)
+        else:
+            yield route
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (Starlette names the first
+    route's only)."""
+    methods: set[str] = set()
+    scope = {**request.scope, "method": "\x00"}
+    for route in _leaf_routes(request.app.routes):
+        if route.matches(scope)[0] == Match.PARTIAL:
+            methods |= set(getattr(route, "methods", None) or ())
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 async def _deliberate_error(request: Request, exc: Exception) -> Response:
@@ -150,6 +236,8 @@ class ApiGuard:
             return (403, "BENCHMARK_FORBIDDEN_HOST",
                     "without a token the service answers only requests to a loopback host "
                     "(127.0.0.1, localhost, ::1)")  # fmt: skip
+        if str(scope.get("method", "GET")).upper() not in SAFE_METHODS and cross_origin(headers):
+            return CROSS_ORIGIN
         length = headers.get(b"content-length", b"0")
         if not length.isdigit() or int(length) > MAX_BODY_BYTES:
             return TOO_LARGE

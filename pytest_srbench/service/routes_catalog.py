@@ -27,7 +27,7 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
     router = APIRouter(prefix="/api", responses=ERRORS)
 
     @router.get("/health", response_model=Health, tags=["service"])
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:  # on the event loop: never queued behind threads
         return {
             "status": "ok",
             "version": __version__,
@@ -59,7 +59,8 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
             and (profile is None or view["profiles"].get(profile, 0) > 0)
             and (benchmark is None or view["benchmark"] == benchmark)
         ]
-        return {"datasets": found[offset : offset + limit], "total": len(found)}
+        return {"datasets": found[offset : offset + limit], "total": len(found),
+                "notes": catalog.dataset_notes()}  # fmt: skip
 
     @router.get("/datasets/{dataset_id}", response_model=DatasetDetail, tags=["datasets"])
     def get_dataset(dataset_id: str) -> dict[str, Any]:

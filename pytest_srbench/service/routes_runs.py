@@ -7,7 +7,8 @@ kept out of the OpenAPI document (``alias``); its create routes take one kind of
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -16,15 +17,18 @@ import anyio
 import orjson
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.calls.recipes import recipe_summary
 from pytest_srbench.core.models import RunStatus
 from pytest_srbench.core.report.metrics import answer_latency
 from pytest_srbench.render.json_report import report_chunks
+from pytest_srbench.service.connections import StreamSlots
 from pytest_srbench.service.events import run_events
 from pytest_srbench.service.run_views import RunViews, require_run, run_not_found
 from pytest_srbench.service.schemas import (
+    KEY_PATTERN,
     CallEnvelope,
     CallsPage,
     CreateRun,
@@ -42,14 +46,37 @@ from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.run_listing import call_run_id
 
 Limit = Annotated[int, Query(ge=1, le=500)]
-After = Annotated[int, Query(ge=0, le=2**62)]
+IdempotencyHeader = Annotated[str | None, Header(alias="Idempotency-Key", max_length=128)]
+After = Annotated[int, Query(ge=0, le=2**62)]  # the store's cursors are signed 64-bit
 HEAVY_CALL_FIELDS = ("request", "final", "reasoning", "raw_usage", "tool_calls")
 MAX_LOG_PAGE = 65_536
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "BENCHMARK_UNAUTHORIZED (a token is set)"},
+    403: {
+        "model": ErrorResponse,
+        "description": "BENCHMARK_FORBIDDEN_HOST, BENCHMARK_CROSS_ORIGIN",
+    },
     404: {"model": ErrorResponse, "description": "BENCHMARK_RUN_NOT_FOUND"},
+    413: {"model": ErrorResponse, "description": "BENCHMARK_REQUEST_TOO_LARGE"},
     422: {"model": ErrorResponse, "description": "BENCHMARK_INVALID_REQUEST"},
+    500: {"model": ErrorResponse, "description": "BENCHMARK_INTERNAL"},
 }
+CREATE_ERRORS: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorResponse,
+          "description": "BENCHMARK_INDEX_INCOMPATIBLE, or a key bound to another plan"},
+    429: {"model": ErrorResponse, "description": "BENCHMARK_CAPACITY_EXCEEDED (Retry-After)",
+          "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+    503: {"model": ErrorResponse, "description": "BENCHMARK_RUN_FAILED: the worker could not start"},
+}  # fmt: skip
+STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "a Last-Event-ID outside [0, 2^62]"},
+    429: {"model": ErrorResponse, "description": "BENCHMARK_TOO_MANY_STREAMS (Retry-After)",
+          "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+    503: {"model": ErrorResponse, "description": "BENCHMARK_UNAVAILABLE: too many streams",
+          "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+}  # fmt: skip
+JSON_OBJECT: dict[str, Any] = {"content": {"application/json": {"schema": {"type": "object"}}}}
 
 
 class JsonText(Response):
@@ -99,15 +126,19 @@ def elapsed(started: Any) -> float | None:
     return round((datetime.now(UTC) - began).total_seconds(), 3)
 
 
+MAX_SEQUENCE = 2**62
+
+
 def last_event_id(header: str | None, query: int | None) -> int:
+    """The resume cursor: ``Last-Event-ID`` (a sequence in [0, 2^62], else 400) or the query."""
     if header is None:
         return query or 0
-    try:
-        value = int(header.strip())
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ServiceError("BENCHMARK_INVALID_REQUEST", 422, "Last-Event-ID must be a sequence")
+    text = header.strip()
+    value = int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else -1
+    if not 0 <= value <= MAX_SEQUENCE:
+        raise ServiceError(
+            "BENCHMARK_INVALID_REQUEST", 400, "Last-Event-ID must be a sequence in [0, 2^62]"
+        )
     return value
 
 
@@ -139,24 +170,38 @@ def runs_router(service: RunService, views: RunViews, token: str | None = None) 
 def add_create_routes(router: APIRouter, service: RunService, views: RunViews) -> None:
     """``POST /api/runs`` and the Benchmark Service's create routes of one kind of dataset."""
 
-    def start(body: CreateRun, response: Response, kind: str | None = None) -> dict[str, Any]:
-        run, created = service.submit(body.request(), body.idempotency_key, kind)
+    def start(
+        body: CreateRun, response: Response, header: str | None, kind: str | None = None
+    ) -> dict[str, Any]:
+        key = body.idempotency_key
+        if header is not None:
+            if not re.fullmatch(KEY_PATTERN, header) or (key is not None and key != header):
+                raise ServiceError("BENCHMARK_INVALID_REQUEST", 422,
+                                   "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 . _ "
+                                   ": - (and equal the body's idempotency_key when both are given)")  # fmt: skip
+            key = header
+        run, created = service.submit(body.request(), key, kind)
         if not created:
             response.status_code = 200
         with opened(service) as store:
             return {"run": views.one(store, run.id)}
 
-    @router.post("/runs", status_code=202, response_model=RunEnvelope)
-    def create_run(body: CreateRun, response: Response) -> dict[str, Any]:
-        """Create the run ``queued`` and start its worker; the same key and plan answer 200."""
-        return start(body, response)
+    @router.post("/runs", status_code=202, response_model=RunEnvelope, responses=CREATE_ERRORS)
+    def create_run(
+        body: CreateRun, response: Response, idempotency_key: IdempotencyHeader = None
+    ) -> dict[str, Any]:
+        """Create the run ``queued`` and start its worker; the same key (``Idempotency-Key``
+        header or ``idempotency_key`` body field) and plan answer 200."""
+        return start(body, response, idempotency_key)
 
     @router.post(
         "/benchmarks/rag/runs", status_code=202, include_in_schema=False, response_model=RunEnvelope
     )
-    def create_rag_run(body: CreateRun, response: Response) -> dict[str, Any]:
+    def create_rag_run(
+        body: CreateRun, response: Response, idempotency_key: IdempotencyHeader = None
+    ) -> dict[str, Any]:
         """``POST /api/runs`` limited to RAG datasets (422 for a benchmark of another kind)."""
-        return start(body, response, "rag")
+        return start(body, response, idempotency_key, "rag")
 
     @router.post(
         "/benchmarks/agent/runs",
@@ -164,9 +209,11 @@ def add_create_routes(router: APIRouter, service: RunService, views: RunViews) -
         include_in_schema=False,
         response_model=RunEnvelope,
     )
-    def create_agent_run(body: CreateRun, response: Response) -> dict[str, Any]:
+    def create_agent_run(
+        body: CreateRun, response: Response, idempotency_key: IdempotencyHeader = None
+    ) -> dict[str, Any]:
         """``POST /api/runs`` limited to agent datasets (422 for a benchmark of another kind)."""
-        return start(body, response, "agent")
+        return start(body, response, idempotency_key, "agent")
 
 
 def add_run_routes(router: APIRouter, service: RunService, views: RunViews) -> None:
@@ -211,7 +258,9 @@ def add_report_route(router: APIRouter, service: RunService) -> None:
     @router.get(
         "/runs/{run_id}/report",
         response_class=JsonText,
-        responses={200: {"description": "the full report (as --srbench-json writes it)"}},
+        responses={
+            200: {**JSON_OBJECT, "description": "the full report (as --srbench-json writes it)"}
+        },
     )
     @alias(router, "GET", "/benchmarks/runs/{run_id}/report", response_class=JsonText)
     def get_report(run_id: str) -> Response:
@@ -280,7 +329,8 @@ def add_result_and_call_routes(router: APIRouter, service: RunService) -> None:
 
 
 def add_event_routes(router: APIRouter, service: RunService) -> None:
-    """A run's events: a page at a time, or as Server-Sent Events."""
+    """A run's events: a page at a time, or as Server-Sent Events (counted: ``StreamSlots``)."""
+    slots = StreamSlots()
 
     @router.get("/runs/{run_id}/events/page", response_model=EventsPage)
     def get_events_page(run_id: str, after: After = 0, limit: Limit = 100) -> dict[str, Any]:
@@ -294,7 +344,8 @@ def add_event_routes(router: APIRouter, service: RunService) -> None:
         "/runs/{run_id}/events",
         response_class=StreamingResponse,
         responses={
-            200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"}
+            200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"},
+            **STREAM_ERRORS,
         },
     )
     @alias(router, "GET", "/benchmarks/runs/{run_id}/events", response_class=StreamingResponse)
@@ -306,17 +357,39 @@ def add_event_routes(router: APIRouter, service: RunService) -> None:
     ) -> StreamingResponse:
         """The run's events as SSE, resumable with ``Last-Event-ID`` or ``after_sequence``."""
         after = last_event_id(last_event_id_header, after_sequence)
-        store = await anyio.to_thread.run_sync(service.store)
+        slots.take(run_id)  # 429 / 503 past the caps (connections.py), before any read
         try:
-            run = await anyio.to_thread.run_sync(store.get_run, run_id)
-        finally:
-            await anyio.to_thread.run_sync(store.close)
+            store = await anyio.to_thread.run_sync(service.store)
+            try:
+                run = await anyio.to_thread.run_sync(store.get_run, run_id)
+            finally:
+                await anyio.to_thread.run_sync(store.close)
+        except BaseException:
+            slots.give_back(run_id)
+            raise
         if run is None:
+            slots.give_back(run_id)
             raise run_not_found(run_id)
+        released = False
+
+        async def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                slots.give_back(run_id)
+
+        async def counted() -> AsyncIterator[str]:
+            try:
+                async for text in run_events(store, run_id, after, request.is_disconnected):
+                    yield text
+            finally:
+                await release()
+
         return StreamingResponse(
-            run_events(store, run_id, after, request.is_disconnected),
+            counted(),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            background=BackgroundTask(release),  # also when the stream never started
         )
 
 

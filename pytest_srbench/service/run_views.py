@@ -95,11 +95,11 @@ class RunViews:
             return None
         with self._lock:
             if run_id in self._snapshots:
-                return self._snapshots[run_id]
+                return with_index(store, run_id, self._snapshots[run_id])
         found = run_config_snapshot(store.get_manifest(run_id))
         with self._lock:
             self._remember(self._snapshots, run_id, found)
-        return found
+        return with_index(store, run_id, found)
 
     def views(self, store: Store, runs: list[Run]) -> list[dict[str, Any]]:
         ids = [run.id for run in runs]
@@ -123,7 +123,10 @@ class RunViews:
         return found
 
     def one(self, store: Store, run_id: str) -> dict[str, Any]:
-        return self.views(store, [require_run(store, run_id)])[0]
+        run = require_run(store, run_id)
+        view = self.views(store, [run])[0]
+        view["metrics"] = metric_summary(store, run_id) if run.status in TERMINAL else None
+        return view
 
     def page(
         self,
@@ -162,3 +165,29 @@ class RunViews:
         chosen = matching[offset : offset + limit]
         found = runs_by_id(store, chosen)
         return self.views(store, [found[i] for i in chosen if i in found]), len(matching)
+
+
+def with_index(store: Store, run_id: str, found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A RAG snapshot with the retrieval indexes' metadata the run recorded (id, corpus hash,
+    counts; recorded by the process that started or adopted the run), as the report has it."""
+    if not found or "rag" not in found:
+        return found
+    return {**found, "rag": {**found["rag"], "index": store.snapshots(run_id, "index")}}
+
+
+TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
+TARGET_METRICS = ("id", "accuracy", "macro_accuracy", "total", "completed", "failed", "scored")
+
+
+def metric_summary(store: Store, run_id: str) -> dict[str, Any] | None:
+    """A finished run's metric summary, read from its saved report (None when not saved)."""
+    from pytest_srbench.app.saved_reports import saved_summary  # only for one finished run
+
+    report = saved_summary(store, run_id)
+    if report is None or not isinstance(report.get("summary"), dict):
+        return None
+    summary = report["summary"]
+    targets = [{key: t.get(key) for key in TARGET_METRICS} for t in summary.get("targets", [])]
+    sections = {kind: (report.get(kind) or {}).get("rows") for kind in ("rag", "agent")}
+    return {"targets": targets, "total_spend_usd": summary.get("total_spend_usd"),
+            "wall_time_s": summary.get("wall_time_s"), **sections}  # fmt: skip

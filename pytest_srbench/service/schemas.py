@@ -50,9 +50,20 @@ class DatasetView(BaseModel):
     description: str | None = None
 
 
+class DatasetNote(BaseModel):
+    file: str = Field(description="the skipped file's name (never its folder)")
+    code: str
+    message: str
+
+
 class DatasetList(BaseModel):
     datasets: list[DatasetView]
     total: int
+    notes: list[DatasetNote] = Field(
+        default_factory=list,
+        description="dataset files that were skipped, each with why (a name that is not an id, "
+        "e.g. a non-ASCII one; a file that does not parse)",
+    )
 
 
 class ProfileCoverage(BaseModel):
@@ -162,6 +173,12 @@ class RunView(BaseModel):
     config_snapshot: dict[str, Any] | None = Field(
         description="the static config snapshot of a RAG / agent plan ({rag, agent}), as the "
         "report's sections repeat it; null for a plan of plain suites"
+    )
+    metrics: dict[str, Any] | None = Field(
+        None,
+        description="GET /api/runs/{id} only: the metric summary of a finished run (per target "
+        "accuracy and cells, spend, wall time; the RAG rows with failure_rate, the agent rows); "
+        "null while the run is active or before its report is saved",
     )
 
 

@@ -11,21 +11,31 @@ A reaper thread collects every worker that ends (so a killed worker is never a z
 looks alive) and settles its run: one the worker never took ends ``failed`` with the
 worker's own one-line reason (``BENCHMARK_RUN_FAILED``), one it left running is swept
 ``interrupted``, and whatever the worker started (its simulator) is stopped with it.
+
+A run's worker is recorded next to its log (``worker.json``: host, pid, kernel start stamp).
+When the service and a worker that had not yet taken its run die together, the restarted
+service (or any service over the store) settles that ownerless ``queued`` run ``failed`` with a
+reason as soon as it sees the recorded worker gone (when it opens and every
+``LIMBO_CHECK_S`` after): a run never waits in limbo. Cancelling a queued run the worker has
+not taken stops that worker at once, freeing its slot.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +52,7 @@ from pytest_srbench.core.plan.build import request_params_for
 from pytest_srbench.core.redact import Redactor, target_secret_envs
 from pytest_srbench.datasets.suites import SuiteError
 from pytest_srbench.store.base import Store
+from pytest_srbench.store.liveness import host_id, pid_alive, process_started
 from pytest_srbench.store.opening import DEFAULT_LOCAL_DIR, is_database_url
 
 Profile = Literal["smoke", "quick", "standard"]
@@ -49,17 +60,29 @@ REAP_INTERVAL_S = 0.5
 INDEX_CHECK_TIMEOUT_S = 10.0
 LOG_TAIL_BYTES = 16_384
 WORKER_LOG = "worker.log"
+WORKER_RECORD = "worker.json"
+LIMBO_CHECK_S = 2.0
+UNRECORDED_GRACE_S = 60.0  # a queued service run with no worker record (older services)
+RETRY_AFTER_S = 5
+STOP_WAIT_S = 2.0
+LIMBO_REASON = (
+    "BENCHMARK_RUN_FAILED: the run's worker ended before it started the run "
+    "(the service or its host stopped); start the run again"
+)
 logger = logging.getLogger("pytest_srbench.service")
 
 
 class ServiceError(SrbenchError):
     """A refusal with a public error code, an HTTP status and a safe message."""
 
-    def __init__(self, code: str, status: int, message: str) -> None:
+    def __init__(
+        self, code: str, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.status = status
         self.message = message
+        self.headers = headers or {}
 
 
 class RunRequest(RunOptions):
@@ -133,7 +156,10 @@ class RunService:
         self._lock = threading.Lock()
         self._registry: OrderedDict[str, Handle] = OrderedDict()
         opened, _ = open_swept_store(self.store_location, self.store_path)
-        opened.close()
+        try:
+            self.settle_limbo(opened)
+        finally:
+            opened.close()
         self._closing = threading.Event()
         reaper = threading.Thread(target=self._reap_loop, name="srbench-reaper", daemon=True)
         reaper.start()
@@ -143,11 +169,48 @@ class RunService:
         self._closing.set()
 
     def _reap_loop(self) -> None:
+        checked = 0.0
         while not self._closing.wait(REAP_INTERVAL_S):
             try:
                 self.reap()
+                if time.monotonic() - checked >= LIMBO_CHECK_S:
+                    checked = time.monotonic()
+                    store = self.store()
+                    try:
+                        self.settle_limbo(store)
+                    finally:
+                        store.close()
             except Exception:  # the reaper never dies; the next round tries again
                 logger.exception("settling ended workers failed")
+
+    def settle_limbo(self, store: Store) -> list[str]:
+        """End ``failed`` every queued run the service created that no process took and whose
+        recorded worker is gone (on this host; one on another host is left to its service);
+        the ids of the runs settled."""
+        with self._lock:  # held: a run being submitted is registered before it is listed
+            return self._settle_limbo(store)
+
+    def _settle_limbo(self, store: Store) -> list[str]:
+        mine = {rid for rid, handle in self._registry.items() if handle.active()}
+        settled = []
+        for run in store.active_runs():
+            if run.status != "queued" or run.id in mine or store.owner(run.id) is not None:
+                continue
+            if (store.get_runner(run.id) or {}).get("source") != "service":
+                continue  # a queued run of ``srbench recover`` waits for its command
+            record = read_worker_record(store.run_dir(run.id))
+            if record is None and age_s(run.created_at) < UNRECORDED_GRACE_S:
+                continue  # another service may be starting its worker right now
+            if record is not None and pid_alive(record) is not False:
+                continue  # still starting, or on another host
+            with store.transaction():
+                current = store.get_run(run.id)
+                if current is None or current.status != "queued" or store.owner(run.id):
+                    continue
+                store.set_run_status(run.id, "failed", LIMBO_REASON)
+            logger.warning("run %s: its worker is gone; the queued run ended failed", run.id)
+            settled.append(run.id)
+        return settled
 
     def reap(self) -> list[str]:
         """Collect the workers that ended and settle their runs (see the module's notes);
@@ -235,6 +298,7 @@ class RunService:
                     "BENCHMARK_CAPACITY_EXCEEDED",
                     429,
                     f"all {self.max_runs} run slots hold active runs; try again when one ends",
+                    {"Retry-After": str(RETRY_AFTER_S)},
                 )
             del self._registry[idle]
 
@@ -276,6 +340,7 @@ class RunService:
                 raise ServiceError(
                     "BENCHMARK_RUN_FAILED", 503, f"run {run.id}: its worker could not start ({why})"
                 ) from None
+            write_worker_record(log.parent, process.pid)
             self._registry[run.id] = Handle(run.id, process, log)
             return run, True
 
@@ -283,6 +348,8 @@ class RunService:
         """Register a run started elsewhere by this service (a recovery child)."""
         with self._lock:
             self._make_room()
+            if process is not None:
+                write_worker_record(log.parent, process.pid)
             self._registry[run_id] = Handle(run_id, process, log)
 
     def _start(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
@@ -293,7 +360,7 @@ class RunService:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=worker_env(),
                 start_new_session=True,  # closing the service or a page never stops a run
             )
 
@@ -307,10 +374,33 @@ class RunService:
         return self._start(args, log)
 
     def cancel(self, run_id: str) -> Run:
+        """Ask the run to stop; a queued run no worker took ends ``cancelled`` at once and its
+        worker (if this service started it) is stopped now, freeing its slot."""
         store = self.store()
-        if store.get_run(run_id) is None:
-            raise ServiceError("BENCHMARK_RUN_NOT_FOUND", 404, f"no run {run_id!r}")
-        return request_cancel(store, run_id)
+        try:
+            if store.get_run(run_id) is None:
+                raise ServiceError("BENCHMARK_RUN_NOT_FOUND", 404, f"no run {run_id!r}")
+            run = request_cancel(store, run_id)
+        finally:
+            store.close()
+        if run.status == "cancelled":
+            self._stop_worker(run_id)
+        return run
+
+    def _stop_worker(self, run_id: str) -> None:
+        """Stop the worker of a run that ended before it took the run (its slot is free)."""
+        with self._lock:
+            handle = self._registry.get(run_id)
+        if handle is None or handle.process is None or not handle.active():
+            return
+        stop_group(handle.process.pid)
+        try:
+            handle.process.wait(STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(handle.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                handle.process.wait(STOP_WAIT_S)
 
     def wait(self, run_id: str, timeout: float | None = None) -> int | None:
         """Wait for a started worker (tests and shutdown); its exit code."""
@@ -331,6 +421,43 @@ def check_kind(manifest: Manifest, kind: str) -> None:
             f"{'is not one' if len(others) == 1 else 'are not'} (POST /api/runs runs any "
             "benchmark)",
         )  # fmt: skip
+
+
+def worker_env() -> dict[str, str]:
+    """A worker's environment: the service's, without the service token (a worker never needs
+    it, and so never logs it)."""
+    from pytest_srbench.cli.serve import TOKEN_ENV
+
+    env = {name: value for name, value in os.environ.items() if name != TOKEN_ENV}
+    return {**env, "PYTHONUNBUFFERED": "1"}
+
+
+def age_s(stamp: str) -> float:
+    """Seconds since an ISO time stamp (0 when it cannot be read)."""
+    try:
+        then = datetime.fromisoformat(stamp)
+    except ValueError:
+        return 0.0
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - then).total_seconds()
+
+
+def write_worker_record(folder: Path, pid: int) -> None:
+    """Record who the run's worker is (``settle_limbo`` reads it after a restart)."""
+    record = {"host": host_id(), "pid": pid, "process_started": process_started(pid)}
+    with contextlib.suppress(OSError):
+        (folder / WORKER_RECORD).write_text(json.dumps(record))
+
+
+def read_worker_record(folder: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads((folder / WORKER_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or "host" not in record or "pid" not in record:
+        return None
+    return record
 
 
 def worker_log(store: Store, run_id: str) -> Path:

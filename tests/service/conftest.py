@@ -102,6 +102,7 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     own store folder, or ``store``); all stopped at the end."""
     uvicorn = pytest.importorskip("uvicorn")
     from pytest_srbench.service.api import create_app
+    from pytest_srbench.service.connections import bounded_protocol
     from pytest_srbench.service.worker import RunService
 
     servers: list[tuple[object, threading.Thread]] = []
@@ -119,8 +120,14 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         if token:
             private.append(token)
         port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                lifespan="off")  # fmt: skip
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            http=bounded_protocol(),
+        )  # as srbench serve
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()

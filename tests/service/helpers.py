@@ -3,8 +3,12 @@ error answer, parse an event stream."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,3 +51,40 @@ def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         elif not line.startswith(":"):
             field, _, value = line.partition(":")
             event[field] = value.removeprefix(" ")
+
+
+def serve(project: Path, port: int, stdout: Any = None, **env: str) -> subprocess.Popen[bytes]:
+    """``srbench serve`` in its own process (so it can be killed like a crashed host);
+    ``stdout``: where its output goes (both streams; default nowhere)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env}
+    sink = stdout if stdout is not None else subprocess.DEVNULL
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest_srbench", "--store", str(project / ".srbench"), "serve",
+         "--port", str(port), "--project", str(project)],
+        cwd=project, env=env, stdout=sink, stderr=subprocess.STDOUT if stdout else sink,
+    )  # fmt: skip
+
+
+def wait_up(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/api/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the service did not start")
+
+
+def find_worker(project: Path, run_id: str) -> int:
+    """The pid of the run's pytest worker (its command line names the project's store)."""
+    store = f"--srbench-store={project / '.srbench'}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if store in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise AssertionError(f"no worker process for {run_id}")
