@@ -32,9 +32,11 @@ def final_status(
     interrupted: bool,
     workers_lost: bool = False,
 ) -> str:
-    """cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
+    """interrupted (the store failed) > cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
     failed-like cell) > cancelled (stopped) > completed > failed."""
     cells = cell_progress(counts, total)
+    if any(stop.get("interrupted") for stop in stops):
+        return "interrupted"  # the store failed (disk full, lost for too long)
     if interrupted or any(stop.get("user") for stop in stops):
         return "cancelled"
     if workers_lost and not cells.all_completed:
@@ -92,7 +94,10 @@ def finalize_run(
         observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
         failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
-        if status == "interrupted":
+        faults = [stop["reason"] for stop in stops if stop.get("interrupted")]
+        if faults:
+            error = faults[0]
+        elif status == "interrupted":
             error = f"{WORKER_STOPPED} (lost: {', '.join(workers_lost)})"
         processes = store.processes(run_id)
         engines = [p for p in processes if p.get("role") != "controller"]

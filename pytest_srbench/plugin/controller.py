@@ -31,7 +31,7 @@ from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
 from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
-from pytest_srbench.store.base import Store
+from pytest_srbench.store.base import Store, StoreError
 from pytest_srbench.store.opening import store_exists
 
 if TYPE_CHECKING:
@@ -185,8 +185,15 @@ class ControllerPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
             self._finish(session, exitstatus)
+        except StoreError as error:  # the store failed for good (lost, full): one loud line
+            self.state.store_failure = self.state.store_failure or (
+                f"run {self.state.run_id} could not be ended: {error}; the next command that "
+                "opens the store marks it interrupted"
+            )
         finally:
             freeze_heap()  # the report, the results and pytest's reports: kept to the end
+        if self.state.store_failure and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         """Settle the run, build and write its report, apply the gate."""
@@ -321,6 +328,8 @@ class ControllerPlugin:
             )
         if self.shard_note:
             terminalreporter.write_line(self.shard_note, cyan=True)
+        if state.store_failure:
+            terminalreporter.write_line(f"srbench: {state.store_failure}", red=True, bold=True)
         if self.report_error:
             terminalreporter.write_sep("=", "srbench report", red=True)
             terminalreporter.write_line(self.report_error)

@@ -52,6 +52,7 @@ from pytest_srbench.store.base import (
     Row,
     StoreConflict,
     StoreError,
+    StoreUnavailable,
     check_same_plan,
     now_iso,
 )
@@ -426,7 +427,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
             )
         if isinstance(error, self._psycopg.OperationalError):
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            return StoreError(f"the store {self.location} cannot be used: {first}")
+            return StoreUnavailable(
+                f"the store {self.location} cannot be used: {first}", "connection lost"
+            )
         return error
 
     def _tuples(self) -> psycopg.Cursor[Any]:

