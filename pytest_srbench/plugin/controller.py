@@ -26,6 +26,7 @@ from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.plan.choices import GATE_FAILED
 from pytest_srbench.plugin.errors import about, usage_errors
+from pytest_srbench.plugin.options import HELD_ELSEWHERE_EXIT
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
@@ -194,6 +195,8 @@ class ControllerPlugin:
             freeze_heap()  # the report, the results and pytest's reports: kept to the end
         if self.state.store_failure and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.state.held_line:
+            session.exitstatus = HELD_ELSEWHERE_EXIT
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         """Settle the run, build and write its report, apply the gate."""
@@ -201,7 +204,7 @@ class ControllerPlugin:
         state.finishing = True
         if state.stop_signal is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if not state.run_id:
+        if not state.run_id or state.held_line:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             state.interrupted = True
@@ -284,6 +287,9 @@ class ControllerPlugin:
         key, started at the same time): settling it here would fail that process's calls."""
         if not self.state.view_only:
             return False
+        run = store.get_run(self.state.run_id)
+        if run is not None and run.status not in ("queued", "running"):
+            return False  # its owner ended it: reported as saved, nothing changes
         owner = store.owner(self.state.run_id)
         return owner is not None and store.owner_alive(owner) is not False
 
@@ -328,6 +334,9 @@ class ControllerPlugin:
             )
         if self.shard_note:
             terminalreporter.write_line(self.shard_note, cyan=True)
+        if state.held_line:
+            terminalreporter.write_line(state.held_line, yellow=True)
+            return
         if state.store_failure:
             terminalreporter.write_line(f"srbench: {state.store_failure}", red=True, bold=True)
         if self.report_error:
