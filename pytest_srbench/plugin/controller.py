@@ -345,6 +345,16 @@ class ControllerPlugin:
             return
         if self.report is None:
             return
+        report = self.report
+        if report.get("status") == "interrupted" and report.get("error"):
+            targets = report["summary"]["targets"]
+            ended = sum(t["total"] - t["pending"] for t in targets)
+            terminalreporter.write_line(
+                f"srbench: run {report['run_id']} was interrupted: {report['error']}; recorded: "
+                f"{ended} of {sum(t['total'] for t in targets)} cells with a result, the rest "
+                "pending (never sent again automatically); every request sent is journaled",
+                yellow=True,
+            )
         terminalreporter.write_sep("=", "srbench report")
         for line in render_summary(self.report):
             terminalreporter.write_line(line)

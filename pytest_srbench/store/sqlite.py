@@ -325,8 +325,11 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
                 f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS",
                 "locked",
             )
-        if name.startswith("SQLITE_FULL") or "disk is full" in text:
-            return StoreUnavailable(f"disk full: the store {self.root} cannot grow", "disk full")
+        if name.startswith(("SQLITE_FULL", "SQLITE_IOERR_WRITE")) or "disk is full" in text:
+            # a file that cannot grow (ENOSPC is SQLITE_FULL; a size limit, EFBIG, a failed write)
+            return StoreUnavailable(
+                f"disk full: the store {self.root} cannot grow ({text})", "disk full"
+            )
         if name.startswith("SQLITE_READONLY") or "readonly database" in text:
             return StoreError(
                 f"the store {self.root} is read-only: listing and reading runs work, but this "
@@ -696,6 +699,11 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
             )
             for w, locator in zip(pending, locators, strict=True):
                 w.row["evidence"] = locator
+
+    def make_room(self) -> None:
+        """After a write failed on a full disk: merge the WAL into the database and truncate
+        it, so that the writes waiting in memory may fit again."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- evidence ----------------------------------------------------------------------
     def append_evidence(self, run_id: str, data: bytes) -> dict[str, Any]:

@@ -218,6 +218,11 @@ class GroupCommitWriter:
         if now - self._outage_since >= self.outage_window_s:
             self._give_up(outage)
             return
+        if outage.kind == "disk full":  # room the store can make for itself (SQLite: its WAL)
+            make_room = getattr(self.store, "make_room", None)
+            if make_room is not None:
+                with contextlib.suppress(Exception):
+                    make_room()
         self._retries += 1
         delay = min(2.0, 0.1 * 2**self._retries)
         loop = self._loop()

@@ -71,3 +71,39 @@ def test_a_write_lock_held_past_the_busy_timeout_loses_no_receipt(pytester, sim)
     targets = report["summary"]["targets"]
     assert all(t["cost_complete"] and t["total_spend_usd"] for t in targets), targets
     assert run.returncode == 0, out[-3000:]
+
+
+def file_size_limit(limit: int):
+    """A child's ``preexec_fn``: files it writes cannot grow past ``limit`` bytes (a full disk
+    for the store); SIGXFSZ ignored, so a write past it fails with EFBIG instead of killing."""
+
+    def limit_files() -> None:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_files
+
+
+def test_a_full_disk_ends_the_run_interrupted_with_its_reason(pytester, sim):
+    """The store's files cannot grow past 600 kB (RLIMIT_FSIZE): dispatch stops at the first
+    write that does not fit, the writes waiting in memory go in once the store makes room, and
+    the run ends interrupted with "disk full", its terminal saying what was recorded."""
+    project(pytester, sim, "slow")
+    root = pytester.path
+    run = start(root, "--srbench-concurrency=1", env={"SRBENCH_STORE_OUTAGE_S": "10"},
+                preexec_fn=file_size_limit(600_000))  # fmt: skip
+    out = finish(run, timeout=180)
+    store = open_store(str(root / ".srbench"))
+    (listed,) = store.list_runs(limit=5)
+    run_row = store.require_run(listed.id)
+    assert run_row.status == "interrupted", out[-3000:]
+    assert (run_row.error or "").startswith("disk full"), run_row.error
+    calls = store.calls(listed.id)
+    assert calls and "sent" not in {c["status"] for c in calls}
+    assert all(c["status"] == "completed" and c["evidence_bytes"] for c in calls)
+    line = next(x for x in out.splitlines() if "was interrupted: disk full" in x)
+    assert "recorded:" in line
+    assert "INTERNALERROR" not in out and "Traceback" not in out
