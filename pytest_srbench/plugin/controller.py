@@ -32,8 +32,9 @@ from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
 from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
-from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.store.base import Store, StoreError, StoreUnavailable
 from pytest_srbench.store.opening import store_exists
+from pytest_srbench.store.writer import retrying
 
 if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
@@ -150,9 +151,13 @@ class ControllerPlugin:
             return
         state = self.state
         store = state.open()
-        if state.manifest is None and store.get_run(state.run_id) is None:
-            return  # no worker created the run yet
-        progress.show(read_status(store, state.run_id, self._planned_count(), state.started))
+        try:
+            if state.manifest is None and store.get_run(state.run_id) is None:
+                return  # no worker created the run yet
+            status = read_status(store, state.run_id, self._planned_count(), state.started)
+        except StoreUnavailable:
+            return  # the store is away for now (the engine's writer waits for it)
+        progress.show(status)
 
     def clear_progress(self) -> None:
         if self.progress is not None:
@@ -185,7 +190,7 @@ class ControllerPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            self._finish(session, exitstatus)
+            retrying(lambda: self._finish(session, exitstatus))  # a lost store: reconnect
         except StoreError as error:  # the store failed for good (lost, full): one loud line
             self.state.store_failure = self.state.store_failure or (
                 f"run {self.state.run_id} could not be ended: {error}; the next command that "

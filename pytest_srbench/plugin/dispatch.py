@@ -53,6 +53,7 @@ from pytest_srbench.plugin.items import (
 )
 from pytest_srbench.plugin.session import Assignment, SessionState
 from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.writer import retrying
 
 if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
@@ -159,7 +160,7 @@ class Dispatcher:
                 f"stored ({writer.gave_up}); the responses they held are lost to the report"
             )
         try:
-            self._record_end(engine)
+            retrying(lambda: self._record_end(engine))
         except StoreError as error:
             self.state.store_failure = self.state.store_failure or (
                 f"the end of run {self.state.run_id} could not be recorded: {error}"

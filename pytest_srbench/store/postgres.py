@@ -411,7 +411,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
             )
         except self._psycopg.OperationalError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-            raise StoreError(f"cannot connect to the store {self.location}: {first}") from None
+            raise StoreUnavailable(
+                f"cannot connect to the store {self.location}: {first}", "connection lost"
+            ) from None
         self._connections[:] = [c for c in self._connections if not c.closed]
         self._connections.append(connection)
         return connection  # type: ignore[no-any-return]

@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pytest_srbench.core.redact import Redactor
 from pytest_srbench.store.base import StoreError, StoreUnavailable
@@ -41,6 +41,7 @@ from pytest_srbench.store.writes import (
     Write,
 )
 
+T = TypeVar("T")
 OUTAGE_ENV = "SRBENCH_STORE_OUTAGE_S"
 DEFAULT_OUTAGE_S = 60.0
 _FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -72,6 +73,22 @@ def unavailable(error: BaseException) -> StoreUnavailable | None:
     return None
 
 
+def retrying(action: Callable[[], T], window_s: float | None = None) -> T:
+    """``action()``, tried again with a bounded backoff while the store is unavailable (a
+    lost connection, a lock, a full disk) for up to ``window_s`` (default: the outage
+    window); then its ``StoreUnavailable`` is raised."""
+    deadline = time.monotonic() + (outage_window_s() if window_s is None else window_s)
+    delay = 0.2
+    while True:
+        try:
+            return action()
+        except Exception as error:
+            if unavailable(error) is None or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2.0, delay * 2)
+
+
 class _Batched(Protocol):
     def transaction(self) -> contextlib.AbstractContextManager[None]: ...
 
@@ -98,6 +115,7 @@ class GroupCommitWriter:
         self.outages: list[str] = []  # every outage seen, in order (its message)
         self.unwritten: list[Write] = []  # given up on: the store never took them
         self.gave_up: StoreUnavailable | None = None
+        self.stopped_run = False  # on_give_up was called: the run stops
         self.on_outage: Callable[[StoreUnavailable], None] | None = None
         self.on_give_up: Callable[[StoreUnavailable], None] | None = None
         self.on_recovered: Callable[[], None] | None = None
@@ -216,8 +234,14 @@ class GroupCommitWriter:
                 self.on_outage(outage)
         self._pending[:0] = groups
         if now - self._outage_since >= self.outage_window_s:
-            self._give_up(outage)
-            return
+            if self._loop() is None or self.stopped_run:
+                self._give_up(outage)
+                return
+            # the run stops (like a cancellation); what it holds gets one more window
+            self.stopped_run = True
+            self._outage_since = now
+            if self.on_give_up is not None:
+                self.on_give_up(outage)
         if outage.kind == "disk full":  # room the store can make for itself (SQLite: its WAL)
             make_room = getattr(self.store, "make_room", None)
             if make_room is not None:
@@ -239,7 +263,8 @@ class GroupCommitWriter:
         self.outage = None
         self._outage_since = None
         self._retries = 0
-        if self.on_give_up is not None:
+        if self.on_give_up is not None and not self.stopped_run:
+            self.stopped_run = True
             self.on_give_up(outage)
 
     def close(self) -> None:

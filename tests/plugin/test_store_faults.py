@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,64 @@ def test_a_full_disk_ends_the_run_interrupted_with_its_reason(pytester, sim):
     line = next(x for x in out.splitlines() if "was interrupted: disk full" in x)
     assert "recorded:" in line
     assert "INTERNALERROR" not in out and "Traceback" not in out
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test alone (it is stopped and started mid-run)."""
+    from tests.postgres_server import start_server
+
+    server = start_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def pg_ctl(server, *args: str) -> None:
+    subprocess.run([*server.as_user, server.pg_ctl, *args, "-D", str(server.folder / "data")],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+
+
+def stop_and_start(server, down_s: float) -> None:
+    """Stop the server (its connections die), keep it down ``down_s``, start it again."""
+    pg_ctl(server, "stop", "-m", "fast", "-w")
+    time.sleep(down_s)
+    options = (f"-c listen_addresses='' -c unix_socket_directories={server.socket_dir}"
+               " -c max_connections=100 -c shared_buffers=32MB -c fsync=off"
+               " -c synchronous_commit=off")  # fmt: skip
+    pg_ctl(
+        server, "start", "-w", "-t", "60", "-l", str(server.folder / "server.log"), "-o", options
+    )
+
+
+@pytest.mark.parametrize(
+    ("window_s", "down_s"), [("60", 3.0), ("3", 4.0)], ids=["within-window", "past-window"]
+)
+def test_a_postgresql_restart_mid_run(pytester, sim, own_postgres, window_s, down_s):
+    """A restart within SRBENCH_STORE_OUTAGE_S: the writes wait in memory, the process
+    reconnects and the run completes with every receipt. Down for longer: the run stops like
+    a cancellation and ends interrupted with its reason and its report; nothing is lost."""
+    project(pytester, sim, "slow")
+    root = pytester.path
+    url = own_postgres.create_database("faults")
+    run = start(root, "--srbench-concurrency=1", f"--srbench-store={url}",
+                env={"SRBENCH_STORE_OUTAGE_S": window_s})  # fmt: skip
+    run_id = wait_for_calls(root, 2, location=url)
+    stop_and_start(own_postgres, down_s)
+    out = finish(run, timeout=240)
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out[-3000:]
+    store = open_store(url)
+    row = store.require_run(run_id)
+    calls = store.calls(run_id)
+    assert calls and "sent" not in {c["status"] for c in calls}, out[-3000:]
+    assert "sent_unknown" not in {c["status"] for c in calls}, [c.get("error") for c in calls]
+    assert "srbench report" in out
+    if down_s < float(window_s):
+        assert row.status == "completed", out[-3000:]
+        assert len(calls) == 18 and {c["status"] for c in calls} == {"completed"}
+        assert run.returncode == 0, out[-3000:]
+    else:
+        assert row.status == "interrupted", out[-3000:]
+        assert "the store could not be written for 3 s" in (row.error or ""), row.error
+        assert f"run {run_id} was interrupted: the store could not be written" in out
