@@ -33,9 +33,11 @@ def final_status(
     interrupted: bool,
     workers_lost: bool = False,
 ) -> str:
-    """cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
+    """interrupted (the store failed) > cancelled (user) > interrupted (a worker died before every cell completed) > failed (any
     failed-like cell) > cancelled (stopped) > completed > failed."""
     cells = cell_progress(counts, total)
+    if any(stop.get("interrupted") for stop in stops):
+        return "interrupted"  # the store failed (disk full, lost for too long)
     if interrupted or any(stop.get("user") for stop in stops):
         return "cancelled"
     if workers_lost and not cells.all_completed:
@@ -109,7 +111,10 @@ def finalize_run(
         observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
         failure = observed[0]["data"] if observed else None
         error = failure.get("summary") if failure else None
-        if (
+        faults = [stop["reason"] for stop in stops if stop.get("interrupted")]
+        if faults:
+            error = faults[0]
+        elif (
             status == "failed"
             and not stops
             and failed_samples_only(
@@ -117,7 +122,7 @@ def finalize_run(
             )
         ):
             status, error = "completed", None  # the RAG rows' failure_rate says how many
-        if status == "interrupted":
+        elif status == "interrupted":
             error = f"{WORKER_STOPPED} (lost: {', '.join(workers_lost)})"
         processes = store.processes(run_id)
         engines = [p for p in processes if p.get("role") != "controller"]

@@ -272,9 +272,22 @@ async def _prepare(
     row = _sent_row(rt, cell, target, role, attempt, sid, messages, body, key)
     call_id = row["id"]
     sent = {"call_id": call_id, "case_id": cell.case.id, "target_id": cell.target.id, "role": role}
-    await rt.writer.run(
-        [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
-    )
+    try:
+        await rt.writer.run(
+            [InsertCall(rt.run_id, row.copy()), AppendEvent(rt.run_id, "call_sent", sent)]
+        )
+    except asyncio.CancelledError:  # stopped while its row waited for the store: the request
+        # never left, so the row (stored later) must not stay ``sent``
+        unsent = row.copy()
+        unsent["status"] = "cancelled"
+        unsent["error"] = "cancelled before the request left"
+        unsent["cost_usd"] = 0.0
+        unsent["cost_complete"] = True
+        unsent["evidence_bytes"] = 0
+        unsent["finished_at"] = now_iso()
+        rt.writer.post([FinishCall(rt.run_id, unsent)])
+        rt.budget.settle(reservation, 0.0)
+        raise
     return _Prepared(target, payload, headers, reservation, row)
 
 

@@ -21,6 +21,7 @@ from pytest_srbench.engine.cell import run_cell
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.engine.slots import OutcomeSlot
 from pytest_srbench.engine.threads import DaemonThreads
+from pytest_srbench.store.base import StoreUnavailable
 
 CellKey = tuple[str, str]
 
@@ -263,7 +264,11 @@ class Engine:
         while True:
             await asyncio.sleep(self.options.watch_interval_s)
             rt.publish_progress()
-            if not rt.user_cancelled and rt.store.cancellation_requested(rt.run_id):
+            try:
+                cancelled = not rt.user_cancelled and rt.store.cancellation_requested(rt.run_id)
+            except StoreUnavailable:
+                continue  # the store is away for now: asked again at the next tick
+            if cancelled:
                 rt.stop("cancelled by request (srbench cancel)", user=True)
                 for task in self._tasks:
                     task.cancel()

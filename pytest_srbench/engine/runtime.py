@@ -17,7 +17,7 @@ from pytest_srbench.core.calls.sse import StreamGuards
 from pytest_srbench.core.models import Case, Manifest, Target, variant_of
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.core.redact import Redactor, target_secret_envs
-from pytest_srbench.store.base import Store, now_iso
+from pytest_srbench.store.base import Store, StoreUnavailable, now_iso
 from pytest_srbench.store.writer import GroupCommitWriter
 from pytest_srbench.store.writes import CallProgress, Write
 from pytest_srbench.transport.base import Transport
@@ -48,6 +48,7 @@ class RunRuntime:
     started: float = field(default_factory=time.monotonic)
     stop_reason: str | None = None
     user_cancelled: bool = False
+    interrupted: bool = False  # stopped by a fault of the store (the run ends interrupted)
     failures: int = 0
     failure_observed: bool = False
     abort_in_flight: Callable[[], None] | None = None
@@ -80,6 +81,8 @@ class RunRuntime:
         # reports (call rows, evidence, results, events, stop reasons) may contain them
         self.redactor = Redactor.for_env(target_secret_envs(self.inventory.values()), os.environ)
         self.writer.redactor = self.redactor
+        self.writer.on_outage = self._store_outage
+        self.writer.on_give_up = self._store_given_up
 
     def stopping(self) -> bool:
         """True once no new work may start (cancelled, failed closed, budget or wall time)."""
@@ -91,6 +94,29 @@ class RunRuntime:
         if self.stop_reason is None:
             self.stop_reason = self.redactor.text(reason)
         self.user_cancelled = self.user_cancelled or user
+
+    def interrupt(self, reason: str) -> None:
+        """Stop dispatch because the store fails (the run ends ``interrupted`` with ``reason``);
+        calls in flight finish and their receipts wait in the writer."""
+        if self.stop_reason is None:
+            self.interrupted = True
+        self.stop(reason)
+
+    def _store_outage(self, outage: StoreUnavailable) -> None:
+        """A full disk stops dispatch at once (nothing more can be journaled); a lock or a
+        lost connection is waited out (``store/writer.py``)."""
+        if outage.kind == "disk full":
+            self.interrupt(
+                f"disk full: {outage}" if "disk full" not in str(outage) else str(outage)
+            )
+
+    def _store_given_up(self, outage: StoreUnavailable) -> None:
+        """The store refused writes for the writer's whole window: stop like a cancellation."""
+        self.interrupt(
+            f"the store could not be written for {self.writer.outage_window_s:g} s: {outage}"
+        )
+        if self.abort_in_flight is not None:
+            self.abort_in_flight()
 
     def fail_closed(self, reason: str) -> None:
         """Stop dispatch and cancel the cells in flight (they end ``cancelled``)."""

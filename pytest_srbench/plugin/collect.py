@@ -8,6 +8,7 @@ child adopted, and the process learns which cells it dispatches (``Assignment``)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection
 
 import pytest
@@ -34,6 +35,7 @@ from pytest_srbench.plugin.bench_tests import (
 )
 from pytest_srbench.plugin.errors import about, usage_errors, usage_line
 from pytest_srbench.plugin.items import CellCompactor, SuitesModule
+from pytest_srbench.plugin.options import HELD_ELSEWHERE_EXIT
 from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
@@ -390,9 +392,52 @@ class Collector:
             and start.run.status in TERMINAL_RUN_STATUSES
         )
         self.assignment.transport = start.transport
+        if start.view_only and start.shard is None and not self._wait_for_owner(session):
+            return
         if start.shard is not None:
             selected = self._keep_shard(session, start, selected)
         self._assign(session, selected)
+
+    def _wait_for_owner(self, session: pytest.Session) -> bool:
+        """The run of this key is being executed by another live process: wait for it to end
+        (``--srbench-wait-s``) so that this process reports the run as its owner does. False
+        when it did not end in time: the cells' items are deselected and the session ends
+        with one line and status 75 (``held_line``)."""
+        state = self.state
+        settings = state.settings
+        store = state.open()
+        run_id = state.run_id
+        deadline = time.monotonic() + settings.wait_s
+        said = False
+        while True:
+            run = store.get_run(run_id)
+            if run is None or run.status not in ("queued", "running"):
+                return True
+            owner = store.owner(run_id)
+            if owner is None or store.owner_alive(owner) is False:
+                return True
+            if time.monotonic() >= deadline:
+                break
+            if not said:
+                say(
+                    state.config,
+                    f"srbench: run {run_id} (run key {settings.run_key!r}) is being executed by "
+                    f"another process; waiting up to {settings.wait_s:g} s for it to end "
+                    "(--srbench-wait-s)",
+                )
+                said = True
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+        state.held_line = (
+            f"srbench: run {run_id} (run key {settings.run_key!r}) is held by another live "
+            f"process ({owner.get('host')}, pid {owner.get('pid')}) and did not end within "
+            f"{settings.wait_s:g} s (--srbench-wait-s); nothing was changed (exit status "
+            f"{HELD_ELSEWHERE_EXIT})"
+        )
+        cells = [item for item in session.items if cell_of(item) is not None]
+        if cells:
+            session.items[:] = [item for item in session.items if cell_of(item) is None]
+            state.config.hook.pytest_deselected(items=cells)
+        return False
 
     def _refuse_shard(self, session: pytest.Session, line: str) -> None:
         """A usage error (exit 4); an xdist worker hands the line to its controller and

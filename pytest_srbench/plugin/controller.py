@@ -26,13 +26,15 @@ from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import SrbenchError
 from pytest_srbench.core.plan.choices import GATE_FAILED
 from pytest_srbench.plugin.errors import about, usage_errors
+from pytest_srbench.plugin.options import HELD_ELSEWHERE_EXIT
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
 from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
-from pytest_srbench.store.base import Store
+from pytest_srbench.store.base import Store, StoreError, StoreUnavailable
 from pytest_srbench.store.opening import store_exists
+from pytest_srbench.store.writer import retrying
 
 if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
@@ -149,9 +151,13 @@ class ControllerPlugin:
             return
         state = self.state
         store = state.open()
-        if state.manifest is None and store.get_run(state.run_id) is None:
-            return  # no worker created the run yet
-        progress.show(read_status(store, state.run_id, self._planned_count(), state.started))
+        try:
+            if state.manifest is None and store.get_run(state.run_id) is None:
+                return  # no worker created the run yet
+            status = read_status(store, state.run_id, self._planned_count(), state.started)
+        except StoreUnavailable:
+            return  # the store is away for now (the engine's writer waits for it)
+        progress.show(status)
 
     def clear_progress(self) -> None:
         if self.progress is not None:
@@ -184,9 +190,18 @@ class ControllerPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            self._finish(session, exitstatus)
+            retrying(lambda: self._finish(session, exitstatus))  # a lost store: reconnect
+        except StoreError as error:  # the store failed for good (lost, full): one loud line
+            self.state.store_failure = self.state.store_failure or (
+                f"run {self.state.run_id} could not be ended: {error}; the next command that "
+                "opens the store marks it interrupted"
+            )
         finally:
             freeze_heap()  # the report, the results and pytest's reports: kept to the end
+        if self.state.store_failure and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.state.held_line:
+            session.exitstatus = HELD_ELSEWHERE_EXIT
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         """Settle the run, build and write its report, apply the gate."""
@@ -194,7 +209,7 @@ class ControllerPlugin:
         state.finishing = True
         if state.stop_signal is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if not state.run_id:
+        if not state.run_id or state.held_line:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             state.interrupted = True
@@ -279,6 +294,9 @@ class ControllerPlugin:
         key, started at the same time): settling it here would fail that process's calls."""
         if not self.state.view_only:
             return False
+        run = store.get_run(self.state.run_id)
+        if run is not None and run.status not in ("queued", "running"):
+            return False  # its owner ended it: reported as saved, nothing changes
         owner = store.owner(self.state.run_id)
         return owner is not None and store.owner_alive(owner) is not False
 
@@ -324,12 +342,27 @@ class ControllerPlugin:
             )
         if self.shard_note:
             terminalreporter.write_line(self.shard_note, cyan=True)
+        if state.held_line:
+            terminalreporter.write_line(state.held_line, yellow=True)
+            return
+        if state.store_failure:
+            terminalreporter.write_line(f"srbench: {state.store_failure}", red=True, bold=True)
         if self.report_error:
             terminalreporter.write_sep("=", "srbench report", red=True)
             terminalreporter.write_line(self.report_error)
             return
         if self.report is None:
             return
+        report = self.report
+        if report.get("status") == "interrupted" and report.get("error"):
+            targets = report["summary"]["targets"]
+            ended = sum(t["total"] - t["pending"] for t in targets)
+            terminalreporter.write_line(
+                f"srbench: run {report['run_id']} was interrupted: {report['error']}; recorded: "
+                f"{ended} of {sum(t['total'] for t in targets)} cells with a result, the rest "
+                "pending (never sent again automatically); every request sent is journaled",
+                yellow=True,
+            )
         terminalreporter.write_sep("=", "srbench report")
         for line in render_summary(self.report):
             terminalreporter.write_line(line)

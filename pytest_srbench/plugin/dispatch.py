@@ -52,6 +52,8 @@ from pytest_srbench.plugin.items import (
     run_cell_protocol,
 )
 from pytest_srbench.plugin.session import Assignment, SessionState
+from pytest_srbench.store.base import StoreError
+from pytest_srbench.store.writer import retrying
 
 if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
@@ -151,6 +153,24 @@ class Dispatcher:
             engine.cancel("pytest session ended before every cell finished", user=False)
         engine.join(timeout=60)
         runtime = engine.runtime
+        writer = runtime.writer
+        if writer.unwritten:
+            self.state.store_failure = (
+                f"{len(writer.unwritten)} journal write(s) of run {self.state.run_id} were never "
+                f"stored ({writer.gave_up}); the responses they held are lost to the report"
+            )
+        try:
+            retrying(lambda: self._record_end(engine))
+        except StoreError as error:
+            self.state.store_failure = self.state.store_failure or (
+                f"the end of run {self.state.run_id} could not be recorded: {error}"
+            )
+        engine.slots.clear()  # no item runs after the loop: its entries (11 MB at 100,000
+        # cells) are not kept through the report
+
+    def _record_end(self, engine: Engine) -> None:
+        """Record why dispatch stopped, and this process's figures."""
+        runtime = engine.runtime
         store = self.state.open()
         run_id = self.state.run_id
         with store.transaction():
@@ -158,7 +178,11 @@ class Dispatcher:
                 store.append_event(
                     run_id,
                     "dispatch_stopped",
-                    {"reason": runtime.stop_reason, "user": runtime.user_cancelled},
+                    {
+                        "reason": runtime.stop_reason,
+                        "user": runtime.user_cancelled,
+                        "interrupted": runtime.interrupted,
+                    },
                 )
             store.register_process(
                 run_id,
@@ -171,8 +195,6 @@ class Dispatcher:
                     "waited_for": self._waited_for,
                 },
             )
-        engine.slots.clear()  # no item runs after the loop: its entries (11 MB at 100,000
-        # cells) are not kept through the report
 
     # -- the item protocol ---------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)

@@ -220,6 +220,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="idempotency key: the same key and plan reuse the run",
     )
     group.addoption(
+        "--srbench-wait-s",
+        metavar="SECONDS",
+        type=_wait_seconds,
+        default=None,
+        help="when the run of --srbench-run-key is being executed by another live process: "
+        f"wait up to SECONDS for it to end, then report it (default {DEFAULT_WAIT_S:g}); on "
+        f"timeout say so in one line and exit with status {HELD_ELSEWHERE_EXIT}",
+    )
+    group.addoption(
         "--srbench-full-protocol",
         action="store_true",
         help="run cells through pytest's whole per-item protocol (set-up, capture, every phase "
@@ -242,6 +251,20 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
+DEFAULT_WAIT_S = 600.0
+HELD_ELSEWHERE_EXIT = 75  # EX_TEMPFAIL: the run is held by another live process; try later
+
+
+def _wait_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError("must be a number of seconds in 0..86400")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Resolved options: command line over configuration over defaults."""
@@ -255,6 +278,7 @@ class Settings:
     transport: str
     run_key: str | None
     baseline: str | None = None
+    wait_s: float = DEFAULT_WAIT_S  # how long a process waits for the owner of its run key
     gate: str = "regression"
     margin: float = DEFAULT_MARGIN
     gate_interval: str = "wald"
@@ -276,6 +300,11 @@ class Settings:
     @property
     def location(self) -> str:
         return self.store_location or str(self.store)
+
+
+def _wait_option(config: pytest.Config) -> float:
+    value = config.getoption("srbench_wait_s", None)
+    return DEFAULT_WAIT_S if value is None else float(value)
 
 
 def _output_path(option: str | None, default: Path, invoked: Path) -> Path | None:
@@ -395,6 +424,7 @@ def resolve(config: pytest.Config, project: SrbenchConfig) -> Settings:
         html_path=html_path,
         transport=config.getoption("srbench_transport") or project.transport,
         run_key=config.getoption("srbench_run_key"),
+        wait_s=_wait_option(config),
         baseline=config.getoption("srbench_baseline"),
         gate=config.getoption("srbench_gate") or "regression",
         margin=config.getoption("srbench_margin") or DEFAULT_MARGIN,

@@ -94,6 +94,8 @@ class SessionState:
     # how the session is being stopped
     interrupted: bool = False
     stop_signal: str | None = None  # SIGTERM received: the run ends as on Ctrl-C
+    held_line: str | None = None  # the run's owner did not end within --srbench-wait-s
+    store_failure: str | None = None  # journal writes the store never took (the session fails)
     finishing: bool = False  # the report is being written: a signal waits for it
     stoppers: list[Callable[[str], None]] = field(default_factory=list)  # called on SIGTERM
     signals: SignalHandlers = field(default_factory=SignalHandlers)

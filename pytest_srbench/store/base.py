@@ -29,6 +29,17 @@ class StoreError(SrbenchError, RuntimeError):
     """The store cannot do what was asked (unknown run, conflicting key, newer schema …)."""
 
 
+class StoreUnavailable(StoreError):
+    """The store refused a write for a reason that can pass: another process holds its write
+    lock (``kind`` "locked"), the connection to its server was lost ("connection lost") or
+    its disk is full ("disk full"). The engine's writer keeps such writes in memory and
+    retries them (``store/writer.py``)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 @dataclass(frozen=True)
 class ProgressCounts:
     """A run in progress, as its journal shows it: result rows per status (the meaning of

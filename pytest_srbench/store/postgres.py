@@ -52,6 +52,7 @@ from pytest_srbench.store.base import (
     Row,
     StoreConflict,
     StoreError,
+    StoreUnavailable,
     check_same_plan,
     now_iso,
 )
@@ -419,7 +420,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
             )
         except self._psycopg.OperationalError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-            raise StoreError(f"cannot connect to the store {self.location}: {first}") from None
+            raise StoreUnavailable(
+                f"cannot connect to the store {self.location}: {first}", "connection lost"
+            ) from None
         self._connections[:] = [c for c in self._connections if not c.closed]
         self._connections.append(connection)
         return connection  # type: ignore[no-any-return]
@@ -435,7 +438,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
             )
         if isinstance(error, self._psycopg.OperationalError):
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            return StoreError(f"the store {self.location} cannot be used: {first}")
+            return StoreUnavailable(
+                f"the store {self.location} cannot be used: {first}", "connection lost"
+            )
         return error
 
     def _tuples(self) -> psycopg.Cursor[Any]:

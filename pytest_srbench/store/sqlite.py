@@ -31,6 +31,7 @@ from pytest_srbench.store.base import (
     Row,
     StoreConflict,
     StoreError,
+    StoreUnavailable,
     check_same_plan,
     now_iso,
 )
@@ -327,10 +328,16 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
         name = str(getattr(error, "sqlite_errorname", "") or "")
         text = str(error)
         if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
-            return StoreError(
+            return StoreUnavailable(
                 f"the store {self.root} is locked by another process (waited "
                 f"{self.busy_timeout_s:g} s for it); try again when that process is done, or "
-                f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS"
+                f"wait longer with {BUSY_TIMEOUT_ENV}=SECONDS",
+                "locked",
+            )
+        if name.startswith(("SQLITE_FULL", "SQLITE_IOERR_WRITE")) or "disk is full" in text:
+            # a file that cannot grow (ENOSPC is SQLITE_FULL; a size limit, EFBIG, a failed write)
+            return StoreUnavailable(
+                f"disk full: the store {self.root} cannot grow ({text})", "disk full"
             )
         if name.startswith("SQLITE_READONLY") or "readonly database" in text:
             return StoreError(
@@ -717,6 +724,11 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
             )
             for w, locator in zip(pending, locators, strict=True):
                 w.row["evidence"] = locator
+
+    def make_room(self) -> None:
+        """After a write failed on a full disk: merge the WAL into the database and truncate
+        it, so that the writes waiting in memory may fit again."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- evidence ----------------------------------------------------------------------
     def append_evidence(self, run_id: str, data: bytes) -> dict[str, Any]:

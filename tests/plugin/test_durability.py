@@ -363,8 +363,9 @@ def test_sigkill_of_a_run_of_test_defined_cells_then_recovery(pytester, sim, bac
 def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(
     pytester, sim, backend, request
 ):
-    """The second process finds the run its twin is executing: it reports what the store has
-    and changes nothing, so the owner completes every cell."""
+    """The second process finds the run its twin is executing: it changes nothing, waits for
+    the owner to end the run (--srbench-wait-s) and then reports it and exits as the owner
+    does, so a retried CI job is as green as the first."""
     project(pytester, sim, "slow")  # 0.3 s per answer, 18 cells one at a time: ~5 s
     root = pytester.path
     location, where, _ = store_of(backend, root, request)
@@ -374,16 +375,42 @@ def test_two_processes_with_one_run_key_at_once_leave_the_run_to_its_owner(
         pytest_args("--srbench-run-key=twins", "--srbench-json=second.json", *where),
         cwd=root, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert "already bound" not in second.stdout + second.stderr
-    snapshot = json.loads((root / "second.json").read_text())
-    assert snapshot["run_id"] == run_id and snapshot["status"] == "running"
     out = finish(first, timeout=120)
+    said = second.stdout + second.stderr
+    assert "already bound" not in said and "FAILED" not in said, said[-3000:]
+    assert "being executed by another process; waiting" in said
+    assert second.returncode == first.returncode == 0, said[-3000:]
+    assert "18 correct" in said and "srbench report" in said
+    snapshot = json.loads((root / "second.json").read_text())
+    assert snapshot["run_id"] == run_id and snapshot["status"] == "completed"
     store = open_store(location)
     run = store.require_run(run_id)
     assert run.status == "completed", out[-2000:]
     calls = store.calls(run_id)
     assert len(calls) == 18 and {c["status"] for c in calls} == {"completed"}
     assert len({(c["case_id"], c["target_id"]) for c in calls}) == 18  # nothing ran twice
+
+
+def test_a_twin_that_waits_too_long_says_so_in_one_line(pytester, sim):
+    """--srbench-wait-s bounds the wait: then one line, no failed items, exit status 75, and
+    the owner's run goes on untouched."""
+    project(pytester, sim, "slow")
+    root = pytester.path
+    first = start(root, "--srbench-run-key=twins", "--srbench-concurrency=1")
+    run_id = wait_for_calls(root, 1)
+    second = subprocess.run(
+        pytest_args("--srbench-run-key=twins", "--srbench-wait-s=1"),
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = finish(first, timeout=120)
+    said = second.stdout + second.stderr
+    assert second.returncode == 75, said[-3000:]
+    assert "FAILED" not in said and "Traceback" not in said
+    held = [line for line in said.splitlines() if "is held by another live process" in line]
+    assert len(held) == 1 and run_id in held[0] and "--srbench-wait-s" in held[0]
+    store = open_store(str(root / ".srbench"))
+    assert store.require_run(run_id).status == "completed", out[-2000:]
+    assert {c["status"] for c in store.calls(run_id)} == {"completed"}
 
 
 CAPITALS = """
