@@ -53,7 +53,7 @@ PLAN: dict[str, Any] = {
 }  # fmt: skip
 
 
-LOADED_OR_END = """n => document.querySelectorAll('#events tbody tr').length > n
+LOADED_OR_END = """n => +document.getElementById('events').getAttribute('data-loaded') > n
     || document.getElementById('events-more').disabled"""
 
 
@@ -288,8 +288,10 @@ def test_create_an_evaluation_watch_it_and_open_a_case(server, browser, runs):
     assert page.locator("#events tbody tr").count() == 25
     first_seqs = [int(s) for s in page.locator("#events td[data-col=seq]").all_text_contents()]
     assert first_seqs == sorted(first_seqs)
-    page.click("#events-more")
-    page.wait_for_function("() => document.querySelectorAll('#events tbody tr').length > 25")
+    page.click("#events-next")  # 25 a page of what was read on open
+    page.wait_for_function(
+        "() => document.getElementById('events-page').textContent.startsWith('page 2')"
+    )
     assert page.locator("#events tbody tr").first.locator("td[data-col=kind]").text_content()
 
     page.click("#tab-recipe")
@@ -436,15 +438,15 @@ def test_a_run_started_by_pytest_appears_while_it_runs(server, browser, runs):
         page.click("#tab-events")
         page.wait_for_selector("#events tbody tr")
         while not page.is_disabled("#events-more"):
-            shown = page.locator("#events tbody tr").count()
+            shown = int(page.get_attribute("#events", "data-loaded") or "0")
             page.click("#events-more")
             page.wait_for_function(LOADED_OR_END, arg=shown)
         assert "following the run live" in (page.text_content("#events-info") or "")
         page.select_option("#events-kind", "case_completed")
         visible = "#events tbody tr:not([hidden])"
-        shown = page.locator(visible).count()
+        shown = int(page.get_attribute("#events", "data-matching") or "0")
         page.wait_for_function(  # no click: the stream brings them
-            f"n => document.querySelectorAll('{visible}').length > n", arg=shown
+            "n => +document.getElementById('events').getAttribute('data-matching') > n", arg=shown
         )
         assert set(page.locator(f"{visible} td[data-col=kind]").all_text_contents()) == {
             "case_completed"

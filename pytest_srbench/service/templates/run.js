@@ -10,12 +10,35 @@
   var current = "results";
   var stream = null;
   var reportAt = 0;
-  var PAGE = 50;
+  var SHOW = 25;   // rows shown a page (the guide: 25)
+  var READ = 100;  // results and calls read at most 100 at a time
+  var EVENTS_READ = 1000;  // events read on open and per "Load more events"
 
   function active() { return run !== null && SR.TERMINAL.indexOf(run.status) < 0; }
   function text(id_, value) { document.getElementById(id_).textContent = value === null || value === undefined ? "—" : String(value); }
   function fail(e) { SR.showError(error, e); }
   function correct(value) { return value === true ? "✓ yes" : value === false ? "✗ no" : "—"; }
+  // A list of loaded rows shown SHOW a page: "<prefix>-prev", "<prefix>-next"/"-more" and
+  // "<prefix>-page" are its controls; ``draw`` gets the rows of the page shown.
+  function pager(prefix, nextId, draw) {
+    var state = { page: 0, rows: [] };
+    var prev = document.getElementById(prefix + "-prev");
+    var next = document.getElementById(nextId);
+    function render() {
+      var pages = Math.max(1, Math.ceil(state.rows.length / SHOW));
+      state.page = Math.max(0, Math.min(state.page, pages - 1));
+      draw(state.rows.slice(state.page * SHOW, (state.page + 1) * SHOW));
+      text(prefix + "-page", "page " + (state.page + 1) + " of " + pages);
+      prev.disabled = state.page === 0;
+      next.disabled = state.page >= pages - 1;
+    }
+    prev.addEventListener("click", function () { state.page -= 1; render(); });
+    next.addEventListener("click", function () { state.page += 1; render(); });
+    return {
+      set: function (rows, keepPage) { state.rows = rows; if (!keepPage) { state.page = 0; } render(); },
+      rows: function () { return state.rows; }
+    };
+  }
   function answerText(value) {
     if (value === null || value === undefined) { return "—"; }
     return typeof value === "string" ? value : JSON.stringify(value);
@@ -71,10 +94,27 @@
       var s = report.summary || {};
       drawLatency(report);
       drawData(report);
+      drawScores(report);
       text("run-spend", SR.usd(s.total_spend_usd));
       // a running run's report ends its wall time at the last status change: the page counts
       if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
     }, function () { /* a report that cannot be built yet: keep the last values */ });
+  }
+  // Accuracy with its 95 % interval and cost per target, as the report has them (the rows
+  // read below never change them).
+  function drawScores(report) {
+    var tbody = SR.clear(document.querySelector("#scores tbody"));
+    ((report.summary || {}).targets || []).forEach(function (t) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-target", t.id);
+      SR.cell(tr, t.id, null, "target");
+      SR.cell(tr, SR.num(t.accuracy), "num", "accuracy");
+      SR.cell(tr, SR.interval(t.accuracy_ci95), null, "interval");
+      SR.cell(tr, (t.correct === null || t.correct === undefined ? "—" : t.correct) + " / " + t.total, "num", "correct");
+      SR.cell(tr, SR.usd(t.cost_usd), "num", "cost");
+      SR.cell(tr, SR.usd(t.total_spend_usd), "num", "spend");
+      tbody.appendChild(tr);
+    });
   }
   // One line per benchmark: the kind of data its cases came from and where from, as the
   // report records it (the report's own label says what its scores may claim).
@@ -180,29 +220,34 @@
   // cell's wall time for a completed cell; a cell that ended without an answer has none.
   var resultsCursor = null;
   var resultsNext = null;
+  var resultsPager = pager("results", "results-more", function (rows) {
+    var tbody = SR.clear(document.querySelector("#results tbody"));
+    rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-case", r.case_id);
+      tr.setAttribute("data-target", r.target_id);
+      SR.cell(tr, r.case_id, null, "case");
+      SR.cell(tr, r.target_id, null, "target");
+      SR.cell(tr, r.benchmark, null, "benchmark");
+      SR.cell(tr, r.status, null, "status");
+      SR.cell(tr, correct(r.correct), null, "correct");
+      SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
+      var answerLatency = r.answer_latency_s;  // the service applies the report's rule
+      SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
+      SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
+      SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
+      SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
+      tbody.appendChild(tr);
+    });
+  });
   function loadResults(after) {
-    return SR.api(base + "/results?" + SR.query({ after: after, limit: PAGE })).then(function (data) {
+    return SR.api(base + "/results?" + SR.query({ after: after, limit: READ })).then(function (data) {
+      var same = resultsCursor === after && resultsPager.rows().length > 0;
       resultsCursor = after;
       resultsNext = data.next_cursor;
-      var tbody = SR.clear(document.querySelector("#results tbody"));
-      (data.results || []).forEach(function (r) {
-        var tr = document.createElement("tr");
-        tr.setAttribute("data-case", r.case_id);
-        tr.setAttribute("data-target", r.target_id);
-        SR.cell(tr, r.case_id, null, "case");
-        SR.cell(tr, r.target_id, null, "target");
-        SR.cell(tr, r.benchmark, null, "benchmark");
-        SR.cell(tr, r.status, null, "status");
-        SR.cell(tr, correct(r.correct), null, "correct");
-        SR.cell(tr, SR.short(answerText(r.answer), 80), "clip", "answer");
-        var answerLatency = r.answer_latency_s;  // the service applies the report's rule
-        SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
-        SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
-        SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
-        SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
-        tbody.appendChild(tr);
-      });
-      text("results-info", (data.results || []).length + " rows" + (after ? " after #" + after : ""));
+      resultsPager.set(data.results || [], same);
+      text("results-info", (resultsNext ? "loaded " : "") + (data.results || []).length + " rows" + (after ? " after #" + after : "")
+        + (resultsNext ? " · more: Next 100" : ""));
       document.getElementById("results-next").disabled = !resultsNext;
       document.getElementById("results-first").disabled = !after;
     });
@@ -231,10 +276,10 @@
     var rows = questions.filter(function (r) {
       return !filter || (r.case_id + " " + r.target_id).toLowerCase().indexOf(filter) >= 0;
     });
-    var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    var pages = Math.max(1, Math.ceil(rows.length / SHOW));
     qPage = Math.min(qPage, pages - 1);
     var tbody = SR.clear(document.querySelector("#questions tbody"));
-    rows.slice(qPage * PAGE, (qPage + 1) * PAGE).forEach(function (r) {
+    rows.slice(qPage * SHOW, (qPage + 1) * SHOW).forEach(function (r) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-case", r.case_id);
       tr.setAttribute("data-target", r.target_id);
@@ -441,35 +486,41 @@
     activeTimer = 0;
     tick();
   }
+  var callsPager = pager("calls", "calls-more", function (rows) {
+    var tbody = SR.clear(document.querySelector("#calls tbody"));
+    rows.forEach(function (c) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-call", c.id);
+      SR.cell(tr, c._seq, "num", "seq");
+      SR.cell(tr, c.id, null, "call");
+      SR.cell(tr, c.case_id, null, "case");
+      SR.cell(tr, c.target_id, null, "target");
+      SR.cell(tr, c.role, null, "role");
+      SR.cell(tr, c.status, null, "status");
+      SR.cell(tr, c.model || c.requested_model, null, "model");
+      SR.cell(tr, c.decision, null, "decision");
+      SR.cell(tr, SR.secs(c.latency_s), "num", "latency");
+      SR.cell(tr, SR.usd(c.cost_usd), "num", "cost");
+      SR.cell(tr, c.finish_reason, null, "finish");
+      var button = SR.el("button", "evidence", "link");
+      button.type = "button";
+      button.addEventListener("click", function () { showEvidence(c.id); });
+      SR.cell(tr, null, null, "evidence").appendChild(button);
+      tbody.appendChild(tr);
+    });
+  });
   function loadCalls(after) {
-    return SR.api(base + "/calls?" + SR.query({ after: after, limit: PAGE })).then(function (data) {
+    return SR.api(base + "/calls?" + SR.query({ after: after, limit: READ })).then(function (data) {
       callsNext = data.next_cursor;
-      var tbody = SR.clear(document.querySelector("#calls tbody"));
-      var datalist = document.getElementById("call-ids");
+      var datalist = SR.clear(document.getElementById("call-ids"));
       (data.calls || []).forEach(function (c) {
-        var tr = document.createElement("tr");
-        tr.setAttribute("data-call", c.id);
-        SR.cell(tr, c._seq, "num", "seq");
-        SR.cell(tr, c.id, null, "call");
-        SR.cell(tr, c.case_id, null, "case");
-        SR.cell(tr, c.target_id, null, "target");
-        SR.cell(tr, c.role, null, "role");
-        SR.cell(tr, c.status, null, "status");
-        SR.cell(tr, c.model || c.requested_model, null, "model");
-        SR.cell(tr, c.decision, null, "decision");
-        SR.cell(tr, SR.secs(c.latency_s), "num", "latency");
-        SR.cell(tr, SR.usd(c.cost_usd), "num", "cost");
-        SR.cell(tr, c.finish_reason, null, "finish");
-        var button = SR.el("button", "evidence", "link");
-        button.type = "button";
-        button.addEventListener("click", function () { showEvidence(c.id); });
-        SR.cell(tr, null, null, "evidence").appendChild(button);
-        tbody.appendChild(tr);
         var option = document.createElement("option");
         option.value = c.id;
         datalist.appendChild(option);
       });
-      text("calls-info", (data.calls || []).length + " calls" + (after ? " after #" + after : ""));
+      callsPager.set(data.calls || [], false);
+      text("calls-info", (callsNext ? "loaded " : "") + (data.calls || []).length + " calls" + (after ? " after #" + after : "")
+        + (callsNext ? " · more: Next 100" : ""));
       document.getElementById("calls-next").disabled = !callsNext;
       document.getElementById("calls-first").disabled = !after;
     });
@@ -505,19 +556,38 @@
       var recipes = data.recipes || [];
       if (!recipes.length) { box.appendChild(SR.el("p", "Recipe unavailable: no target of this run captured a frozen recipe.", "note unavailable")); }
       recipes.forEach(function (r) {
-        box.appendChild(SR.el("h3", (r.target_id || "target") + (r.status ? " · " + r.status : "")));
-        box.appendChild(SR.el("pre", JSON.stringify(r, null, 2), "text"));
+        var section = SR.el("section", null, "recipe");
+        section.setAttribute("data-target", r.target_id || "");
+        section.appendChild(SR.el("h3", (r.target_id || "target") + (r.status ? " · " + r.status : "")));
+        var body = JSON.stringify(r, null, 2);
+        // the redacted recipe as the service sent it (no connection details, no credentials):
+        // a recipe artifact, not a deployable configuration
+        if (r.status === "captured" && r.recipe) {
+          var link = SR.el("a", "Download recipe (JSON)", "download-recipe");
+          link.href = URL.createObjectURL(new Blob([body + "\n"], { type: "application/json" }));
+          link.download = "srbench-" + id + "-" + String(r.target_id || "target").replace(/[^A-Za-z0-9._-]/g, "_") + "-recipe.json";
+          section.appendChild(link);
+          section.appendChild(SR.el("p", "Captured " + SR.time(r.captured_at) + " (UTC) · projection sha256 " + r.projection_sha256
+            + ". A redacted recipe (no connection details, no credentials), not a deployable configuration.", "note"));
+        } else {
+          section.appendChild(SR.el("p", "Recipe unavailable" + (r.reason ? ": " + r.reason : "") + ".", "note unavailable"));
+        }
+        section.appendChild(SR.el("pre", body, "text"));
+        box.appendChild(section);
       });
     });
   }
 
-  // -- events (oldest first, 25 per page, load more; followed live once the last page is
-  // shown while the run is active; filtered by event name) ----------------------------------
+  // -- events (oldest first, 25 a page; up to 1,000 read on open and per "Load more
+  // events"; followed live once every event is read while the run is active; the type filter
+  // covers the loaded events; a failed read keeps the cursor and the loaded events) --------
   var eventsCursor = null;
   var eventsLoaded = false;
   var eventsAtEnd = false;
   var eventsBusy = null;
   var eventsAgain = false;
+  var eventsFailed = null;
+  var eventRows = [];
   var kinds = {};
   function seqOf(e) { return e._seq !== undefined ? e._seq : e.seq !== undefined ? e.seq : e.sequence; }
   function kindOf(e) { return String(e.kind || e.name || e.event || ""); }
@@ -530,55 +600,76 @@
     var before = Array.prototype.slice.call(select.options, 1).filter(function (o) { return o.value > kind; })[0];
     select.insertBefore(option, before || null);
   }
-  function filterEvents() {
+  var eventsPager = pager("events", "events-next", function (rows) {
+    var tbody = SR.clear(document.querySelector("#events tbody"));
+    rows.forEach(function (e) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-seq", seqOf(e));
+      tr.setAttribute("data-kind", kindOf(e));
+      SR.cell(tr, seqOf(e), "num", "seq");
+      SR.cell(tr, SR.time(e.at), null, "at");
+      SR.cell(tr, kindOf(e), null, "kind");
+      SR.cell(tr, SR.short(e.data === undefined ? "" : e.data, 160), "clip", "data");
+      tbody.appendChild(tr);
+    });
+  });
+  function filterEvents(keepPage) {
     var kind = document.getElementById("events-kind").value;
-    var tbody = document.querySelector("#events tbody");
-    Array.prototype.forEach.call(tbody.rows, function (tr) { tr.hidden = !!kind && tr.getAttribute("data-kind") !== kind; });
-    var shown = Array.prototype.filter.call(tbody.rows, function (tr) { return !tr.hidden; }).length;
-    var state = !eventsAtEnd ? " · more: Load more" : active() ? " · following the run live" : " · all (the run is " + run.status + ")";
-    text("events-info", (kind ? shown + " " + kind + " of " : "") + tbody.rows.length + " events loaded" + state);
-    document.getElementById("events-more").disabled = eventsAtEnd;
+    var matching = eventRows.filter(function (e) { return !kind || kindOf(e) === kind; });
+    eventsPager.set(matching, keepPage);
+    var table = document.getElementById("events");
+    table.setAttribute("data-loaded", eventRows.length);
+    table.setAttribute("data-matching", matching.length);
+    // no total from the service: a read that was full says only how many are loaded
+    var loaded = eventsAtEnd ? eventRows.length + " events" : "loaded " + eventRows.length;
+    var state = eventsFailed ? " · " + eventsFailed
+      : !eventsAtEnd ? " · more: Load more events" : active() ? " · following the run live" : " · all (the run is " + run.status + ")";
+    text("events-info", (kind ? matching.length + " " + kind + " of " : "") + loaded + state);
+    document.getElementById("events-more").disabled = eventsAtEnd && !eventsFailed;
   }
-  function loadEvents() {
-    if (eventsBusy) { eventsAgain = true; return eventsBusy; }
-    eventsBusy = SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: 25 })).then(function (data) {
-      var tbody = document.querySelector("#events tbody");
+  // Read up to ``budget`` events after the cursor, 500 a request; each answer is kept as it
+  // comes (a later failure keeps what was read and the cursor after it).
+  function readEvents(budget) {
+    return SR.api(base + "/events/page?" + SR.query({ after: eventsCursor, limit: Math.min(500, budget) })).then(function (data) {
       var events = data.events || [];
-      events.forEach(function (e) {
-        var tr = document.createElement("tr");
-        tr.setAttribute("data-seq", seqOf(e));
-        tr.setAttribute("data-kind", kindOf(e));
-        SR.cell(tr, seqOf(e), "num", "seq");
-        SR.cell(tr, SR.time(e.at), null, "at");
-        SR.cell(tr, kindOf(e), null, "kind");
-        SR.cell(tr, SR.short(e.data === undefined ? "" : e.data, 160), "clip", "data");
-        tbody.appendChild(tr);
-        addKind(kindOf(e));
-      });
+      events.forEach(function (e) { eventRows.push(e); addKind(kindOf(e)); });
       if (data.next_cursor) {
         eventsCursor = data.next_cursor;
       } else if (events.length) {
         eventsCursor = seqOf(events[events.length - 1]);
       }
       eventsAtEnd = !data.next_cursor;
-      filterEvents();
-    }).then(function () {
+      eventsFailed = null;
+      filterEvents(true);
+      if (data.next_cursor && budget - events.length > 0) { return readEvents(budget - events.length); }
+      return null;
+    });
+  }
+  function loadEvents() {
+    if (eventsBusy) { eventsAgain = true; return eventsBusy; }
+    eventsBusy = readEvents(EVENTS_READ).then(function () {
       eventsBusy = null;
       if (eventsAgain) { eventsAgain = false; return loadEvents(); }
       return null;
-    }, function (e) { eventsBusy = null; eventsAgain = false; throw e; });
+    }, function (e) {
+      eventsBusy = null;
+      eventsAgain = false;
+      eventsFailed = "the read failed (" + SR.errorText(e) + "): the " + eventRows.length
+        + " loaded events and the cursor are kept; Load more events reads on from #" + (eventsCursor === null ? 0 : eventsCursor);
+      filterEvents(true);
+    });
     return eventsBusy;
   }
   // Called whenever the header learns something new (stream event or poll): new events are
-  // appended while the last page is shown; the run's end appends its final events once.
+  // appended once every event is read; the run's end appends its final events once.
   function followEvents(finished) {
-    if (!eventsLoaded || !eventsAtEnd || !(active() || finished)) { return; }
+    if (!eventsLoaded || !eventsAtEnd || eventsFailed || !(active() || finished)) { return; }
     loadEvents().catch(fail);
     // the run's status and its event are one write; a late cell event may follow it
     if (finished) { window.setTimeout(function () { loadEvents().catch(fail); }, 1500); }
   }
   document.getElementById("events-more").addEventListener("click", function () { loadEvents().catch(fail); });
-  document.getElementById("events-kind").addEventListener("change", filterEvents);
+  document.getElementById("events-kind").addEventListener("change", function () { filterEvents(false); });
 
   // -- recovery: review (read-only), then start a child from exactly the reviewed plan ----
   // The reviewed plan is kept as the text the service sent and posted back unchanged. Its
@@ -613,6 +704,53 @@
     });
     document.getElementById("recovery-children").hidden = !list.firstChild;
   }
+  // Every cell of the reviewed plan, candidates and excluded ones with their reason, 25 a
+  // page; the run's recovery children (its lineage, from the report), 25 a page.
+  var recoveryCells = [];
+  var recoveryPager = pager("recovery", "recovery-next", function (rows) {
+    var tbody = SR.clear(document.querySelector("#recovery-cells tbody"));
+    rows.forEach(function (c) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-case", c.case_id);
+      tr.setAttribute("data-target", c.target_id);
+      tr.setAttribute("data-state", c.reason ? "excluded" : "eligible");
+      SR.cell(tr, c.case_id, null, "case");
+      SR.cell(tr, c.target_id, null, "target");
+      SR.cell(tr, c.reason ? "excluded" : "candidate", null, "state");
+      SR.cell(tr, c.reason || "", null, "reason");
+      tbody.appendChild(tr);
+    });
+  });
+  function drawRecoveryCells(keepPage) {
+    var show = document.getElementById("recovery-show").value;
+    recoveryPager.set(recoveryCells.filter(function (c) {
+      return !show || (show === "excluded") === !!c.reason;
+    }), keepPage);
+  }
+  document.getElementById("recovery-show").addEventListener("change", function () { drawRecoveryCells(false); });
+  var lineagePager = pager("lineage", "lineage-next", function (rows) {
+    var tbody = SR.clear(document.querySelector("#recovery-lineage tbody"));
+    rows.forEach(function (c) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-run", c.run_id);
+      SR.cell(tr, null, null, "run").appendChild(SR.link("/runs/" + encodeURIComponent(c.run_id), c.run_id));
+      SR.cell(tr, c.status, null, "status");
+      SR.cell(tr, c.mode, null, "mode");
+      SR.cell(tr, c.cells, "num", "cells");
+      SR.cell(tr, SR.time(c.created_at), null, "created");
+      tbody.appendChild(tr);
+    });
+    if (!rows.length) {
+      var tr = document.createElement("tr");
+      SR.cell(tr, "No recovery run was started from this run.", "note");
+      tbody.appendChild(tr);
+    }
+  });
+  function loadLineage() {
+    return SR.api(base + "/report").then(function (report) {
+      lineagePager.set(report.child_attempts || [], true);
+    });
+  }
   function hideConfirm() {
     document.getElementById("recovery-confirm").hidden = true;
     document.getElementById("recovery-ack").checked = false;
@@ -636,6 +774,8 @@
       fact(dl, "plan sha256", plan.plan_sha256);
       var reasons = {};
       (plan.excluded || []).forEach(function (e) { reasons[e.reason] = (reasons[e.reason] || 0) + 1; });
+      recoveryCells = (plan.eligible_cells || []).concat(plan.excluded || []);
+      drawRecoveryCells(false);
       var tbody = SR.clear(document.querySelector("#recovery-reasons tbody"));
       Object.keys(reasons).sort().forEach(function (reason) {
         var tr = document.createElement("tr");
@@ -714,7 +854,7 @@
       evidence: loadEvidence,
       recipe: loadRecipes,
       events: function () { if (eventsLoaded) { return Promise.resolve(); } eventsLoaded = true; return loadEvents(); },
-      recovery: function () { return active() ? Promise.resolve() : loadRecovery(); },
+      recovery: function () { return Promise.all([loadLineage(), active() ? null : loadRecovery()]); },
       report: loadReport
     }[current];
     return work ? work().catch(fail) : Promise.resolve();

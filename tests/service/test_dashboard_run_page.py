@@ -1,0 +1,230 @@
+"""The run page as the results guide says it (issue 46, point 12), in a real headless Chromium
+against a real server: Results shows accuracy, interval and cost from the report; results and
+calls read at most 100 and show 25 a page; Events read up to 1,000 on open, then "Load more
+events", say "loaded N" after a full read, filter the loaded events by type and keep the
+cursor and the loaded events when a read fails; recovery candidates are listed with their
+exclusion reasons and the run's child runs; a captured recipe downloads. Model output and
+event data stay text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.browser import HOSTILE, chromium_path
+from tests.service import test_dashboard_browser as shared
+from tests.service.test_dashboard_browser import CONFIG, PLAN, Server, Watched
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("dashboard-browser")]
+
+BIG = {**PLAN, "name": "run-page", "benchmarks": ["gpqa-diamond", "mmlu-pro", "hle"], "limit": 8}
+browser = shared.browser  # the module-scoped Chromium
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    chromium_path()
+    project = tmp_path_factory.mktemp("run-page")
+    (project / "pyproject.toml").write_text(CONFIG)
+    running = Server(project)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def big_run(server: Server) -> str:
+    run_id: str = server.api("/api/runs", {**BIG, "idempotency_key": "run-page-big"})["run"]["id"]
+    assert server.wait_run(run_id)["status"] == "completed"
+    return run_id
+
+
+def queries(requests: list[str], part: str) -> list[dict[str, list[str]]]:
+    return [parse_qs(urlparse(u).query) for u in requests if urlparse(u).path.endswith(part)]
+
+
+def test_results_show_scores_and_25_of_at_most_100_rows(server, browser, big_run):
+    report = server.api(f"/api/runs/{big_run}/report")
+    planned = report["summary"]["planned_cells"]
+    assert planned > 25
+    watched = Watched(browser, server, f"/runs/{big_run}")
+    page = watched.page
+    for target in report["summary"]["targets"]:
+        row = page.locator(f"#scores tr[data-target='{target['id']}']")
+        row.wait_for()
+        shown = float(row.locator("td[data-col=accuracy]").text_content() or "nan")
+        assert abs(shown - target["accuracy"]) <= 0.00051  # three decimals
+        low, high = (float(x) for x in (row.locator("td[data-col=interval]").text_content() or "")
+                     .strip("[]").split(", "))  # fmt: skip
+        assert abs(low - target["accuracy_ci95"][0]) <= 0.00051
+        assert abs(high - target["accuracy_ci95"][1]) <= 0.00051
+        assert row.locator("td[data-col=cost]").text_content() != "—"
+    page.wait_for_selector("#results tbody tr[data-case]")
+    assert page.locator("#results tbody tr").count() == 25
+    assert all(q["limit"] == ["100"] for q in queries(watched.requests, "/results"))
+    pages = -(-min(planned, 100) // 25)
+    assert page.text_content("#results-page") == f"page 1 of {pages}"
+    page.click("#results-more")
+    page.wait_for_function(
+        f"() => document.getElementById('results-page').textContent === 'page 2 of {pages}'"
+    )
+    watched.shot("dashboard/run-results.png", full_page=True, commit=True)
+
+    page.click("#tab-calls")
+    page.wait_for_selector("#calls tbody tr[data-call]")
+    assert page.locator("#calls tbody tr").count() == 25
+    assert all(q["limit"] == ["100"] for q in queries(watched.requests, "/calls")
+               if "active" not in q)  # fmt: skip
+    page.click("#calls-more")
+    page.wait_for_function(
+        "() => document.getElementById('calls-page').textContent.startsWith('page 2')"
+    )
+    watched.check()
+    watched.close()
+
+
+def fake_events(total: int) -> list[dict[str, Any]]:
+    kinds = ("case_started", "case_completed", "call_sent")
+    return [{"seq": n, "at": "2026-01-01T00:00:00Z", "kind": kinds[n % 3],
+             "data": {"note": HOSTILE, "n": n}} for n in range(1, total + 1)]  # fmt: skip
+
+
+def test_events_read_1000_then_load_more_and_a_failed_read_keeps_them(server, browser, big_run):
+    events = fake_events(1200)
+    asked: list[dict[str, list[str]]] = []
+    failures = {"left": 0}
+
+    def answer(route: Any) -> None:
+        q = parse_qs(urlparse(route.request.url).query)
+        asked.append(q)
+        if failures["left"]:
+            failures["left"] -= 1
+            route.fulfill(status=503, json={"error": {"code": "STORE_BUSY", "message": "busy"}})
+            return
+        after = int(q.get("after", ["0"])[0])
+        limit = int(q["limit"][0])
+        rows = [e for e in events if e["seq"] > after][: limit + 1]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        route.fulfill(json={"events": rows, "next_cursor": rows[-1]["seq"] if more else None})
+
+    watched = Watched(browser, server, f"/runs/{big_run}")
+    page = watched.page
+    page.route("**/events/page?*", answer)
+    page.click("#tab-events")
+    page.wait_for_function(
+        "() => document.getElementById('events').getAttribute('data-loaded') === '1000'"
+    )
+    assert page.locator("#events tbody tr").count() == 25
+    assert sum(int(q["limit"][0]) for q in asked) <= 1000
+    assert (page.text_content("#events-info") or "").startswith(
+        "loaded 1000 · more: Load more events"
+    )
+    assert page.text_content("#events-page") == "page 1 of 40"
+    assert "<script>" in (page.locator("#events td[data-col=data]").first.text_content() or "")
+    # the type filter covers what is loaded
+    page.select_option("#events-kind", "case_completed")
+    assert page.get_attribute("#events", "data-matching") == str(
+        sum(1 for e in events[:1000] if e["kind"] == "case_completed")
+    )
+    assert set(page.locator("#events td[data-col=kind]").all_text_contents()) == {"case_completed"}
+    assert (page.text_content("#events-info") or "").startswith(
+        f"{int(page.get_attribute('#events', 'data-matching') or '0')} case_completed of loaded 1000"
+    )
+    page.select_option("#events-kind", "")
+    page.click("#events-next")
+    assert page.locator("#events td[data-col=seq]").first.text_content() == "26"
+    # a failed read keeps the cursor and the loaded events
+    failures["left"] = 1
+    before = len(asked)
+    page.click("#events-more")
+    page.wait_for_function(
+        "() => document.getElementById('events-info').textContent.indexOf('the read failed') >= 0"
+    )
+    assert page.get_attribute("#events", "data-loaded") == "1000"
+    assert page.text_content("#events-page") == "page 2 of 40"
+    assert asked[before]["after"] == ["1000"]
+    assert not page.is_disabled("#events-more")
+    page.click("#events-more")
+    page.wait_for_function(
+        "() => document.getElementById('events').getAttribute('data-loaded') === '1200'"
+    )
+    assert asked[before + 1]["after"] == ["1000"]  # the same cursor again
+    assert page.text_content("#events-info") == "1200 events · all (the run is completed)"
+    assert page.is_disabled("#events-more")
+    seqs = [e["seq"] for e in events]
+    assert page.locator("#events td[data-col=seq]").first.text_content() == str(seqs[25])
+    watched.shot("dashboard/run-events.png", full_page=True, commit=True)
+    assert [m for m in watched.errors() if "status of 503" not in m] == []
+    assert watched.remote_requests() == []
+    assert page.evaluate("window.__pwned") is None
+    watched.close()
+
+
+def test_recovery_lists_candidates_reasons_and_child_runs(server, browser):
+    run = server.api("/api/runs", {**PLAN, "name": "to-recover", "limit": 1})["run"]
+    server.api(f"/api/runs/{run['id']}/cancel", {})
+    assert server.wait_run(run["id"])["status"] == "cancelled"
+    parent = run["id"]
+    plan = server.api(f"/api/runs/{parent}/recovery-plan?mode=undispatched")
+    watched = Watched(browser, server, f"/runs/{parent}")
+    page = watched.page
+    page.click("#tab-recovery")
+    page.wait_for_selector("#recovery-cells tbody tr[data-case]")
+    listed = page.locator("#recovery-cells tbody tr")
+    assert listed.count() == min(25, len(plan["eligible_cells"]) + len(plan["excluded"]))
+    for cell in plan["eligible_cells"][:1]:
+        row = page.locator(
+            f"#recovery-cells tr[data-case='{cell['case_id']}'][data-target='{cell['target_id']}']"
+        )
+        assert row.get_attribute("data-state") == "eligible"
+    assert "No recovery run" in (page.text_content("#recovery-lineage tbody") or "")
+    # a child started (over the API): listed on the parent, with its cells
+    child = server.api(
+        f"/api/runs/{parent}/recover", {"plan": plan, "idempotency_key": "run-page-recover"}
+    )["run"]["id"]
+    server.wait_run(child)
+    watched.goto(f"/runs/{parent}")
+    page.click("#tab-recovery")
+    page.wait_for_selector(f"#recovery-lineage tr[data-run='{child}']")
+    assert page.text_content(f"#recovery-lineage tr[data-run='{child}'] td[data-col=cells]") == str(
+        plan["counts"]["eligible"]
+    )
+    page.wait_for_selector("#recovery-cells tr[data-state=excluded]")
+    page.select_option("#recovery-show", "excluded")
+    reasons = set(page.locator("#recovery-cells td[data-col=reason]").all_text_contents())
+    assert "already_claimed_by_child_attempt" in reasons
+    watched.shot("dashboard/run-recovery.png", full_page=True, commit=True)
+    watched.check()
+    watched.close()
+
+
+def test_a_captured_recipe_downloads(server, browser, big_run):
+    recipe = {"target_id": "router", "status": "captured", "captured_at": "2026-01-02T03:04:05Z",
+              "config_hash": "sha256:abc", "etag": "e1", "projection_sha256": "f" * 64,
+              "recipe": {"decisions": [{"name": HOSTILE}]}}  # fmt: skip
+    missing = {
+        "target_id": "other",
+        "status": "unavailable",
+        "reason": "capture_recipe is off for this target",
+    }
+    watched = Watched(browser, server, f"/runs/{big_run}")
+    page = watched.page
+    page.route("**/recipes", lambda route: route.fulfill(json={"recipes": [recipe, missing]}))
+    page.click("#tab-recipe")
+    page.wait_for_selector("#recipes a.download-recipe")
+    assert page.locator("#recipes a.download-recipe").count() == 1  # not for an unavailable one
+    assert "capture_recipe is off" in (
+        page.text_content("#recipes section[data-target=other]") or ""
+    )
+    with page.expect_download() as download:
+        page.click("#recipes a.download-recipe")
+    assert download.value.suggested_filename == f"srbench-{big_run}-router-recipe.json"
+    assert json.loads(Path(download.value.path()).read_text()) == recipe
+    assert "<script>" in (page.text_content("#recipes pre") or "")  # text, not markup
+    watched.check()
+    watched.close()
