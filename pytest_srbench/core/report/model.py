@@ -102,11 +102,11 @@ class DecisionRow(_Strict):
     )
     accuracy_ci95_worst_coverage: float | None = Field(
         None,
-        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
-        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
-        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
-        "intervals over cases. See docs/interval-coverage.md.",
+        description="The lowest coverage the interval has for some true accuracy, when below "
+        "93 %. Null since issue 47: the interval (Wilson, Clopper-Pearson's hull within 12 "
+        "successes or failures of the edge) covers >= 93 % for any true accuracy in [0, 1] at "
+        "every size. Reports from before carry Wilson's worst case over 0.3-0.9 for intervals "
+        "over 55 cases or fewer. See docs/interval-coverage.md.",
     )
     cost_usd: float | None = Field(
         description="Subject spend of these cases; null if any case lacks a priced receipt."
@@ -158,11 +158,11 @@ class TargetMetric(_Strict):
     )
     accuracy_ci95_worst_coverage: float | None = Field(
         None,
-        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
-        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
-        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
-        "intervals over cases. See docs/interval-coverage.md.",
+        description="The lowest coverage the interval has for some true accuracy, when below "
+        "93 %. Null since issue 47: the interval (Wilson, Clopper-Pearson's hull within 12 "
+        "successes or failures of the edge) covers >= 93 % for any true accuracy in [0, 1] at "
+        "every size. Reports from before carry Wilson's worst case over 0.3-0.9 for intervals "
+        "over 55 cases or fewer. See docs/interval-coverage.md.",
     )
     complete: bool
     output_diagnostics: OutputDiagnostics
