@@ -737,6 +737,12 @@ class ReportModel(_Strict):
         "target fixture that failed in set-up, cells of python targets that made no journaled "
         "call; [] in reports from before them.",
     )
+    usage_conflict_calls: int = Field(
+        0,
+        description="Calls whose stream sent two usage objects that disagree (the last is "
+        "billed, as sr-bench does; both are in the receipt's usage_conflict); 0 in reports "
+        "from before issue 47.",
+    )
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]
     outcomes: list[OutcomeRow] = Field(
