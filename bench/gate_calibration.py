@@ -107,7 +107,7 @@ SHORT = {
 }
 LEGEND = (
     "H   = hoeffding_interval: sr-bench's primary interval (distribution-free)",
-    "SW  = stratified_wald: per-benchmark mean squared difference with one pseudo-case at ½,",
+    "SW  = stratified_wald: per-benchmark mean squared difference with one pseudo-case at 1,",
     "      weighted, normal — THE NEW DEFAULT GATE",
     "SN  = stratified_newcombe: per-benchmark Newcombe combined by MOVER — the old default",
     "PN  = newcombe_interval on all cases pooled as one group; it targets the MICRO delta",
@@ -1144,6 +1144,55 @@ def run_user_suites(seed: int, sims: int) -> None:
     print(table(headers, rows))
 
 
+# --- one-case strata and discordance up to 1 (issue 47) --------------------------------------
+
+ONE_CASE_LIMITS = (1, 2, 3, 5)
+ONE_CASE_DISCORDANCES = (0.5, 0.7, 0.9, 1.0)
+OLD_FLOOR = 0.5  # the pseudo-case before issue 47
+
+
+def run_one_case(seed: int, sims: int) -> None:
+    """Null scenarios (true Δ = 0, accuracy ½ on both sides) at ``--srbench-limit`` 1, 2, 3, 5
+    (every benchmark that many cases) and discordance 0.5-1.0: coverage and regression false
+    alarms of the macro gates, the floor at 1 (now) against the floor at ½ (before)."""
+    print("one-case strata: every benchmark at --srbench-limit n cases, accuracy ½ on both")
+    print("sides, true Δ = 0, discordance d (d = 1: the two runs never agree on a case)")
+    print(f"seed {seed}; {sims} simulated paired runs per cell; Wilson 95 % intervals on rates")
+    print("SW = stratified Wald with the floor's pseudo-case at 1 (the default); SW½ = the same")
+    print("at ½ (before issue 47); SN = stratified Newcombe (--srbench-gate-interval newcombe);")
+    print("H = Hoeffding. cover = two-sided coverage of the macro Δ; alarm = regression gate")
+    print("fails (upper bound < 0), nominal ≤ 5 %")
+    headers = ["n/benchmark", "d"]
+    for name in ("SW", "SW½", "SN", "H"):
+        headers += [f"{name} cover", f"{name} alarm"]
+    rows = []
+    for index, (limit, d) in enumerate(itertools.product(ONE_CASE_LIMITS, ONE_CASE_DISCORDANCES)):
+        rng = np.random.default_rng([seed, 47, index])
+        sizes = [limit] * B
+        scenario = Scenario("corr", "0.5", d, 0.0)
+        found: dict[str, list[np.ndarray]] = {name: [] for name in ("SW", "SW½", "SN", "H")}
+        for first in range(0, sims, CHUNK):
+            runs = min(CHUNK, sims - first)
+            cand, base = simulate(rng, scenario, sizes, runs)
+            moments = Moments.of(cand, base, sizes, 1)
+            bounds = intervals_np(moments)
+            found["SW"].append(bounds["strat-wald"])
+            found["SN"].append(bounds["strat-newcombe"])
+            found["H"].append(bounds["hoeffding"])
+            centre = (W * moments.sd / moments.n).sum(axis=1)
+            old = (moments.q + OLD_FLOOR) / (moments.n + 1)
+            half = Z * np.sqrt((W * W * old / moments.n).sum(axis=1))
+            found["SW½"].append(np.clip(np.column_stack([centre - half, centre + half]), -1, 1))
+        row = [str(limit), f"{d:.1f}"]
+        for name in ("SW", "SW½", "SN", "H"):
+            low, high = np.concatenate(found[name]).T
+            cover = Rate(int(((low <= 1e-12) & (high >= -1e-12)).sum()), sims)
+            alarm = Rate(int((high < 0).sum()), sims)
+            row += [cover.cover_text(), alarm.text()]
+        rows.append(row)
+    print(table(headers, rows))
+
+
 # --- main ------------------------------------------------------------------------------------
 
 
@@ -1161,8 +1210,17 @@ def main() -> None:
         action="store_true",
         help="only the per-benchmark default at user-suite sizes (8-50 cases, 1-6 benchmarks)",
     )
+    parser.add_argument(
+        "--one-case",
+        action="store_true",
+        help="only one- to five-case strata at discordance 0.5-1.0 (issue 47)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.one_case:
+        run_one_case(args.seed, args.sims or 20000)
+        print(f"\nwall time {time.perf_counter() - started:.0f} s (1 process)")
+        return
     if args.user_suites:
         run_user_suites(args.seed, args.sims or 20000)
         print(f"\nwall time {time.perf_counter() - started:.0f} s (1 process)")

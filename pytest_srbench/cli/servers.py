@@ -36,6 +36,8 @@ def cmd_real(args: argparse.Namespace) -> int:
     from pytest_srbench.managed import llama, venvs
 
     if args.action == "build":
+        if llama.server_binary() is None:
+            llama.check_toolchain()  # one line naming what to install, before any download
         llama.install_model()
         llama.build_server(jobs=args.jobs)
         if args.litellm or args.all:

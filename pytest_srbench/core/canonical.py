@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring  # the escaper json.dumps(ensure_ascii=False) uses
 from typing import Any
@@ -38,10 +39,52 @@ def _no_constant(name: str) -> Any:
     raise StrictJsonError(f"{name} is not a JSON number")
 
 
+# A \uD800-\uDFFF escape: half of a surrogate pair, or a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string in ``value`` (keys too) that holds a lone surrogate, else None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def json_loads_checked(text: str, **options: Any) -> Any:
+    """``json.loads`` that raises ``StrictJsonError`` (a ``ValueError``) for what would
+    otherwise fail later, without a place: nesting deeper than Python's recursion limit (a
+    ``RecursionError``), and a ``\\uD800``-``\\uDFFF`` escape that is not half of a surrogate
+    pair (a string that cannot be written as UTF-8)."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise StrictJsonError("nested too deeply (arrays or objects inside each other)") from None
+    if _SURROGATE_ESCAPE.search(text):
+        bad = _lone_surrogate(value)
+        if bad is not None:
+            code = next(ord(c) for c in bad if 0xD800 <= ord(c) <= 0xDFFF)
+            raise StrictJsonError(
+                f"a lone surrogate escape (\\u{code:04x}), not a Unicode character"
+            )
+    return value
+
+
 def strict_json_loads(text: str) -> Any:
-    """Parse JSON refusing duplicate keys and NaN / Infinity (``json.JSONDecodeError`` for
-    syntax, ``StrictJsonError`` for the strict rules; both are ``ValueError``)."""
-    return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    """Parse JSON refusing duplicate keys, NaN / Infinity, nesting deeper than the recursion
+    limit and lone surrogates (``json.JSONDecodeError`` for syntax, ``StrictJsonError`` for
+    the strict rules; both are ``ValueError``)."""
+    return json_loads_checked(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
 
 
 def digest(value: Any) -> str:

@@ -45,6 +45,9 @@ class CallReceipt(TypedDict, total=False):
     config_hash: str | None
     proxy: dict[str, Any] | None  # a proxy's provenance (receipts.proxy_of)
     usage_estimated: bool | None  # the proxy counted the tokens, not the backend
+    # two usage objects in the stream disagreed: {"earlier": raw, "billed": raw} (the last is
+    # billed, as sr-bench does); absent or None otherwise
+    usage_conflict: dict[str, Any] | None
     estimated_cost_usd: float | None  # the price of estimated usage (never a known cost)
     usage: UsageBuckets | None
     cost_usd: float | None

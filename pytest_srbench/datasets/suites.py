@@ -17,6 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.core.canonical import StrictJsonError, json_loads_checked
 from pytest_srbench.core.errors import InputError
 from pytest_srbench.core.origins import OriginError, check_origin, data_origin
 
@@ -210,11 +211,13 @@ def open_suite(folder: Path) -> Suite:
 def _read_row(raw: bytes, number: int) -> tuple[dict[str, Any] | None, str | None]:
     """One line's row, or what is wrong with it (after its number)."""
     try:
-        row = json.loads(raw.decode("utf-8"))
+        row = json_loads_checked(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return None, f"{number}: not valid UTF-8"
     except json.JSONDecodeError as error:
         return None, f"{number}: invalid JSON ({error.msg})"
+    except StrictJsonError as error:
+        return None, f"{number}: invalid JSON ({error})"
     if not isinstance(row, dict):
         return None, f"{number}: each line must be a JSON object"
     return row, None

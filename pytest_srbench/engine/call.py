@@ -486,7 +486,7 @@ async def _stream(rt: RunRuntime, cell: CellCalls, call: _Prepared) -> _Streamed
     except (CallFailure, CellCancelled) as error:
         failure = error
     except UnicodeDecodeError:
-        failure = CallFailure("UnicodeDecodeError: stream is not UTF-8", transient=True)
+        failure = CallFailure("UnicodeDecodeError: invalid UTF-8 in the stream", transient=True)
     latency = time.monotonic() - started
     rt.live.pop(call.call_id, None)
     return _Streamed(

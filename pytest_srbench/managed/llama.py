@@ -9,6 +9,8 @@ in its tokens, and its prompt and generation throughput.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
 import json
 import os
@@ -18,7 +20,7 @@ import sys
 import tarfile
 import tempfile
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,16 +113,99 @@ def install_model(log: Callable[[str], None] = print) -> Path:
     return found
 
 
+TOOLCHAIN_HINT = "install a C/C++ compiler, make and cmake (Debian: build-essential cmake)"
+# Each role is met by any one of its programs on PATH.
+TOOLCHAIN = (
+    ("a C compiler", ("cc", "gcc", "clang")),
+    ("a C++ compiler", ("c++", "g++", "clang++")),
+    ("make", ("make", "gmake", "ninja")),
+    ("cmake", ("cmake",)),
+)
+
+
+def missing_toolchain(path: str | None = None) -> list[str]:
+    """The build tools (by role) that no program on ``path`` (default ``$PATH``) provides."""
+    return [
+        role
+        for role, programs in TOOLCHAIN
+        if not any(shutil.which(program, path=path) for program in programs)
+    ]
+
+
+def check_toolchain() -> None:
+    """Raise a one-line ``RealPartError`` naming what to install when a tool is missing."""
+    missing = missing_toolchain()
+    if missing:
+        raise RealPartError(
+            f"building llama-server needs {', '.join(missing)}, not found on PATH: {TOOLCHAIN_HINT}"
+        )
+
+
+@contextlib.contextmanager
+def build_lock(cache: Path | None = None, log: Callable[[str], None] = print) -> Iterator[None]:
+    """Hold ``<cache>/llama-server.lock`` (an exclusive ``flock``, released when the process
+    ends however it ends): a second build started while one runs waits for it, then finds its
+    result, instead of deleting the first one's source tree (issue 47)."""
+    root = cache or cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "llama-server.lock", "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another llama-server build ({root / 'llama-server.lock'})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build_server(
-    cache: Path | None = None, *, jobs: int = 2, log: Callable[[str], None] = print
+    cache: Path | None = None,
+    *,
+    jobs: int = 2,
+    log: Callable[[str], None] = print,
+    compile_step: Callable[[Path, int, Callable[[str], None]], None] | None = None,
 ) -> Path:
-    """Build ``llama-server`` once (reused when present); return the binary."""
+    """Build ``llama-server`` once (reused when present); return the binary. The build holds
+    ``build_lock``; a build that waited for another reuses its result. ``compile_step``
+    (cache's ``llama-server`` folder, jobs, log) replaces the download and compilation (tests)."""
     existing = server_binary(cache)
     if existing is not None:
         log(f"llama-server already built: {existing}")
         return existing
-    target = server_dir(cache)
-    target.mkdir(parents=True, exist_ok=True)
+    if compile_step is None:
+        check_toolchain()
+    with build_lock(cache, log):
+        existing = server_binary(cache)
+        if existing is not None:
+            log(f"llama-server already built (by the build this one waited for): {existing}")
+            return existing
+        target = server_dir(cache)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / BUILT_WITH).unlink(missing_ok=True)
+        (compile_step or _download_and_compile)(target, jobs, log)
+        (target / BUILT_WITH).write_text(_settings_text())
+    binary = server_binary(cache)
+    if binary is None:
+        raise RealPartError(f"the build finished but {target}/build/bin/llama-server is missing")
+    return binary
+
+
+def _run_step(command: Sequence[str], what: str) -> None:
+    """One build command; a failure is one line naming the step (its output is above it)."""
+    try:
+        subprocess.run(list(command), check=True)
+    except FileNotFoundError as error:
+        raise RealPartError(f"{what}: {error.filename} not found: {TOOLCHAIN_HINT}") from None
+    except subprocess.CalledProcessError as error:
+        raise RealPartError(
+            f"{what} failed (exit {error.returncode}; its output is above). If a compiler or "
+            f"make is missing: {TOOLCHAIN_HINT}"
+        ) from None
+
+
+def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -> None:
     with tempfile.TemporaryDirectory(prefix="srbench-sdist-") as scratch:
         log(f"downloading the {SDIST_PACKAGE} sdist (it vendors llama.cpp)")
         subprocess.run(
@@ -142,18 +227,13 @@ def build_server(
             shutil.rmtree(source)
         shutil.copytree(vendored, source)
     build = target / "build"
-    (target / BUILT_WITH).unlink(missing_ok=True)
     log("configuring llama.cpp with CMake")
-    subprocess.run(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], check=True)
+    _run_step(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], "configuring llama.cpp")
     log(f"building llama-server with {jobs} jobs (15 min on 2 idle cores, up to 50 loaded)")
-    subprocess.run(
-        ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], check=True
+    _run_step(
+        ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"],
+        "building llama-server",
     )
-    (target / BUILT_WITH).write_text(_settings_text())
-    binary = server_binary(cache)
-    if binary is None:
-        raise RealPartError(f"the build finished but {build}/bin/llama-server is missing")
-    return binary
 
 
 @dataclass

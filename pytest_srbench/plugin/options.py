@@ -161,8 +161,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--srbench-gate-interval",
         choices=GATE_INTERVALS,
         help="paired interval the gate reads (default wald: stratified, with a variance floor "
-        "per benchmark; newcombe undercovers when runs disagree often; hoeffding is "
-        "conservative)",
+        "per benchmark; newcombe undercovers when runs disagree often, up to 16 %% false "
+        "alarms with one case per benchmark; hoeffding is conservative)",
     )
     group.addoption(
         "--srbench-gate-scope",

@@ -53,9 +53,9 @@ def interval_with_coverage(values: Sequence[float] | None, worst: float | None) 
 
 
 COVERAGE_FOOTNOTE = (
-    "covers ≥X% = a 95 % interval over 55 cases or fewer: for a true accuracy in 0.3–0.9 it "
-    "covers it in as few as X % of runs (docs/interval-coverage.md); intervals count cases, a "
-    "case's repeats are one unit."
+    "covers ≥X% = a 95 % interval that covers the true accuracy in as few as X % of runs "
+    "(stated by reports from before issue 47; docs/interval-coverage.md); intervals count "
+    "cases, a case's repeats are one unit."
 )
 
 

@@ -344,6 +344,13 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
                 f"the store {self.root} is read-only: listing and reading runs work, but this "
                 "needs to write to it (use a writable copy, or --store / --srbench-store DIR)"
             )
+        if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or (
+            "file is not a database" in text or "disk image is malformed" in text
+        ):
+            return StoreError(
+                f"the store file {self.db_path} is damaged or truncated ({text}): move it "
+                "aside (or restore it from a copy) and run again to start a new store"
+            )
         if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_IOERR", "SQLITE_FULL")) or (
             "unable to open database" in text
         ):

@@ -37,10 +37,10 @@ def runs_in_store(pytester: pytest.Pytester) -> int:
 
 
 def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs(project):
-    """Three mmlu-pro cases: even a re-run that agrees on all three gets 0 ± 1.96·√(½/(4·3))
-    = ±0.400, so a margin of 0.05 can never pass. An identical re-run passes once
-    1.96²·½ < 0.05²·n(n + 1), i.e. n(n + 1) > 768.3: 28 cases; if half of them differ,
-    1.96²·½/n < 0.05²: 769 cases."""
+    """Three mmlu-pro cases: even a re-run that agrees on all three gets 0 ± 1.96·√(1/(4·3))
+    = ±0.566, so a margin of 0.05 can never pass. An identical re-run passes once
+    1.96² < 0.05²·n(n + 1), i.e. n(n + 1) > 1536.6: 39 cases; in the worst case (every case
+    differs, the floor's pseudo-case), 1.96²/n < 0.05²: 1,537 cases."""
     refused = project.runpytest_subprocess(
         *RUN,
         "--srbench-baseline=main.json",
@@ -54,9 +54,9 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs
         [
             "ERROR: pytest-srbench: --srbench-gate=noninferiority --srbench-margin=0.05 can "
             "never pass at this plan's size (3 cases over 1 benchmark): even a re-run that "
-            "agrees on every case gets ±0.400, so a candidate of equal quality always fails. "
-            "It needs about 28 cases at this benchmark mix (about 769 if half the cases "
-            "differ), or a margin above 0.400"
+            "agrees on every case gets ±0.566, so a candidate of equal quality always fails. "
+            "It needs about 39 cases at this benchmark mix (about 1,537 if every case "
+            "differs), or a margin above 0.566"
         ]
     )
     assert runs_in_store(project) == 1  # only the baseline: nothing was planned or spent
@@ -76,25 +76,23 @@ def test_a_noninferiority_gate_no_rerun_can_pass_is_refused_before_anything_runs
         *RUN,
         "--srbench-baseline=main.json",
         "--srbench-gate=noninferiority",
-        "--srbench-margin=0.45",
+        "--srbench-margin=0.6",
         "--srbench-gate-scope=macro",
         "--srbench-json=wide.json",
     )
     assert wide.ret == 0, wide.stdout.str()
     line = wide.stdout.lines[-2]
-    assert line.startswith(
-        "srbench gate PASSED (noninferiority, stratified Wald 95 %, margin 0.45)"
-    )
+    assert line.startswith("srbench gate PASSED (noninferiority, stratified Wald 95 %, margin 0.6)")
     assert "— design power " in line and "to pass at equal quality if half the cases differ" in line
     gate = json.loads((project.path / "wide.json").read_text())["gate"]
-    assert gate["design"]["identical_rerun_half_width"] == pytest.approx(0.400, abs=1e-3)
+    assert gate["design"]["identical_rerun_half_width"] == pytest.approx(0.566, abs=1e-3)
     assert gate["design"]["usable"] is True and gate["design"]["cases"] == 3
 
 
 def test_a_regression_gate_that_can_never_fail_is_refused(project):
-    """Three cases, all lost: Δ −1, second moment (3 + ½)/4 = 0.875, upper bound
-    −1 + 1.96·√(0.875/3) = +0.059 ≥ 0: no result can fail this gate, so it is refused too
-    (from four cases on a lost benchmark fails: −1 + 1.96·√(4.5/20) = −0.070)."""
+    """Three cases, all lost: Δ −1, second moment (3 + 1)/4 = 1, upper bound
+    −1 + 1.96·√(1/3) = +0.132 ≥ 0: no result can fail this gate, so it is refused too
+    (from four cases on a lost benchmark fails: −1 + 1.96·√(5/20) = −0.020)."""
     refused = project.runpytest_subprocess(
         *RUN, "--srbench-baseline=main.json", "--srbench-gate-scope=benchmark"
     )

@@ -70,6 +70,8 @@ _SUMMARIES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("benchmark_container_unsupported",), "Task container not supported"),
     # a benchmark written as a pytest test: its body's own exception text is the user's
     (("the test body raised", "the test body returned"), "The test body failed"),
+    # a streamed chunk that does not decode (engine/call.py): named, not "Target call failed"
+    (("not utf-8", "invalid utf-8"), "Target stream failed: invalid UTF-8 in the stream"),
     (("deadline", "wall-time", "wall time"), "Request or case deadline exceeded"),
     (("readtimeout", "read timeout", "idle"), "Target idle/read timeout"),
     (("connectionerror", "connecttimeout", "connection"), "Target connection failed"),

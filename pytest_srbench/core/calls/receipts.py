@@ -185,6 +185,7 @@ def receipt_fields(
         "config_hash": headers.get("x-sr-bench-config-hash") or headers.get("x-vsr-config-hash"),
         "proxy": proxy,
         "usage_estimated": None,
+        "usage_conflict": outcome.usage_conflict,
     }
     if target.expected_response_model and response_model != target.expected_response_model:
         raise CallFailure(

@@ -188,6 +188,9 @@ class StreamOutcome:
     done_count: int
     chunk_count: int
     server_timings: dict[str, Any] | None = None
+    # two usage objects in one stream that disagree: the last is billed (sr-bench's rule),
+    # both are kept ({"earlier": raw, "billed": raw})
+    usage_conflict: dict[str, Any] | None = None
 
 
 CONTENT_KEY = b'"content":'
@@ -297,6 +300,7 @@ class ChatStreamState:
     done_count: int = 0
     chunk_count: int = 0
     server_timings: dict[str, Any] | None = None
+    usage_conflict: dict[str, Any] | None = None
     _tail: str = ""
     _pending: list[str] = field(default_factory=list)
     _pending_chars: int = 0
@@ -472,6 +476,12 @@ class ChatStreamState:
     def _take_usage(self, raw: Any) -> None:
         normalized = normalize_usage(raw)
         read, write = usage_presence(raw)
+        if self.raw_usage is not None and normalized != self.usage:
+            # sr-bench bills the last usage object; the disagreement is kept as evidence
+            earlier = (self.usage_conflict or {}).get("earlier", self.raw_usage)
+            self.usage_conflict = {"earlier": earlier, "billed": raw}
+        elif self.usage_conflict is not None:
+            self.usage_conflict["billed"] = raw
         self.raw_usage = raw
         self.usage = normalized
         self.read_reported = bool(self.read_reported) or read
@@ -578,4 +588,5 @@ class ChatStreamState:
             done_count=self.done_count,
             chunk_count=self.chunk_count,
             server_timings=self.server_timings,
+            usage_conflict=self.usage_conflict,
         )

@@ -8,8 +8,12 @@ disagree on a case (the per-case second moment of the difference, ``m``; the dis
 - **an identical re-run** agrees on every case (``m = 0``). Its interval is exact: the
   floor's half-width. A non-inferiority margin at or below it cannot be passed by a
   candidate of equal quality, whatever happens — the gate is refused before anything runs;
-- **the worst case** is ``m = ½``: two systems of equal accuracy ½ with independent errors
-  (different models disagree on 41–49 % of the quick profile's cases);
+- **the worst case** is ``m = 1``: two systems of equal accuracy ½ that are never right on
+  the same case, the largest second moment a difference under "no change" can have, and the
+  variance floor's pseudo-case (``paired.FLOOR_SECOND_MOMENT``): the floor never lowers the
+  variance estimate below the worst case the design states. (Different models with
+  independent errors disagree on 41–49 % of the quick profile's cases, ``m`` ≈ ½: the second
+  power figure.)
 - **power** is a normal approximation at ``m`` ∈ ``DISCORDANCES``: for the regression gate,
   the chance to fail when quality truly dropped by the margin (on every benchmark; in one
   benchmark for the per-benchmark scope); for the non-inferiority gate, the chance to pass
@@ -37,6 +41,7 @@ from typing import Any
 
 from pytest_srbench.core.compare.paired import (
     ALPHA,
+    FLOOR_SECOND_MOMENT,
     cases_at_mix,
     expected_half_width,
     hoeffding_interval,
@@ -44,13 +49,17 @@ from pytest_srbench.core.compare.paired import (
 from pytest_srbench.core.plan.choices import GATE_SCOPES
 from pytest_srbench.core.stats import WILSON_Z
 
-WORST_CASE_DISCORDANCE = 0.5
-DISCORDANCES = (0.1, WORST_CASE_DISCORDANCE)
+# The worst case agrees with the variance floor's pseudo-case (issue 47: with a floor of ½
+# below a worst case of 1, one-case benchmarks gave 6 % false alarms).
+WORST_CASE_DISCORDANCE = FLOOR_SECOND_MOMENT
+INDEPENDENT_DISCORDANCE = 0.5
+DISCORDANCES = (0.1, INDEPENDENT_DISCORDANCE)
 ASSUMPTIONS = (
-    "identical re-run: every case agrees (exact); worst case: half the cases differ (two "
-    "systems of accuracy 0.5 with independent errors); power: normal approximation with the "
-    "true variance, at the discordances listed; repeats do not enter (the interval is over "
-    "cases)"
+    "identical re-run: every case agrees (exact); worst case: every case differs (two "
+    "systems of accuracy 0.5 never right on the same case; the variance floor's pseudo-case); "
+    "power: normal approximation with the true variance, at the discordances listed (0.5: two "
+    "systems of accuracy 0.5 with independent errors); repeats do not enter (the interval is "
+    "over cases)"
 )
 
 
@@ -209,7 +218,7 @@ def _problem(design: dict[str, Any]) -> tuple[bool, str | None]:
                 f"gets ±{design['identical_rerun_half_width']:.3f}, so a candidate of equal "
                 f"quality always fails. It needs about "
                 f"{design['cases_for_identical_rerun']:,} cases at this benchmark mix (about "
-                f"{design['cases_for_worst_case']:,} if half the cases differ), or a margin "
+                f"{design['cases_for_worst_case']:,} if every case differs), or a margin "
                 f"above {design['identical_rerun_half_width']:.3f}"
             )
         short = [r for r in rows if not r["can_pass"]]
@@ -251,7 +260,7 @@ def design_summary(design: Mapping[str, Any]) -> str:
         else "to pass at equal quality"
     )
     return (
-        f"design power {power(WORST_CASE_DISCORDANCE)} {what} if half the cases differ "
+        f"design power {power(INDEPENDENT_DISCORDANCE)} {what} if half the cases differ "
         f"({power(DISCORDANCES[0])} if a tenth do)"
     )
 

@@ -8,7 +8,7 @@ Every function takes per-benchmark groups of per-case values. A value is a case'
   wide).
 - ``stratified_bootstrap``: sr-bench's diagnostic, bit-exact with Python's Mersenne Twister.
 - ``stratified_wald``: the gate's default: a normal interval for the weighted difference whose
-  per-benchmark variance is the mean squared difference with one pseudo-case at ½ (a floor
+  per-benchmark variance is the mean squared difference with one pseudo-case at 1 (a floor
   that keeps a one-case benchmark, or a benchmark where every case agreed, from claiming no
   variance); calibrated in docs/gate-calibration.md.
 - ``newcombe_interval`` / ``stratified_newcombe``: Newcombe's square-and-add (hybrid Wilson
@@ -38,10 +38,12 @@ BOOTSTRAP_HIGH_INDEX = 1949
 HOEFFDING_METHOD = "weighted-paired-hoeffding"
 NEWCOMBE_METHOD = "weighted-stratified-newcombe-mover"
 WALD_METHOD = "weighted-stratified-wald-variance-floor"
-# The pseudo-case every benchmark's variance starts from: the largest second moment of a
-# paired difference two systems of equal accuracy p with independent errors can have,
-# 2p(1 - p) at p = ½.
-FLOOR_SECOND_MOMENT = 0.5
+# The pseudo-case every benchmark's variance starts from: the largest second moment a paired
+# difference of two systems of equal accuracy can have, 1 (accuracy ½ each, never right on the
+# same case). A pseudo-case below the true second moment lowers the variance estimate: at ½
+# (independent errors at accuracy ½), one-case benchmarks whose runs always disagree gave 6 %
+# false alarms (issue 47); at 1 the estimate's expectation is never below the truth.
+FLOOR_SECOND_MOMENT = 1.0
 
 Group = Sequence[float]
 
@@ -190,7 +192,7 @@ def stratified_newcombe(
 
 
 def floored_second_moment(diffs: Group) -> float:
-    """``(Σ d² + ½) / (n + 1)``: a benchmark's mean squared difference with one pseudo-case at
+    """``(Σ d² + 1) / (n + 1)``: a benchmark's mean squared difference with one pseudo-case at
     ``FLOOR_SECOND_MOMENT``.
 
     The mean squared difference (not the variance around the observed mean) is the variance
@@ -207,7 +209,7 @@ def stratified_wald(
     """``Σ ω_b d̄_b ± z · sqrt(Σ ω_b² v_b / n_b)`` with ``v_b`` the floored second moment of
     benchmark b, clamped to [-1, 1]: the gate's default interval for the macro delta.
 
-    Calibrated by simulation over independent and correlated errors, discordance up to ½, one-
+    Calibrated by simulation over independent and correlated errors, discordance up to 1, one-
     to 2,000-case benchmarks and repeats (docs/gate-calibration.md); Newcombe's intervals
     joined by MOVER undercover there (86 % at the smoke profile's sizes)."""
     centre = 0.0
@@ -230,7 +232,7 @@ def expected_half_width(
 ) -> float:
     """The half-width ``stratified_wald`` gives, in expectation of its variance, when the
     per-case differences of benchmark b have second moment ``m_b`` (the share of cases that
-    differ, for 0/1 outcomes): ``z · sqrt(Σ ω_b² (n_b m_b + ½) / ((n_b + 1) n_b))``. At
+    differ, for 0/1 outcomes): ``z · sqrt(Σ ω_b² (n_b m_b + 1) / ((n_b + 1) n_b))``. At
     ``m_b = 0`` (a re-run that agrees on every case) it is exact."""
     spread = 0.0
     for n, weight, moment in zip(sizes, weights, second_moments, strict=True):
@@ -270,11 +272,11 @@ def cases_for_half_width(
 
     Each benchmark's second moment is its own mean squared difference, floored at one pseudo-
     case of the pooled one: ``max(Q_b / n_b, (Q_b + m̄) / (n_b + 1))`` with ``Q_b = Σ d²`` and
-    ``m̄ = (Σ_b Q_b + ½) / (N + 1)``. A one-case benchmark, or one whose few cases all
+    ``m̄ = (Σ_b Q_b + 1) / (N + 1)``. A one-case benchmark, or one whose few cases all
     agreed, thus counts the spread the other benchmarks show instead of none (the plain
     variance made the estimate 0.38 times the true count at the smoke profile's sizes), and
     the estimate exists even when every difference is equal (with no discordant pair, ``m̄``
-    is ``½ / (N + 1)``). Checked against the true count by simulation in
+    is ``1 / (N + 1)``). Checked against the true count by simulation in
     ``bench/gate_calibration.py``.
     """
     if margin <= 0:

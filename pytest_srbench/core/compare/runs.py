@@ -65,7 +65,7 @@ ASSUMPTIONS = {
     "weights; targets the macro delta; undercovers when the runs disagree on many cases "
     "(docs/gate-calibration.md)",
     "stratified_wald": "normal interval for the macro delta; each benchmark's variance is its "
-    "mean squared difference with one pseudo-case at 1/2 (a floor); the gate's default, "
+    "mean squared difference with one pseudo-case at 1 (a floor); the gate's default, "
     "calibrated in docs/gate-calibration.md",
     "cases_needed": "cases at the current benchmark mix for the gate's interval to reach the "
     "margin, at each benchmark's mean squared difference floored at one pseudo-case of the "

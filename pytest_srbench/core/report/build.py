@@ -461,6 +461,7 @@ class CellPass:
         self.pending_explained: dict[tuple[str, str], int] = {}
         # cells of python targets that ended without a journaled call, by target
         self.unjournaled: dict[str, int] = {}
+        self.usage_conflicts = 0  # calls whose stream sent two usage objects that disagree
 
     def runner(self) -> MetricRunner:
         return MetricRunner(self.pricing.neutral_cost, grouped=self.grouped)
@@ -524,6 +525,7 @@ class CellPass:
         elif row is not None and not calls and self.target_kind.get(target_id) == "python":
             self.unjournaled[target_id] = self.unjournaled.get(target_id, 0) + 1
         self.outcomes.add(outcome, (call for _, call in calls), (row or {}).get("details"))
+        self.usage_conflicts += sum(1 for _, call in calls if call.get("usage_conflict"))
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)
@@ -551,6 +553,11 @@ class CellPass:
                     f"{_cells(n)} of {target.id} made no journaled call: calls through other "
                     "clients are not counted"
                 )
+        if self.usage_conflicts:
+            lines.append(
+                f"{self.usage_conflicts} call{'s' if self.usage_conflicts != 1 else ''} sent two "
+                "usage chunks that disagree: the last was billed (usage_conflict in the receipt)"
+            )
         return lines
 
     def target_runners(self, target: Target) -> tuple[MetricRunner, list[tuple[str, MetricRunner]]]:
@@ -768,6 +775,7 @@ def assemble_report(
         "data_sources": sources,
         "limitations": limitations,
         "notes": cell_pass.notes(),
+        "usage_conflict_calls": cell_pass.usage_conflicts,
         "rag": cell_pass.rag_section.section(
             rag_config(manifest, local_embedding), runner, indexes or {}
         ),

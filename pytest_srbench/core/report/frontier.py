@@ -36,7 +36,13 @@ def macro_interval(
         return None
     return stratified_case_interval(
         [
-            (weights[row["benchmark"]], row["correct"], row["total"], _effective(row))
+            (
+                weights[row["benchmark"]],
+                row["correct"],
+                row["total"],
+                _effective(row),
+                int(row.get("cases") or row["total"]),
+            )
             for row in usable
         ]
     )

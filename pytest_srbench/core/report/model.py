@@ -102,11 +102,11 @@ class DecisionRow(_Strict):
     )
     accuracy_ci95_worst_coverage: float | None = Field(
         None,
-        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
-        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
-        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
-        "intervals over cases. See docs/interval-coverage.md.",
+        description="The lowest coverage the interval has for some true accuracy, when below "
+        "93 %. Null since issue 47: the interval (Wilson, Clopper-Pearson's hull within 12 "
+        "successes or failures of the edge) covers >= 93 % for any true accuracy in [0, 1] at "
+        "every size. Reports from before carry Wilson's worst case over 0.3-0.9 for intervals "
+        "over 55 cases or fewer. See docs/interval-coverage.md.",
     )
     cost_usd: float | None = Field(
         description="Subject spend of these cases; null if any case lacks a priced receipt."
@@ -166,11 +166,11 @@ class TargetMetric(_Strict):
     )
     accuracy_ci95_worst_coverage: float | None = Field(
         None,
-        description="When this interval rests on 55 cases or fewer: the lowest coverage a "
-        "Wilson 95 % interval over that many cases has for a true accuracy in 0.3-0.9 (exact "
-        "without repeats, e.g. 0.793 at 1 case; with repeats measured within 0.6 points of "
-        "it); null from 56 cases (>= 93 %), in a preview, and in reports from before "
-        "intervals over cases. See docs/interval-coverage.md.",
+        description="The lowest coverage the interval has for some true accuracy, when below "
+        "93 %. Null since issue 47: the interval (Wilson, Clopper-Pearson's hull within 12 "
+        "successes or failures of the edge) covers >= 93 % for any true accuracy in [0, 1] at "
+        "every size. Reports from before carry Wilson's worst case over 0.3-0.9 for intervals "
+        "over 55 cases or fewer. See docs/interval-coverage.md.",
     )
     complete: bool
     output_diagnostics: OutputDiagnostics
@@ -767,6 +767,12 @@ class ReportModel(_Strict):
         description="What the report could not see, one line each: cells left pending by a "
         "target fixture that failed in set-up, cells of python targets that made no journaled "
         "call; [] in reports from before them.",
+    )
+    usage_conflict_calls: int = Field(
+        0,
+        description="Calls whose stream sent two usage objects that disagree (the last is "
+        "billed, as sr-bench does; both are in the receipt's usage_conflict); 0 in reports "
+        "from before issue 47.",
     )
     provenance: dict[str, Any]
     failure_groups: list[FailureGroup]

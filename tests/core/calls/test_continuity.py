@@ -4,7 +4,7 @@ them (``core.report.running``: ``ContinuityRunner`` inside ``MetricRunner``, ``D
 
 import pytest
 
-from pytest_srbench.core.stats import wilson_interval
+from pytest_srbench.core.stats import accuracy_interval
 from tests.core.helpers import call, result
 from tests.core.report.feed import fed
 
@@ -179,7 +179,7 @@ def test_decision_breakdown_groups_cases_by_their_last_decision():
     ]
     code, unknown, math = rows
     assert code["completed"] == 2 and code["correct"] == 1 and code["accuracy"] == 0.5
-    assert code["accuracy_ci95"] == wilson_interval(1, 2)
+    assert code["accuracy_ci95"] == accuracy_interval(1, 2)
     assert code["cost_usd"] == pytest.approx(0.007)
     assert code["selected_models"] == {"big": 1, "coder": 2, "small": 1}
     # b/4 failed and one planned case has neither row nor call: both count as wrong, no cost

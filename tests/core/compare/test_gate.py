@@ -137,22 +137,22 @@ def test_the_benchmark_scope_catches_a_drop_confined_to_one_benchmark() -> None:
     """mmlu-pro falls from 160/200 to 110/200 (Δ −0.25, 50 discordant cases); nothing else
     changes. Macro Δ = 0.1 · (−0.25) = −0.025.
 
-    Macro scope (stratified Wald): mmlu-pro's second moment (50 + ½)/201 = 0.251244 adds
-    0.01 · 0.251244/200 = 0.0000126; every other benchmark agrees on every case and adds its
-    floor ω² · ½/((n + 1) n): scicode and terminal-bench 0.01 · ½/12 = 0.000417 each, arc-agi-2
-    and tau3 0.01 · ½/156 = 0.000032 each, gpqa-diamond and hle 0.0225 · ½/1640 = 0.0000069
-    each, livecodebench 0.01 · ½/930 = 0.0000054, simpleqa 0.01 · ½/10100 = 0.0000005;
-    variance 0.000929, half-width 1.96 · 0.03048 = 0.05976 → [−0.0848, +0.0348]: passes.
+    Macro scope (stratified Wald): mmlu-pro's second moment (50 + 1)/201 = 0.253731 adds
+    0.01 · 0.253731/200 = 0.0000127; every other benchmark agrees on every case and adds its
+    floor ω² · 1/((n + 1) n): scicode and terminal-bench 0.01/12 = 0.000833 each, arc-agi-2
+    and tau3 0.01/156 = 0.000064 each, gpqa-diamond and hle 0.0225/1640 = 0.0000137 each,
+    livecodebench 0.01/930 = 0.0000108, simpleqa 0.01/10100 = 0.000001; variance 0.001847,
+    half-width 1.96 · 0.04298 = 0.08423 → [−0.1092, +0.0592]: passes.
 
     Benchmark scope: z = Φ⁻¹(1 − 0.05/18) = 2.7729 (Bonferroni over 9). mmlu-pro:
-    −0.25 ± 2.7729 · √(0.251244/200) = −0.25 ± 0.0983 → [−0.3483, −0.1517]: FAIL."""
+    −0.25 ± 2.7729 · √(0.253731/200) = −0.25 ± 0.0988 → [−0.3488, −0.1512]: FAIL."""
     base = side("base", {"t": RIGHT}, cases=MIX)
     cand = side("cand", {"t": DROPPED}, cases=MIX)
     macro = evaluate_gate(base, cand)
     assert macro["passed"] is True
     (target,) = macro["targets"]
     assert target["quality_delta"] == pytest.approx(-0.025)
-    assert target["interval"] == pytest.approx([-0.0848, 0.0348], abs=1e-4)
+    assert target["interval"] == pytest.approx([-0.1092, 0.0592], abs=1e-4)
 
     scoped = evaluate_gate(base, cand, scope="benchmark")
     assert scoped["passed"] is False and scoped["scope"] == "benchmark"
@@ -163,10 +163,10 @@ def test_the_benchmark_scope_catches_a_drop_confined_to_one_benchmark() -> None:
     rows = {b["benchmark"]: b for b in target["benchmarks"]}
     assert [name for name, b in rows.items() if not b["passed"]] == ["mmlu-pro"]
     assert rows["mmlu-pro"]["delta"] == pytest.approx(-0.25)
-    assert rows["mmlu-pro"]["interval"] == pytest.approx([-0.3483, -0.1517], abs=1e-4)
+    assert rows["mmlu-pro"]["interval"] == pytest.approx([-0.3488, -0.1512], abs=1e-4)
     assert scoped["line"].startswith(
         "srbench gate FAILED (regression, per benchmark, stratified Wald 95 % "
-        "Bonferroni-adjusted over 9) against base: t mmlu-pro Δ -0.250 [-0.348, -0.152] FAIL"
+        "Bonferroni-adjusted over 9) against base: t mmlu-pro Δ -0.250 [-0.349, -0.151] FAIL"
     )
     assert scoped["design"]["confidence"] == pytest.approx(1 - 0.05 / 9)
     # the GitHub step summary: the design, then a row per benchmark
@@ -174,44 +174,44 @@ def test_the_benchmark_scope_catches_a_drop_confined_to_one_benchmark() -> None:
     summary = gate_markdown(scoped, report)
     assert "Design: design power " in summary
     assert (
-        "| t | t | mmlu-pro | 200 | 0.800 | 0.550 | -0.250 | [-0.348, -0.152] | FAIL |" in summary
+        "| t | t | mmlu-pro | 200 | 0.800 | 0.550 | -0.250 | [-0.349, -0.151] | FAIL |" in summary
     )
     assert "| t | t | scicode | 3 | 0.667 | 0.667 | +0.000 |" in summary
 
 
 def test_every_verdict_carries_the_designs_power() -> None:
     """The design of the 200-case mmlu-pro plan above, regression at margin 0.05:
-    at discordance ½ the expected half-width is 1.96 · √(½/200) = 0.0980 (the floor's
-    pseudo-case leaves ½ unchanged) and the estimate's sd √((½ − 0.05²)/200) = 0.04987, so
-    the power to see a 0.05 drop is Φ((0.05 − 0.0980)/0.04987) = Φ(−0.962) = 17 %. At a
-    tenth: half-width 1.96 · √((200 · 0.1 + ½)/(201 · 200)) = 0.04426, sd √(0.0975/200) =
-    0.02208, power Φ(0.260) = 60 %."""
+    at discordance ½ the expected half-width is 1.96 · √((200 · ½ + 1)/(201 · 200)) = 0.09824
+    and the estimate's sd √((½ − 0.05²)/200) = 0.04987, so the power to see a 0.05 drop is
+    Φ((0.05 − 0.09824)/0.04987) = Φ(−0.967) = 16.7 %. At a tenth: half-width
+    1.96 · √((200 · 0.1 + 1)/(201 · 200)) = 0.04480, sd √(0.0975/200) = 0.02208, power
+    Φ(0.236) = 59 %."""
     base = side("base", {"t": ALL}, cases=MANY)
     gate = evaluate_gate(base, side("same", {"t": ALL}, cases=MANY), scope="macro")
     design = gate["design"]
     assert design["scope"] == "macro" and design["cases"] == 200
     worst = next(p for p in design["power"] if p["discordance"] == 0.5)
-    assert worst["power"] == pytest.approx(0.168, abs=1e-3)
+    assert worst["power"] == pytest.approx(0.167, abs=1e-3)
     assert gate["line"].endswith(
         "— design power 17 % to detect a macro drop of 0.05 if half the cases differ "
-        "(60 % if a tenth do)"
+        "(59 % if a tenth do)"
     )
 
 
 def test_a_noninferiority_gate_no_rerun_can_pass_is_not_usable() -> None:
-    """The smoke profile: the identical re-run's half-width is 1.96 · √Σ ω_b² · ½/((n_b + 1) n_b)
-    = 1.96 · √(2 · 0.0025 [scicode, terminal-bench: 0.01 · ½/2] + 2 · 0.000833 [arc-agi-2,
-    livecodebench: 0.01 · ½/6] + 2 · 0.000563 [gpqa, hle: 0.0225 · ½/20] + 0.000417 [tau3]
-    + 0.000167 [simpleqa] + 0.000024 [mmlu-pro]) = 1.96 · √0.008399 = 0.1796 ≥ 0.05."""
+    """The smoke profile: the identical re-run's half-width is 1.96 · √Σ ω_b² · 1/((n_b + 1) n_b)
+    = 1.96 · √(2 · 0.005 [scicode, terminal-bench: 0.01/2] + 2 · 0.001667 [arc-agi-2,
+    livecodebench: 0.01/6] + 2 · 0.001125 [gpqa, hle: 0.0225/20] + 0.000833 [tau3]
+    + 0.000333 [simpleqa] + 0.000048 [mmlu-pro]) = 1.96 · √0.016797 = 0.2540 ≥ 0.05."""
     names = sorted(SIZES)
     smoke = [2, 4, 4, 2, 14, 1, 5, 3, 1]
     weights = [0.1, 0.15, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
     design = gate_design(names, smoke, weights, mode="noninferiority", margin=0.05)
-    assert design["identical_rerun_half_width"] == pytest.approx(0.1796, abs=1e-4)
+    assert design["identical_rerun_half_width"] == pytest.approx(0.2540, abs=1e-4)
     assert design["usable"] is False
     assert "can never pass at this plan's size (36 cases over 9 benchmarks)" in design["problem"]
-    assert "It needs about 153 cases at this benchmark mix" in design["problem"]
-    wide = gate_design(names, smoke, weights, mode="noninferiority", margin=0.2)
+    assert "It needs about 225 cases at this benchmark mix" in design["problem"]
+    wide = gate_design(names, smoke, weights, mode="noninferiority", margin=0.3)
     assert wide["usable"] is True and wide["problem"] is None
     # a regression gate always can pass; per benchmark at one case each it can never fail
     ones = gate_design(names, [1] * 9, weights, mode="regression", margin=0.05, scope="benchmark")
@@ -228,8 +228,8 @@ COLLAPSED = {i for i in USER_RIGHT if not i.startswith("mmlu-pro/")}
 
 def test_a_session_that_is_not_the_full_set_is_gated_per_benchmark_by_default() -> None:
     """mmlu-pro: Δ = −12/14 = −0.857 with 12 discordant cases; its floored second moment
-    (12 + ½)/15 = 0.8333 gives ±2.4977 · √(0.8333/14) = ±0.609 (Bonferroni over 4):
-    [−1.467, −0.248] clamped to [−1, −0.248], a failure. The other three are unchanged."""
+    (12 + 1)/15 = 0.8667 gives ±2.4977 · √(0.8667/14) = ±0.621 (Bonferroni over 4):
+    [−1.479, −0.236] clamped to [−1, −0.236], a failure. The other three are unchanged."""
     base = side("base", {"app": USER_RIGHT}, cases=USER)
     cand = side("cand", {"app": COLLAPSED}, cases=USER)
     gate = evaluate_gate(base, cand)
@@ -239,7 +239,7 @@ def test_a_session_that_is_not_the_full_set_is_gated_per_benchmark_by_default() 
     assert gate["line"].startswith(
         "srbench gate FAILED (regression, per benchmark: this session is not the full sr-bench "
         "set; stratified Wald 95 % Bonferroni-adjusted over 4) against base: app mmlu-pro "
-        "Δ -0.857 [-1.000, -0.248] FAIL"
+        "Δ -0.857 [-1.000, -0.236] FAIL"
     )
     rows = {b["benchmark"]: b for b in gate["targets"][0]["benchmarks"]}
     assert set(rows) == set(FOUR)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -88,58 +89,58 @@ def test_repeat_means_are_accepted() -> None:
 def test_stratified_wald_worked_example() -> None:
     """Weights 0.6 / 0.4. Benchmark A: differences 0, 0, 1, −1, 0 (n 5, Σd 0, Σd² 2);
     B: −1, 0, 0 (n 3, Σd −1, Σd² 1).
-    Floored second moments: A (2 + ½) / 6 = 0.416667, B (1 + ½) / 4 = 0.375.
+    Floored second moments: A (2 + 1) / 6 = 0.5, B (1 + 1) / 4 = 0.5.
     Centre 0.6·0 + 0.4·(−1/3) = −0.133333.
-    Variance 0.36·0.416667/5 + 0.16·0.375/3 = 0.03 + 0.02 = 0.05; half-width
-    1.959964·√0.05 = 1.959964·0.223607 = 0.438262 → [−0.571595, +0.304928]."""
+    Variance 0.36·0.5/5 + 0.16·0.5/3 = 0.036 + 0.026667 = 0.062667; half-width
+    1.959964·0.250333 = 0.490644 → [−0.623977, +0.357311]."""
     low, high = paired.stratified_wald([[0, 0, 1, -1, 0], [-1, 0, 0]], [0.6, 0.4])
-    assert low == pytest.approx(-0.571595, abs=1e-6)
-    assert high == pytest.approx(0.304928, abs=1e-6)
-    assert paired.floored_second_moment([0, 0, 1, -1, 0]) == pytest.approx(2.5 / 6)
+    assert low == pytest.approx(-0.623977, abs=1e-6)
+    assert high == pytest.approx(0.357311, abs=1e-6)
+    assert paired.floored_second_moment([0, 0, 1, -1, 0]) == pytest.approx(3 / 6)
 
 
 def test_the_floor_keeps_agreeing_runs_and_one_case_benchmarks_uncertain() -> None:
-    """Every case agrees: A's second moment is ½ / 6 = 1/12, B's ½ / 4 = 1/8 (not 0);
-    variance 0.36·(1/12)/5 + 0.16·(1/8)/3 = 0.006 + 0.006667 = 0.012667, half-width
-    1.959964·0.112546 = 0.220587: an identical re-run of 8 cases cannot claim |Δ| < 0.22.
+    """Every case agrees: A's second moment is 1 / 6, B's 1 / 4 (not 0);
+    variance 0.36·(1/6)/5 + 0.16·(1/4)/3 = 0.012 + 0.013333 = 0.025333, half-width
+    1.959964·0.159164 = 0.311957: an identical re-run of 8 cases cannot claim |Δ| < 0.31.
     The design's identical-re-run half-width is that same number."""
     low, high = paired.stratified_wald([[0] * 5, [0] * 3], [0.6, 0.4])
-    assert (low, high) == pytest.approx((-0.220587, 0.220587), abs=1e-6)
+    assert (low, high) == pytest.approx((-0.311957, 0.311957), abs=1e-6)
     assert paired.expected_half_width([5, 3], [0.6, 0.4], [0.0, 0.0]) == pytest.approx(high)
-    # one case, lost: second moment (1 + ½) / 2 = 0.75, interval −1 ± 1.959964·√0.75 = −1 ± 1.697379
-    assert paired.stratified_wald([[-1]], [1.0]) == [-1.0, pytest.approx(0.697379, abs=1e-6)]
+    # one case, lost: second moment (1 + 1) / 2 = 1, interval −1 ± 1.959964
+    assert paired.stratified_wald([[-1]], [1.0]) == [-1.0, pytest.approx(0.959964, abs=1e-6)]
 
 
 def test_cases_needed_worked_example_with_the_floor() -> None:
     """One benchmark, differences 1, −1 and eight 0 (n 10, Σd² 2). Pooled second moment
-    m̄ = (2 + ½)/11 = 0.227273; its own 2/10 = 0.2 is below it, so the floor (2 + m̄)/11 =
-    0.202479 is used. The gate's half-width at n cases is z·√((0.202479 n + ½)/((n + 1) n));
-    it falls below 0.10 when 0.01 n² − 0.767810 n − 1.920730 > 0, i.e. n > 79.21: 80 cases
+    m̄ = (2 + 1)/11 = 0.272727; its own 2/10 = 0.2 is below it, so the floor (2 + m̄)/11 =
+    0.206612 is used. The gate's half-width at n cases is z·√((0.206612 n + 1)/((n + 1) n));
+    it falls below 0.10 when 0.01 n² − 0.783690 n − 3.841459 > 0, i.e. n > 82.98: 83 cases
     (the plain variance said ⌈10 · 0.02 · z² / 0.01⌉ = 77)."""
     diffs = [[1, -1, 0, 0, 0, 0, 0, 0, 0, 0]]
-    assert paired.cases_for_half_width(diffs, [1.0], 0.10) == 80
-    assert paired.expected_half_width([80], [1.0], [0.202479]) < 0.10
-    assert paired.expected_half_width([79], [1.0], [0.202479]) > 0.10
+    assert paired.cases_for_half_width(diffs, [1.0], 0.10) == 83
+    assert paired.expected_half_width([83], [1.0], [0.206612]) < 0.10
+    assert paired.expected_half_width([82], [1.0], [0.206612]) > 0.10
     # half the margin: about four times the cases (the floor's pseudo-case weighs less)
-    assert paired.cases_for_half_width(diffs, [1.0], 0.05) == 313
+    assert paired.cases_for_half_width(diffs, [1.0], 0.05) == 322
     with pytest.raises(ValueError, match="margin"):
         paired.cases_for_half_width(diffs, [1.0], 0)
 
 
 def test_cases_needed_counts_a_one_case_benchmark_and_agreeing_runs() -> None:
     """A: the ten differences above; B: one case, tied (weights ½, ½). The plain variance
-    gave B nothing: 11 · (0.25 · 0.2/10) · z² / 0.01 → 22 cases. Now m̄ = (2 + ½)/12 =
-    0.208333; A keeps 2/10 = 0.2 (above (2 + m̄)/11 = 0.200758); B gets (0 + m̄)/2 =
-    0.104167."""
+    gave B nothing: 11 · (0.25 · 0.2/10) · z² / 0.01 → 22 cases. Now m̄ = (2 + 1)/12 =
+    0.25; A gets (2 + m̄)/11 = 0.204545 (above its own 2/10 = 0.2); B gets (0 + m̄)/2 =
+    0.125."""
     groups = [[1, -1, 0, 0, 0, 0, 0, 0, 0, 0], [0]]
-    moments = [0.2, 0.208333 / 2]
+    moments = [2.25 / 11, 0.25 / 2]
     expected = paired.cases_at_mix(
         [10, 1], lambda at: paired.expected_half_width(at, [0.5, 0.5], moments), 0.1
     )
-    assert paired.cases_for_half_width(groups, [0.5, 0.5], 0.1) == expected == 156
-    # every difference equal: no longer null. m̄ = ½/3 = 1/6, floor (0 + 1/6)/3 = 1/18;
-    # 0.01 n² − 0.203414 n − 1.920730 > 0 for n > 27.36: 28 cases
-    assert paired.cases_for_half_width([[0, 0]], [1.0], 0.1) == 28
+    assert paired.cases_for_half_width(groups, [0.5, 0.5], 0.1) == expected == 200
+    # every difference equal: no longer null. m̄ = 1/3, floor (0 + 1/3)/3 = 1/9;
+    # 0.01 n² − 0.416829 n − 3.841459 > 0 for n > 49.45: 50 cases
+    assert paired.cases_for_half_width([[0, 0]], [1.0], 0.1) == 50
 
 
 def test_newcombe_rejects_unpaired_groups() -> None:
@@ -160,3 +161,33 @@ def test_vectorised_bootstrap_is_bit_identical_to_the_plain_loop(fractional: boo
     assert paired.stratified_bootstrap(groups, weights) == stratified_bootstrap_reference(
         groups, weights
     )
+
+
+@pytest.mark.parametrize("discordance", [0.5, 0.7, 0.9, 1.0])
+def test_one_case_benchmarks_keep_false_alarms_under_five_percent(discordance: float) -> None:
+    """Issue 47: one case per benchmark (the nine sr-bench weights), two systems of accuracy ½
+    that differ on a share ``discordance`` of cases, no true change. Exact over the 3⁹
+    outcomes: the regression gate (upper bound < 0) fired 6.05 % of the time at discordance
+    1.0 (4.67 % at 0.9) with a pseudo-case at ½; its coverage was 87.9 %."""
+    weights = [0.10, 0.15, 0.15, 0.10, 0.10, 0.10, 0.10, 0.10, 0.10]
+    chance = {-1: discordance / 2, 0: 1 - discordance, 1: discordance / 2}
+    alarm = covered = 0.0
+    for outcome in itertools.product((-1, 0, 1), repeat=len(weights)):
+        probability = math.prod(chance[d] for d in outcome)
+        low, high = paired.stratified_wald([[d] for d in outcome], weights)
+        alarm += probability * (high < 0)
+        covered += probability * (low <= 0 <= high)
+    assert alarm <= 0.05
+    assert covered >= 0.95
+
+
+def test_the_designs_worst_case_is_the_floor() -> None:
+    """The floor's pseudo-case is the worst second moment the design states (issue 47): the
+    largest a difference under no change can have, two systems that never agree."""
+    from pytest_srbench.core.compare import design
+
+    assert paired.FLOOR_SECOND_MOMENT == design.WORST_CASE_DISCORDANCE == 1.0
+    # at the worst case the expected variance estimate equals the true one at every size
+    for n in (1, 2, 5, 40):
+        expected = paired.expected_half_width([n], [1.0], [1.0])
+        assert expected == pytest.approx(paired.WILSON_Z * math.sqrt(1.0 / n))

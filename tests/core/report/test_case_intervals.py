@@ -8,6 +8,7 @@ from pytest_srbench.core.report.build import build_report
 from pytest_srbench.core.report.frontier import frontier_point, macro_interval
 from pytest_srbench.core.report.model import ReportModel
 from pytest_srbench.core.stats import (
+    accuracy_interval,
     case_interval,
     coverage_caveat,
     stratified_case_interval,
@@ -81,16 +82,16 @@ def test_identical_repeats_report_exactly_the_intervals_of_one_repeat():
     assert t["total"] == 30 and t["cases"] == 10 and t["accuracy_effective_cases"] == 10
     assert t["accuracy_interval_unit"] == "case"
     # 4 of 10 cases right, as 12 of 30 cells: Wilson over the 10 cases, not the 30 cells
-    assert t["accuracy_ci95"] == wilson_interval(4, 10) != wilson_interval(12, 30)
+    assert t["accuracy_ci95"] == accuracy_interval(4, 10) != accuracy_interval(12, 30)
     assert t["accuracy_ci95_worst_coverage"] == coverage_caveat(10)
     router = by_target["router"]
     labels = {d["label"]: d for d in router["decision_breakdown"]}
-    assert labels["math"]["accuracy_ci95"] == wilson_interval(3, 6)  # mmlu 0, 1, 3 of 6
+    assert labels["math"]["accuracy_ci95"] == accuracy_interval(3, 6)  # mmlu 0, 1, 3 of 6
     # science holds gpqa 6, 7, 8 (9 never ran): 1 of 3; the pending case is unknown, 0 of 1
-    assert labels["science"]["accuracy_ci95"] == wilson_interval(1, 3)
+    assert labels["science"]["accuracy_ci95"] == accuracy_interval(1, 3)
     assert labels["unknown"]["cases"] == 3 and labels["unknown"][
         "accuracy_ci95"
-    ] == wilson_interval(0, 1)
+    ] == accuracy_interval(0, 1)
 
 
 def test_disagreeing_repeats_are_clustered_by_case():
@@ -124,14 +125,16 @@ def test_macro_interval_is_the_frontier_interval_and_stratified_over_cases():
 def test_one_benchmark_macro_carries_that_benchmarks_caveat():
     rows = [{"benchmark": "scicode", "target_id": "t", "total": 3, "correct": 2, "cases": 3}]
     point = frontier_point("r", {"id": "t", "macro_accuracy": 2 / 3}, rows, {"scicode": 0.1})
-    assert point["quality_ci95"] == wilson_interval(2, 3)
-    assert point["quality_ci95_worst_coverage"] == coverage_caveat(3) == 0.888
+    assert point["quality_ci95"] == accuracy_interval(2, 3)
+    # Wilson over 3 cases covered ≥ 88.8 % (in 0.3–0.9); the printed interval ≥ 93 % anywhere
+    assert point["quality_ci95_worst_coverage"] is None
+    assert coverage_caveat(3) is None
 
 
 def test_rows_from_an_older_report_fall_back_to_their_cells():
     # a report from before intervals over cases has no effective size: its cells stand in
     rows = [{"benchmark": "mmlu-pro", "target_id": "t", "total": 14, "correct": 9}]
-    assert macro_interval(rows, {"mmlu-pro": 0.1}) == wilson_interval(9, 14)
+    assert macro_interval(rows, {"mmlu-pro": 0.1}) == accuracy_interval(9, 14)
     assert macro_interval([{**rows[0], "correct": None}], {"mmlu-pro": 0.1}) is None
 
 
@@ -174,5 +177,5 @@ def test_decision_rows_cluster_repeats_and_name_unobserved_cells():
     assert by_label["math"]["accuracy_ci95"] == case_interval([(1, 2)])
     # the unknown decision holds y's two cells: one case, 0 of 2 → Wilson over 1 case
     assert by_label["unknown"]["cases"] == 2
-    assert by_label["unknown"]["accuracy_ci95"] == wilson_interval(0, 1)
-    assert by_label["unknown"]["accuracy_ci95"] != wilson_interval(0, 2)  # not 2 cases
+    assert by_label["unknown"]["accuracy_ci95"] == accuracy_interval(0, 1)
+    assert by_label["unknown"]["accuracy_ci95"] != accuracy_interval(0, 2)  # not 2 cases

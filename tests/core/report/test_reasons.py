@@ -128,3 +128,14 @@ def test_the_outcomes_row_names_the_accepted_forms_when_unparsed_dominates_answe
                        for i in (4, 5)]  # fmt: skip
     half = build_report(manifest(cases, [target("smol")]), run("completed"), rows, [])
     assert half["outcomes"][0]["accepted_forms"] is None  # 3 of 6: not more than half
+
+
+def test_an_invalid_utf8_stream_is_named() -> None:
+    """Issue 47, point 5: a chunk that does not decode was summarised "Target call failed"."""
+    for message in (
+        "UnicodeDecodeError: invalid UTF-8 in the stream",
+        "UnicodeDecodeError: stream is not UTF-8",  # as journaled before
+    ):
+        assert summarize_failure(message) == "Target stream failed: invalid UTF-8 in the stream"
+    reason = failure_reason("UnicodeDecodeError: invalid UTF-8 in the stream")
+    assert "invalid UTF-8 in the stream" in reason
