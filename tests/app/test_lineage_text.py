@@ -13,10 +13,9 @@ from pytest_srbench.render.html import render_run_html
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store.opening import open_store
 from tests.accounting_helpers import buckets, raw_usage, receipt, single_plan, sse, store_run
-from tests.app.test_recovery import interrupted  # noqa: F401  (the fixture)
 
 
-def test_a_recovery_child_names_its_parent_and_the_parent_lists_it(interrupted):  # noqa: F811
+def test_a_recovery_child_names_its_parent_and_the_parent_lists_it(interrupted):
     store, parent = interrupted
     open_swept_store(store.root)
     plan = plan_for(store, parent)

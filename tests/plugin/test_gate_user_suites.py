@@ -10,50 +10,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.helpers import srbench
+from tests.plugin.gate_helpers import BROKEN, CONFIG, FOUR, GOOD, run_pytest  # noqa: F401
 
 pytestmark = pytest.mark.xdist_group("gate-user-suites")
 
-CONFIG = """
-[tool.srbench]
-default_targets = ["app"]
-
-[[tool.srbench.targets]]
-id = "app"
-model = "{model}"
-simulated = true
-[tool.srbench.targets.prices.{model}]
-input = 1.0
-cached_input = 0.5
-cache_write = 1.0
-output = 2.0
-
-[tool.srbench.simulator.models.{model}]
-accuracy = {accuracy}
-latency_s = 0.0
-prices = {{ input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }}
-"""
-GOOD = CONFIG.format(model="good", accuracy=0.9)
-BROKEN = CONFIG.format(model="broken", accuracy=0.0)
-FOUR = ("mmlu-pro", "gpqa-diamond", "arc-agi-2", "tau3")
 DEFAULT_LINE = (
     "srbench gate FAILED (regression, per benchmark: this session is not the full sr-bench "
     "set; stratified Wald 95 % Bonferroni-adjusted over 4) against "
 )
-
-
-def run_pytest(cwd: Path, benchmarks: tuple[str, ...], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-         "--srbench-profile=smoke", *[f"--srbench-benchmark={b}" for b in benchmarks], *args],
-        cwd=cwd, capture_output=True, text=True,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

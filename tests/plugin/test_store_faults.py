@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_srbench.store import open_store
+from tests.plugin.durability_helpers import finish, pytest_args, wait_for_calls
 from tests.plugin.helpers import project
-from tests.plugin.test_durability import finish, pytest_args, wait_for_calls
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from pytest_srbench.core.compare.runs import RunSide, compare_many
 from pytest_srbench.render.compare import render_comparison
 from pytest_srbench.render.html import render_compare_html
 from pytest_srbench.render.json_report import report_json
-from tests.render.test_terminal_and_compare_text import report
+from tests.render.flip_helpers import report
 
 GUIDE = (
     "A positive estimate with an interval spanning zero is not proof of a gain",

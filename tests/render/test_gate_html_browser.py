@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMIUM_ARGS, chromium_path
-from tests.plugin.test_gate_user_suites import BROKEN, FOUR, GOOD, run_pytest
+from tests.plugin.gate_helpers import BROKEN, FOUR, GOOD, run_pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("gate-html-browser")]
 

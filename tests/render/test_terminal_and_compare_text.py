@@ -3,25 +3,9 @@
 from __future__ import annotations
 
 from pytest_srbench.core.compare.runs import RunSide, compare_many
-from pytest_srbench.core.models import Run
-from pytest_srbench.core.plan.build import expand_repeats
-from pytest_srbench.core.report.build import build_report
 from pytest_srbench.render.compare import comparison_csv, render_comparison
 from pytest_srbench.render.terminal import render_summary
-from tests.core.helpers import call, case, manifest, result, target
-
-CASES = [case("mmlu-pro", "a"), case("mmlu-pro", "b")]
-
-
-def report(run_id: str, repeats: int, wrong: set[str]) -> dict:
-    """Target t answers every cell right but those in ``wrong``."""
-    cases = expand_repeats(CASES, repeats)
-    plan = manifest(cases, [target("t")], repeats=repeats)
-    results = [result(c.id, "t", correct=c.id not in wrong) for c in cases]
-    calls = [call(c.id, "t") for c in cases]
-    at = "2026-11-30T00:00:00+00:00"
-    return build_report(plan, Run(id=run_id, status="completed", created_at=at,
-                                  updated_at=at, plan_sha256="x"), results, calls)  # fmt: skip
+from tests.render.flip_helpers import CASES, report  # noqa: F401
 
 
 def test_the_run_summary_prints_flip_rates_with_repeats() -> None:

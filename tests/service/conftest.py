@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.service.dashboard_helpers import browser, server  # noqa: F401  (fixtures)
+
 PRICES = "{ input = 1.0, cached_input = 0.5, cache_write = 1.0, output = 2.0 }"
 PROJECT_CONFIG = f"""
 [tool.srbench]
@@ -128,20 +130,20 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             lifespan="off",
             http=bounded_protocol(),
         )  # as srbench serve
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
+        api_server = uvicorn.Server(config)
+        thread = threading.Thread(target=api_server.run, daemon=True)
         thread.start()
         deadline = time.monotonic() + 60  # generous: a loaded machine starts slowly
-        while not server.started:
+        while not api_server.started:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("the API server did not start")
             time.sleep(0.02)
-        servers.append((server, thread))
+        servers.append((api_server, thread))
         return LiveApi(f"http://127.0.0.1:{port}", service, project)
 
     yield start
-    for server, thread in servers:
-        server.should_exit = True  # type: ignore[attr-defined]
+    for api_server, thread in servers:
+        api_server.should_exit = True  # type: ignore[attr-defined]
         thread.join(timeout=60)
     # what the whole suite made the API say in public names no server path, no secret
     assert said, "no error body or event stream was seen: the scan would prove nothing"

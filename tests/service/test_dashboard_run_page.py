@@ -17,13 +17,11 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.browser import HOSTILE, chromium_path
-from tests.service import test_dashboard_browser as shared
-from tests.service.test_dashboard_browser import CONFIG, PLAN, Server, Watched
+from tests.service.dashboard_helpers import CONFIG, PLAN, Server, Watched
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("dashboard-browser")]
 
 BIG = {**PLAN, "name": "run-page", "benchmarks": ["gpqa-diamond", "mmlu-pro", "hle"], "limit": 8}
-browser = shared.browser  # the module-scoped Chromium
 
 
 @pytest.fixture(scope="module")

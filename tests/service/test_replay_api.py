@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 
 from pytest_srbench.store.opening import open_store
-from tests.core.test_replay import Pair
+from tests.core.replay_helpers import Pair
 from tests.service.helpers import assert_error
 
 
