@@ -51,9 +51,10 @@ def test_fetch_smoke_then_a_smoke_run_scores_the_fetched_suites(pytester, tmp_pa
     if docker_usable():
         assert failed == [], result.stdout.str()
     else:  # the released Terminal-Bench task declares a container: it never runs elsewhere
-        assert {(c["benchmark"], c["error"]) for c in failed} == {
-            ("terminal-bench-2.1", "Task container unavailable (Docker not usable)")
-        }, result.stdout.str()
+        assert {c["benchmark"] for c in failed} == {"terminal-bench-2.1"}, result.stdout.str()
+        assert all(c["error"].startswith("BENCHMARK_CONTAINER_UNAVAILABLE") for c in failed)
+        groups = {g["reason"] for g in report["failure_groups"]}
+        assert groups == {"Task container unavailable (Docker not usable)"}
     assert result.parseoutcomes().get("error", 0) == 0
     used = {s["benchmark"]: s for s in report["provenance"]["dataset"]["suites"]}
     lock = read_lock(suites / "fetch-lock.json")

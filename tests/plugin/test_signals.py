@@ -15,6 +15,7 @@ import pytest
 
 from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.app.reports import report_from_store
+from pytest_srbench.app.settle import WORKER_STOPPED
 from pytest_srbench.core.calls.failures import INTERRUPTED
 from pytest_srbench.store import open_store
 from tests.plugin.helpers import project
@@ -109,7 +110,7 @@ def test_sigkill_leaves_no_simulator_and_the_sweep_keeps_the_real_wall_time(pyte
 
     # the cells the kill cut off are labelled interrupted, never "Target call failed"
     cut_off = [c for c in report["cells"] if c["status"] == "sent_unknown"]
-    assert cut_off and {c["error"] for c in cut_off} == {INTERRUPTED}
+    assert cut_off and {c["error"] for c in cut_off} == {WORKER_STOPPED}  # the cells' own reason
     reasons = {group["reason"] for group in report["failure_groups"]}
     assert INTERRUPTED in reasons and "Target call failed" not in reasons
     assert {c["status"] for c in store.calls(run_id)} <= {"completed", "sent_unknown"}
