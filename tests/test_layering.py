@@ -55,7 +55,7 @@ ONLY_IN: dict[str, set[str]] = {
     "argparse": {"cli", "plugin", "simulator"},  # plugin: option types; simulator: its main
     "fastapi": {"service"},
     "starlette": {"service"},
-    "uvicorn": {"cli"},
+    "uvicorn": {"cli", "service"},  # service: its connections' read deadlines (connections.py)
     "jinja2": {"render", "service"},
     "subprocess": {"sandbox", "managed", "simulator", "service", "cli"},
     "socket": {"managed", "app", "plugin", "store"},  # host names for provenance and leases

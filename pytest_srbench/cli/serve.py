@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-TOKEN_ENV = "SRBENCH_SERVICE_TOKEN"
+from pytest_srbench.service.token_env import TOKEN_ENV
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -426,7 +426,7 @@ def check_kind(manifest: Manifest, kind: str) -> None:
 def worker_env() -> dict[str, str]:
     """A worker's environment: the service's, without the service token (a worker never needs
     it, and so never logs it)."""
-    from pytest_srbench.cli.serve import TOKEN_ENV
+    from pytest_srbench.service.token_env import TOKEN_ENV
 
     env = {name: value for name, value in os.environ.items() if name != TOKEN_ENV}
     return {**env, "PYTHONUNBUFFERED": "1"}

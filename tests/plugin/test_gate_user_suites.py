@@ -59,15 +59,15 @@ def test_a_collapse_in_a_four_benchmark_session_fails_the_default_gate(project, 
     lines = done.stdout.splitlines()
     gate_line = next(line for line in lines if line.startswith("srbench gate "))
     assert gate_line.startswith(DEFAULT_LINE), gate_line
-    assert "app mmlu-pro Δ -0.929 [-1.000, -0.295] FAIL" in gate_line
+    assert "app mmlu-pro Δ -0.929 [-1.000, -0.284] FAIL" in gate_line
     # every benchmark's Δ next to the verdict, in the terminal and the step summary
     assert "  scope: per benchmark: this session is not the full sr-bench set" in lines
     mmlu = next(line for line in lines if " mmlu-pro " in line and "→" in line)
-    assert "0.929 → 0.000  Δ -0.929 [-1.000, -0.295] (14 cases) FAIL" in mmlu
+    assert "0.929 → 0.000  Δ -0.929 [-1.000, -0.284] (14 cases) FAIL" in mmlu
     text = summary.read_text()
     assert "Scope: **per benchmark: this session is not the full sr-bench set**." in text
     assert (
-        "| app | app | mmlu-pro | 14 | 0.929 | 0.000 | -0.929 | [-1.000, -0.295] | FAIL |" in text
+        "| app | app | mmlu-pro | 14 | 0.929 | 0.000 | -0.929 | [-1.000, -0.284] | FAIL |" in text
     )
     gate = json.loads((project / "cand.json").read_text())["gate"]
     assert gate["scope"] == "benchmark" and gate["scope_default"] is True
@@ -104,7 +104,7 @@ def test_compare_fail_on_gives_the_plugins_verdict_and_exit_status(project, by):
     failed = srbench(project, "compare", ref("base"), ref("broken"), "--fail-on", "regression")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert failed.stdout.splitlines()[-1].startswith(DEFAULT_LINE)
-    assert "app mmlu-pro Δ -0.929 [-1.000, -0.295] FAIL" in failed.stdout
+    assert "app mmlu-pro Δ -0.929 [-1.000, -0.284] FAIL" in failed.stdout
     passed = srbench(project, "compare", ref("base"), ref("same"), "--fail-on", "regression")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert passed.stdout.splitlines()[-1].startswith("srbench gate PASSED (regression, per ")

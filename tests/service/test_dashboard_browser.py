@@ -181,10 +181,17 @@ def _second_run(server: Server, runs: dict[str, str]) -> tuple[str, str]:
     return runs["first"], runs["second"]
 
 
-def test_compare_iterations_step_by_step_as_the_guide_says(server, browser, runs):
+def test_compare_iterations_step_by_step_as_the_guide_says(server, browser):
     """The results guide's Compare iterations, sentence by sentence."""
-    baseline, second = _second_run(server, runs)
-    third = server.api("/api/runs", {**PLAN, "idempotency_key": "dashboard-third"})["run"]["id"]
+    # three runs of one plan of their own (the module's other tests make runs of PLAN, some
+    # through the form, which would be candidates too)
+    own = {**PLAN, "limit": 3, "name": "compare-iterations"}
+    baseline, second, third = (
+        server.api("/api/runs", {**own, "idempotency_key": f"dashboard-compare-{n}"})["run"]["id"]
+        for n in range(3)
+    )
+    for run_id in (baseline, second):
+        assert server.wait_run(run_id)["status"] == "completed"
     other = server.api("/api/runs", {**PLAN, "limit": 1, "targets": ["sim-small"],
                                      "benchmarks": ["mmlu-pro"], "name": "other-plan"})["run"]  # fmt: skip
     server.wait_run(third)
@@ -193,8 +200,15 @@ def test_compare_iterations_step_by_step_as_the_guide_says(server, browser, runs
     page = watched.page
     # "First choose a live single-model baseline that has compatible results": a run with no
     # compatible candidate is not offered
+    wanted = [baseline, second, third]
+    page.wait_for_function(  # the options are read from the service after the page loads
+        "ids => ids.every(id => [...document.querySelectorAll('#baseline option')]"
+        ".some(o => o.value === id))",
+        arg=wanted,
+        timeout=30_000,
+    )
     offered = page.locator("#baseline option").evaluate_all("os => os.map(o => o.value)")
-    assert {baseline, second, third} <= set(offered) and other["id"] not in offered
+    assert set(wanted) <= set(offered) and other["id"] not in offered
     page.select_option("#baseline", baseline)
     # "then tick any number of comparable candidates", in creation order
     listed = page.locator("input[name=candidate]").evaluate_all("xs => xs.map(x => x.value)")
