@@ -294,6 +294,7 @@ class Catalog:
         except SuiteError as error:
             raise invalid(self.public(str(error))) from None
         groups = Counter(stratum for _, stratum in cases if stratum)
+        benchmarks = Counter(case.benchmark for case, _ in cases)
         cover = coverage(adapter, suite.meta, len(suite.rows))
         if view["kind"] == "suite":
             view = {**view, "profiles": profiles(cover)}
@@ -302,6 +303,7 @@ class Catalog:
                 **view,
                 "coverage": cover,
                 "groups": [{"group": g, "cases": n} for g, n in sorted(groups.items())],
+                "benchmarks": [{"benchmark": b, "cases": n} for b, n in sorted(benchmarks.items())],
             },
             cases=[case_view(case, stratum) for case, stratum in cases],
             search=[(case.id + "\n" + prompt_of(case)).casefold() for case, _ in cases],
@@ -312,13 +314,24 @@ class Catalog:
                 self._rendered.popitem(last=False)
         return result
 
-    def case_page(self, dataset_id: str, page: int, q: str | None) -> dict[str, Any]:
+    def case_page(
+        self,
+        dataset_id: str,
+        page: int,
+        q: str | None,
+        benchmark: str | None = None,
+        group: str | None = None,
+    ) -> dict[str, Any]:
+        """25 cases a page: ``q`` searches ids and prompts, ``benchmark`` and ``group`` (the
+        subject) match exactly."""
         rendered = self.rendered(dataset_id)
         needle = (q or "").casefold()
         matching = [
             case
             for case, text in zip(rendered.cases, rendered.search, strict=True)
             if needle in text
+            and (benchmark is None or case["benchmark"] == benchmark)
+            and (group is None or case["group"] == group)
         ]
         start = (page - 1) * PAGE_SIZE
         return {

@@ -72,9 +72,18 @@ def catalog_router(service: RunService, catalog: Catalog) -> APIRouter:
         dataset_id: str,
         page: Annotated[int, Query(ge=1, le=10**6)] = 1,
         q: Annotated[str | None, Query(max_length=200)] = None,
+        benchmark: Annotated[
+            str | None, Query(max_length=200, description="only the cases of this benchmark")
+        ] = None,
+        group: Annotated[
+            str | None,
+            Query(max_length=200, description="only the cases of this group (subject)"),
+        ] = None,
     ) -> dict[str, Any]:
-        """25 cases per page (public fields only), ``q`` searching ids and prompts."""
-        return catalog.case_page(dataset_id, page, q)
+        """25 cases per page (public fields only), ``q`` searching ids and prompts,
+        ``benchmark`` and ``group`` (the subject, as the dataset's ``groups`` name it)
+        keeping only the cases with exactly that value."""
+        return catalog.case_page(dataset_id, page, q, benchmark, group)
 
     @router.get("/targets", response_model=TargetList, tags=["targets"])
     def list_targets() -> dict[str, Any]:

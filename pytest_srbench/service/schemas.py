@@ -76,9 +76,15 @@ class GroupCount(BaseModel):
     cases: int
 
 
+class BenchmarkCount(BaseModel):
+    benchmark: str
+    cases: int
+
+
 class DatasetDetail(DatasetView):
     coverage: dict[str, ProfileCoverage]
     groups: list[GroupCount]
+    benchmarks: list[BenchmarkCount] = Field(description="the benchmarks of its cases")
 
 
 class CaseView(BaseModel):

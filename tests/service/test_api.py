@@ -100,6 +100,27 @@ def test_dataset_detail_and_cases_without_references(client):
     assert "expected_tool_calls" not in agent and "required_substrings" not in agent
 
 
+def test_cases_filter_by_benchmark_and_group(client):
+    """``benchmark`` and ``group`` (the subject) keep only the cases with exactly that value,
+    with ``q`` and the 25-a-page pages counted over what is left (issue 46, point 12)."""
+    detail = client.get("/api/datasets/hle").json()
+    assert detail["benchmarks"] == [{"benchmark": "hle", "cases": 4}]
+    url = "/api/datasets/hle/cases"
+    math = client.get(url, params={"group": "Math"}).json()
+    assert math["total"] == 3 == len(math["cases"]) and math["pages"] == 1
+    assert {c["group"] for c in math["cases"]} == {"Math"}
+    medicine = client.get(url, params={"group": "Biology/Medicine", "benchmark": "hle"}).json()
+    assert [c["group"] for c in medicine["cases"]] == ["Biology/Medicine"]
+    assert client.get(url, params={"group": "math"}).json()["total"] == 0  # exact, not a search
+    assert client.get(url, params={"benchmark": "mmlu-pro"}).json() == {
+        "cases": [], "page": 1, "pages": 0, "total": 0}  # fmt: skip
+    rag = client.get("/api/datasets/rag-smoke/cases", params={"benchmark": "rag-smoke"}).json()
+    assert rag["total"] == 28 and len(rag["cases"]) == 25 and rag["pages"] == 2
+    assert_error(client.get(url, params={"group": "x" * 201}), 422, "BENCHMARK_INVALID_REQUEST")
+    parameters = client.get("/openapi.json").json()["paths"]["/api/datasets/{dataset_id}/cases"]
+    assert {"benchmark", "group"} <= {p["name"] for p in parameters["get"]["parameters"]}
+
+
 def test_targets_carry_no_credentials(client):
     response = client.get("/api/targets")
     targets = {t["id"]: t for t in response.json()["targets"]}

@@ -201,6 +201,128 @@ def test_recovery_lists_candidates_reasons_and_child_runs(server, browser):
     watched.close()
 
 
+def failed_plan(parent: str) -> dict[str, Any]:
+    """A failed-mode plan (served in place of the real one): 30 candidates over two pages and
+    two excluded cells, one id hostile markup."""
+    eligible = [{"case_id": f"hle/case-{i:02d}", "target_id": "hostile"} for i in range(30)]
+    excluded = [
+        {"case_id": HOSTILE, "target_id": "hostile", "reason": "never_dispatched_use_undispatched_mode"},
+        {"case_id": "hle/done", "target_id": "hostile", "reason": "completed_evidence_is_preserved"},
+    ]  # fmt: skip
+    return {"parent_run_id": parent, "mode": "failed", "eligible_cells": eligible,
+            "excluded": excluded, "counts": {"eligible": 30, "excluded": 2},
+            "requires_new_attempt_acknowledgment": True, "new_attempt_budget_usd": 0.25,
+            "plan_sha256": "a" * 64}  # fmt: skip
+
+
+def test_failed_mode_recovery_posts_exactly_the_ticked_cells(server, browser, big_run):
+    plan = failed_plan(big_run)
+    posted: list[Any] = []
+
+    def recover(route: Any) -> None:
+        posted.append(json.loads(route.request.post_data or "null"))
+        route.fulfill(status=409, json={"error": {"code": "BENCHMARK_RECOVERY_REJECTED",
+                                                  "message": "stopped by the test"}})  # fmt: skip
+
+    watched = Watched(browser, server, f"/runs/{big_run}")
+    page = watched.page
+    page.route(lambda url: url.endswith("/recovery-plan?mode=failed"),
+               lambda route: route.fulfill(json=plan))  # fmt: skip
+    page.route(lambda url: urlparse(url).path.endswith("/recover"), recover)
+    page.click("#tab-recovery")
+    page.wait_for_selector("#recovery-counts dd")
+    assert page.locator("#recovery-cells input[type=checkbox]").count() == 0  # undispatched
+    page.select_option("#recovery-mode", "failed")
+    page.wait_for_selector("#recovery-pick:not([hidden])")
+    boxes = page.locator("#recovery-cells tr[data-state=eligible] input.recovery-pick")
+    assert boxes.count() == 25  # 25 a page
+    assert page.text_content("#recovery-start") == "Start recovery (0 cells)"
+    assert page.is_disabled("#recovery-start")  # nothing ticked: nothing to start
+    page.check("#recovery-cells tr[data-case='hle/case-03'] input")
+    page.check("#recovery-cells tr[data-case='hle/case-07'] input")
+    page.click("#recovery-next")
+    page.check("#recovery-cells tr[data-case='hle/case-28'] input")
+    page.click("#recovery-prev")
+    assert page.is_checked("#recovery-cells tr[data-case='hle/case-03'] input")  # kept
+    assert page.locator("#recovery-cells tr[data-state=excluded] input").count() == 0
+    page.select_option("#recovery-show", "excluded")
+    assert HOSTILE in (page.text_content("#recovery-cells tbody") or "")  # text, not markup
+    page.select_option("#recovery-show", "")
+    assert page.text_content("#recovery-start") == "Start recovery (3 cells)"
+    assert page.text_content("#recovery-picked") == "3 of 30 candidates ticked"
+    watched.shot("dashboard/run-recovery-failed-pick.png", full_page=True, commit=True)
+    page.click("#recovery-start")
+    assert "attempts 3 cell(s)" in (page.text_content("#recovery-summary") or "")
+    assert page.is_disabled("#recovery-confirm-yes")  # failed cells are paid again: ack first
+    page.check("#recovery-ack")
+    page.click("#recovery-confirm-yes")
+    page.wait_for_selector("#recovery-error:not([hidden])")
+    assert len(posted) == 1
+    body = posted[0]
+    assert body["plan"]["selected_cells"] == [
+        {"case_id": f"hle/case-{i:02d}", "target_id": "hostile"} for i in (3, 7, 28)
+    ]
+    assert {k: v for k, v in body["plan"].items() if k != "selected_cells"} == plan  # unchanged
+    assert body["acknowledge_new_attempt"] is True and body["idempotency_key"].startswith(
+        "recover-"
+    )
+    # another selection is another attempt: its own idempotency key
+    page.click("#recovery-pick-all")
+    assert page.text_content("#recovery-start") == "Start recovery (30 cells)"
+    page.click("#recovery-start")
+    page.check("#recovery-ack")
+    page.click("#recovery-confirm-yes")
+    page.wait_for_function(
+        "() => document.getElementById('recovery-confirm-yes').disabled === false"
+    )
+    assert len(posted) == 2 and len(posted[1]["plan"]["selected_cells"]) == 30
+    assert posted[1]["idempotency_key"] != body["idempotency_key"]
+    page.click("#recovery-pick-none")
+    assert page.is_disabled("#recovery-start") and page.is_hidden("#recovery-confirm")
+    assert [m for m in watched.errors() if "status of 409" not in m] == []
+    assert watched.remote_requests() == []
+    assert page.evaluate("window.__pwned") is None
+    watched.close()
+
+
+def test_dataset_questions_filter_by_benchmark_and_subject(server, browser):
+    detail = server.api("/api/datasets/hle")
+    hostile = {**detail, "groups": [*detail["groups"], {"group": HOSTILE, "cases": 0}]}
+    watched = Watched(browser, server, "/datasets/hle", ready=False)
+    page = watched.page
+    page.route("**/api/datasets/hle", lambda route: route.fulfill(json=hostile))
+    watched.goto("/datasets/hle")
+    page.wait_for_selector("#cases tbody tr[data-case]")
+    assert page.locator("#cases tbody tr[data-case]").count() == 4
+    options = page.locator("#case-group option").all_text_contents()
+    assert options[:3] == ["all subjects", "Biology/Medicine (1)", "Math (3)"]
+    assert options[3] == f"{HOSTILE} (0)"  # text, not markup
+    assert page.locator("#case-benchmark option").all_text_contents() == [
+        "all benchmarks", "hle (4)"]  # fmt: skip
+    page.select_option("#case-group", "Math")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#cases tbody tr[data-case]').length === 3"
+    )
+    groups = page.locator("#cases td[data-col=group]").all_text_contents()
+    assert groups == ["Math"] * 3
+    assert "3 cases · page 1 of 1" in (page.text_content("#cases-info") or "")
+    page.select_option("#case-benchmark", "hle")
+    page.select_option("#case-group", HOSTILE)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#cases tbody tr[data-case]').length === 0"
+    )
+    sent = queries(watched.requests, "/api/datasets/hle/cases")
+    assert {"page": ["1"], "group": ["Math"]} in sent
+    assert {"page": ["1"], "benchmark": ["hle"], "group": [HOSTILE]} in sent
+    page.select_option("#case-group", "Math")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#cases tbody tr[data-case]').length === 3"
+    )
+    watched.shot("dashboard/dataset-filters.png", full_page=True, commit=True)
+    watched.check()
+    watched.close()
+
+
 def test_a_captured_recipe_downloads(server, browser, big_run):
     recipe = {"target_id": "router", "status": "captured", "captured_at": "2026-01-02T03:04:05Z",
               "config_hash": "sha256:abc", "etag": "e1", "projection_sha256": "f" * 64,

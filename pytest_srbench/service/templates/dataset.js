@@ -1,4 +1,5 @@
-// One dataset: identity, coverage, groups, and its cases 25 per page; a case shows its prompt.
+// One dataset: identity, coverage, groups, and its cases 25 per page, filtered by a search,
+// a benchmark and a subject (group); a case shows its prompt. Questions are text only.
 (function () {
   "use strict";
   var id = document.getElementById("main").getAttribute("data-dataset-id");
@@ -42,6 +43,15 @@
       tbody.appendChild(tr);
     }
   }
+  // the filter's choices: the dataset's own benchmarks and groups, with their case counts
+  function choices(select, rows, key) {
+    (rows || []).forEach(function (row) {
+      var option = SR.el("option", row[key] + " (" + row.cases + ")");
+      option.value = row[key];
+      select.appendChild(option);
+    });
+    select.disabled = !rows || !rows.length;
+  }
   function loadDetail() {
     return SR.api(base).then(function (d) {
       var dl = document.getElementById("identity");
@@ -60,6 +70,8 @@
       evaluate.hidden = !profile;
       document.getElementById("evaluate-note").hidden = !!profile;
       groups(document.querySelector("#groups tbody"), d.groups);
+      choices(document.getElementById("case-benchmark"), d.benchmarks, "benchmark");
+      choices(document.getElementById("case-group"), d.groups, "group");
     });
   }
   function open(row) {
@@ -69,9 +81,14 @@
   }
   function loadCases() {
     var q = search.elements.namedItem("q").value.trim();
+    var params = { page: page, q: q };
+    ["benchmark", "group"].forEach(function (name) {
+      var value = search.elements.namedItem(name).value;
+      if (value) { params[name] = value; }
+    });
     generation += 1;
     var mine = generation;
-    return SR.api(base + "/cases?" + SR.query({ page: page, q: q })).then(function (data) {
+    return SR.api(base + "/cases?" + SR.query(params)).then(function (data) {
       if (mine !== generation) { return; }
       SR.hideError(error);
       pages = data.pages || 1;
@@ -95,7 +112,10 @@
       document.getElementById("next").disabled = page >= pages;
     });
   }
-  search.addEventListener("submit", function (event) { event.preventDefault(); page = 1; loadCases().catch(function (e) { SR.showError(error, e); }); });
+  function first() { page = 1; loadCases().catch(function (e) { SR.showError(error, e); }); }
+  search.addEventListener("submit", function (event) { event.preventDefault(); first(); });
+  document.getElementById("case-benchmark").addEventListener("change", first);
+  document.getElementById("case-group").addEventListener("change", first);
   document.getElementById("prev").addEventListener("click", function () { page = Math.max(1, page - 1); loadCases().catch(function (e) { SR.showError(error, e); }); });
   document.getElementById("next").addEventListener("click", function () { page = Math.min(pages, page + 1); loadCases().catch(function (e) { SR.showError(error, e); }); });
   document.getElementById("case-close").addEventListener("click", function () { document.getElementById("case").hidden = true; });

@@ -693,6 +693,15 @@
     }
     return memory[sha].key;
   }
+  // a short fingerprint of a selection (FNV-1a, 32 bits, hex): one key per ticked set
+  function digest(value) {
+    var h = 0x811c9dc5;
+    for (var i = 0; i < value.length; i += 1) {
+      h ^= value.charCodeAt(i);
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return value.length.toString(36) + "-" + h.toString(16);
+  }
   function drawChildren() {
     var memory = recoveryMemory();
     var list = SR.clear(document.querySelector("#recovery-children ul"));
@@ -705,8 +714,27 @@
     document.getElementById("recovery-children").hidden = !list.firstChild;
   }
   // Every cell of the reviewed plan, candidates and excluded ones with their reason, 25 a
-  // page; the run's recovery children (its lineage, from the report), 25 a page.
+  // page; the run's recovery children (its lineage, from the report), 25 a page. In failed
+  // mode the reviewer ticks the candidates to attempt again (kept across pages); the plan is
+  // posted with exactly those cells as its selected_cells.
   var recoveryCells = [];
+  var picking = false;  // failed mode: the candidates are ticked one by one
+  var picked = {};  // cellKey -> true
+  function cellKey(c) { return JSON.stringify([c.case_id, c.target_id]); }
+  function pickedCells() {
+    if (!reviewedPlan) { return []; }
+    return (reviewedPlan.plan.eligible_cells || []).filter(function (c) { return picked[cellKey(c)]; })
+      .map(function (c) { return { case_id: c.case_id, target_id: c.target_id }; });
+  }
+  function drawPicked() {
+    if (!picking || reviewedPlan === null) { return; }
+    var n = pickedCells().length;
+    var start = document.getElementById("recovery-start");
+    start.textContent = "Start recovery (" + n + " cell" + (n === 1 ? "" : "s") + ")";
+    start.disabled = n === 0;
+    text("recovery-picked", n + " of " + (reviewedPlan.plan.eligible_cells || []).length + " candidates ticked");
+    hideConfirm();  // a changed selection is reviewed again
+  }
   var recoveryPager = pager("recovery", "recovery-next", function (rows) {
     var tbody = SR.clear(document.querySelector("#recovery-cells tbody"));
     rows.forEach(function (c) {
@@ -714,6 +742,19 @@
       tr.setAttribute("data-case", c.case_id);
       tr.setAttribute("data-target", c.target_id);
       tr.setAttribute("data-state", c.reason ? "excluded" : "eligible");
+      var pick = SR.cell(tr, null, null, "pick");
+      if (picking && !c.reason) {
+        var box = document.createElement("input");
+        box.type = "checkbox";
+        box.className = "recovery-pick";
+        box.checked = !!picked[cellKey(c)];
+        box.setAttribute("aria-label", "attempt " + c.case_id + " on " + c.target_id + " again");
+        box.addEventListener("change", function () {
+          if (box.checked) { picked[cellKey(c)] = true; } else { delete picked[cellKey(c)]; }
+          drawPicked();
+        });
+        pick.appendChild(box);
+      }
       SR.cell(tr, c.case_id, null, "case");
       SR.cell(tr, c.target_id, null, "target");
       SR.cell(tr, c.reason ? "excluded" : "candidate", null, "state");
@@ -728,6 +769,14 @@
     }), keepPage);
   }
   document.getElementById("recovery-show").addEventListener("change", function () { drawRecoveryCells(false); });
+  function pickAll(on) {
+    picked = {};
+    if (on && reviewedPlan) { (reviewedPlan.plan.eligible_cells || []).forEach(function (c) { picked[cellKey(c)] = true; }); }
+    drawRecoveryCells(true);
+    drawPicked();
+  }
+  document.getElementById("recovery-pick-all").addEventListener("click", function () { pickAll(true); });
+  document.getElementById("recovery-pick-none").addEventListener("click", function () { pickAll(false); });
   var lineagePager = pager("lineage", "lineage-next", function (rows) {
     var tbody = SR.clear(document.querySelector("#recovery-lineage tbody"));
     rows.forEach(function (c) {
@@ -758,6 +807,10 @@
   function loadRecovery() {
     var mode = document.getElementById("recovery-mode").value;
     reviewedPlan = null;
+    picking = false;
+    picked = {};
+    document.getElementById("recovery-pick").hidden = true;
+    document.getElementById("recovery-pick-note").hidden = true;
     hideConfirm();
     document.getElementById("recovery-start").hidden = true;
     SR.hideError(document.getElementById("recovery-error"));
@@ -775,6 +828,9 @@
       var reasons = {};
       (plan.excluded || []).forEach(function (e) { reasons[e.reason] = (reasons[e.reason] || 0) + 1; });
       recoveryCells = (plan.eligible_cells || []).concat(plan.excluded || []);
+      picking = plan.mode === "failed" && eligible > 0;
+      document.getElementById("recovery-pick").hidden = !picking;
+      document.getElementById("recovery-pick-note").hidden = !picking;
       drawRecoveryCells(false);
       var tbody = SR.clear(document.querySelector("#recovery-reasons tbody"));
       Object.keys(reasons).sort().forEach(function (reason) {
@@ -791,6 +847,7 @@
         start.textContent = "Start recovery (" + eligible + " cell" + (eligible === 1 ? "" : "s") + ")";
         start.hidden = false;
         start.disabled = false;
+        drawPicked();  // failed mode: nothing is ticked yet
       }
     });
   }
@@ -799,10 +856,13 @@
   document.getElementById("recovery-start").addEventListener("click", function () {
     if (reviewedPlan === null) { return; }
     var plan = reviewedPlan.plan;
+    var count = picking ? pickedCells().length : plan.counts.eligible;
+    if (count === 0) { return; }
     var ack = !!plan.requires_new_attempt_acknowledgment;
-    text("recovery-summary", "Create a recovery run (a child of " + id + ") that attempts " + plan.counts.eligible
+    text("recovery-summary", "Create a recovery run (a child of " + id + ") that attempts " + count
       + " cell(s) of the reviewed plan again (mode " + plan.mode + ", budget " + SR.usd(plan.new_attempt_budget_usd)
       + "). It runs like any run; this run is not changed.");
+    document.getElementById("recovery-ack").checked = false;
     document.getElementById("recovery-ack-label").hidden = !ack;
     document.getElementById("recovery-confirm-yes").disabled = ack;
     document.getElementById("recovery-confirm").hidden = false;
@@ -815,15 +875,29 @@
   document.getElementById("recovery-confirm-yes").addEventListener("click", function () {
     if (reviewedPlan === null) { return; }
     var reviewed = reviewedPlan;
+    var planText = reviewed.text;
+    var key = reviewed.key;
+    var remembered = reviewed.plan.plan_sha256;
+    if (picking) {
+      // the reviewed text, unchanged, with exactly the ticked cells as its selected_cells;
+      // the idempotency key belongs to this plan and this selection
+      var cells = pickedCells();
+      if (!cells.length) { return; }
+      var selection = JSON.stringify(cells);
+      remembered = reviewed.plan.plan_sha256 + ":" + digest(selection);
+      key = recoveryKey(remembered);
+      planText = planText.replace(/\s+$/, "");
+      planText = planText.slice(0, -1) + ",\"selected_cells\":" + selection + "}";
+    }
     var button = document.getElementById("recovery-confirm-yes");
     var failure = document.getElementById("recovery-error");
     button.disabled = true;
-    var json = "{\"plan\":" + reviewed.text + ",\"idempotency_key\":" + JSON.stringify(reviewed.key)
+    var json = "{\"plan\":" + planText + ",\"idempotency_key\":" + JSON.stringify(key)
       + (reviewed.plan.requires_new_attempt_acknowledgment ? ",\"acknowledge_new_attempt\":true" : "") + "}";
     SR.api(base + "/recover", { method: "POST", json: json }).then(function (data) {
       var child = data.run.id;
       var memory = recoveryMemory();
-      memory[reviewed.plan.plan_sha256] = { key: reviewed.key, child: child };
+      memory[remembered] = { key: key, child: child };
       remember(memory);
       hideConfirm();
       document.getElementById("recovery-start").hidden = true;
