@@ -294,3 +294,26 @@ def test_the_sweep_settles_a_dead_owners_run(store_location, plan):
     assert call["status"] == "sent_unknown" and call["error"] == WORKER_STOPPED
     assert store.results("run-1")[0]["status"] == "sent_unknown"
     assert sweep_orphans(store) == []  # settled once
+
+
+def test_group_commit_groups_by_time_as_well_as_by_iteration(store_location, plan):
+    """Urgent writes queued in later iterations, within ``min_interval_s`` of the last commit,
+    share the next commit; each ``run`` still returns only once its writes are committed."""
+    store = open_store(store_location)
+    store.create_run("run-1", plan)
+    writer = GroupCommitWriter(store, min_interval_s=0.5)
+    other = open_store(store_location)
+
+    async def scenario():
+        await writer.run([AppendEvent("run-1", "first", {})])  # no commit before: at once
+        waiters = []
+        for i in range(5):  # five iterations, all within the interval
+            waiters.append(writer.run([AppendEvent("run-1", f"e{i}", {})]))
+            await asyncio.sleep(0)
+        assert writer.commits == 1
+        await asyncio.gather(*waiters)
+        return len(other.events("run-1"))
+
+    seen = asyncio.run(scenario())
+    assert writer.commits == 2 and writer.writes == 6
+    assert seen == len(store.events("run-1"))
