@@ -153,6 +153,11 @@ class ControllerPlugin:
             return  # no worker created the run yet
         progress.show(read_status(store, state.run_id, self._planned_count(), state.started))
 
+    def progress_due_in(self) -> float | None:
+        """Seconds until the progress line is due (at least 50 ms); None without one."""
+        progress = self.progress
+        return None if progress is None else max(0.05, progress.due_in())
+
     def clear_progress(self) -> None:
         if self.progress is not None:
             self.progress.clear()
