@@ -326,17 +326,29 @@ def run_by_anyio(item: pytest.Item) -> bool:
     )
 
 
-def async_fixtures(item: pytest.Function) -> list[str]:
+# on a test's parent node: its functions' fixture infos (each shared by all the function's
+# parametrized items, fixed once collected) -> their async fixtures, worked out once per test
+# function instead of once per cell; the infos are kept, so that an id is never reused
+_ASYNC_FIXTURES = pytest.StashKey[dict[int, tuple[object, tuple[str, ...]]]]()
+
+
+def async_fixtures(item: pytest.Function) -> tuple[str, ...]:
     """The fixtures an item depends on whose functions are ``async`` (their values live on
     the loop pytest-asyncio or anyio made them on)."""
     info = item._fixtureinfo
+    parent = item.parent
+    cache = parent.stash.setdefault(_ASYNC_FIXTURES, {}) if parent is not None else {}
+    known = cache.get(id(info))
+    if known is not None and known[0] is info:
+        return known[1]
     found = []
     for name in info.names_closure:
         definitions = info.name2fixturedefs.get(name)
         func = definitions[-1].func if definitions else None
         if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
             found.append(name)
-    return found
+    cache[id(info)] = (info, tuple(found))
+    return tuple(found)
 
 
 def turn_reasons(item: pytest.Function) -> dict[str, str]:

@@ -159,6 +159,11 @@ class ControllerPlugin:
             return  # the store is away for now (the engine's writer waits for it)
         progress.show(status)
 
+    def progress_due_in(self) -> float | None:
+        """Seconds until the progress line is due (at least 50 ms); None without one."""
+        progress = self.progress
+        return None if progress is None else max(0.05, progress.due_in())
+
     def clear_progress(self) -> None:
         if self.progress is not None:
             self.progress.clear()

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from pytest_srbench.app.report_ahead import ReportAhead
 
 AHEAD = 4  # queued bodies per worker slot (a few: memory stays bounded on a long run)
-WAIT_TICK_S = 0.25  # how often a waiting item looks up from its cell (progress, Ctrl-C)
+WAIT_TICK_S = 0.25  # how often a body waiting for its engine slot looks up (the engine's stop)
 # The engine's entry for a cell whose outcome its item took: still "dispatched by this
 # process", no longer holding the outcome (asked again, e.g. by a rerun, the store answers).
 TAKEN: OutcomeSlot[CellOutcome] = OutcomeSlot.filled(
@@ -75,6 +75,9 @@ class WaitingWork(Protocol):
 
     def show_progress(self) -> None:
         """Draw the run's progress line when it is due."""
+
+    def progress_due_in(self) -> float | None:
+        """Seconds until the progress line is next due (None: no progress line is drawn)."""
 
     def clear_progress(self) -> None:
         """Erase a progress line drawn in place before pytest writes again."""
@@ -554,8 +557,11 @@ class Dispatcher:
                     if ahead is not None:  # the report's work, while this cell runs
                         while not slot.done() and ahead.step():
                             pass
+                    # asleep until the outcome or the progress line is due: no polling (a
+                    # wait stays interruptible by Ctrl-C and signals on POSIX)
+                    due_in = waiting.progress_due_in() if waiting is not None else None
                     try:
-                        outcome = slot.result(timeout=WAIT_TICK_S)
+                        outcome = slot.result(timeout=due_in)
                     except TimeoutError:
                         if waiting is not None:
                             waiting.show_progress()

@@ -9,10 +9,14 @@ test requests one of the public fixtures. ``bench/plugin_overhead.py`` measures 
 
 from __future__ import annotations
 
-import pytest
+from pytest_srbench.plugin.rewrite_opt_out import unmark, unmark_installed_hooks
 
-from pytest_srbench.plugin import hookspecs
-from pytest_srbench.plugin.fixtures import (
+unmark_installed_hooks()  # before the imports below: the package loads unrewritten
+
+import pytest  # noqa: E402
+
+from pytest_srbench.plugin import hookspecs  # noqa: E402
+from pytest_srbench.plugin.fixtures import (  # noqa: E402
     srbench_case,
     srbench_cell,
     srbench_client,
@@ -20,7 +24,7 @@ from pytest_srbench.plugin.fixtures import (
     srbench_protocol,
     srbench_target,
 )
-from pytest_srbench.plugin.options import (
+from pytest_srbench.plugin.options import (  # noqa: E402
     BenchmarksSkipped,
     add_options,
     check_spaced_paths,
@@ -42,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    # every session's own hook (pytester runs a new one in this process, the module imported)
+    unmark(getattr(pluginmanager, "rewrite_hook", None))
     pluginmanager.add_hookspecs(hookspecs)
 
 

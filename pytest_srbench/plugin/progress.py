@@ -59,8 +59,12 @@ class ProgressDisplay:
         self.last = time.monotonic()
 
     def due(self) -> bool:
+        return self.due_in() <= 0
+
+    def due_in(self) -> float:
+        """Seconds until the next line is due (<= 0: now)."""
         interval = LIVE_INTERVAL_S if self.interactive else LOG_INTERVAL_S
-        return time.monotonic() - self.last >= interval
+        return self.last + interval - time.monotonic()
 
     def show(self, status: Status) -> None:
         self.last = time.monotonic()

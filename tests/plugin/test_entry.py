@@ -85,3 +85,41 @@ def test_collecting_a_plan_loads_no_http_client_and_no_report(tmp_path) -> None:
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # other plugins load theirs
     )
     assert done.stdout.strip().splitlines()[-1] == "exit 0 loaded:", done.stdout + done.stderr
+
+
+def test_the_package_is_kept_out_of_assertion_rewriting(pytestconfig) -> None:
+    """pytest marks every module of a ``pytest11`` distribution for assertion rewriting (re-run
+    on every start under PYTHONDONTWRITEBYTECODE=1, issue 48); the entry point unmarks the
+    package through the hook's private ``_must_rewrite`` and ``_marked_for_rewrite_cache``.
+    This fails when pytest renames them (the unmarking would then silently do nothing)."""
+    from _pytest.assertion import rewrite
+
+    from pytest_srbench.plugin.rewrite_opt_out import unmark
+
+    hook = rewrite.AssertionRewritingHook(pytestconfig)
+    state = pytestconfig.stash[rewrite.assertstate_key]
+    hook.mark_rewrite("pytest_srbench", "other_plugin")
+    assert hook._is_marked_for_rewrite("pytest_srbench.engine.engine", state)
+    assert unmark(hook)
+    assert not hook._is_marked_for_rewrite("pytest_srbench.engine.engine", state)
+    assert hook._is_marked_for_rewrite("other_plugin.module", state)
+    assert not unmark(object())  # anything else: left alone
+
+
+def test_a_session_loads_the_package_unrewritten(pytester) -> None:
+    """In a fresh process with the plugin active, the engine's modules load through the
+    ordinary loader, not pytest's rewriting hook."""
+    pytester.makepyfile(
+        test_one="""
+        import sys
+
+        def test_one(srbench_target):
+            pass
+
+        def test_loaders():
+            import pytest_srbench.plugin.fixtures as fixtures
+            assert type(fixtures.__loader__).__name__ != "AssertionRewritingHook"
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "loaders")
+    result.assert_outcomes(passed=1)
