@@ -170,6 +170,7 @@ class RunService:
 
     def _reap_loop(self) -> None:
         checked = 0.0
+        said = ""  # the failure last logged: a lasting one is logged once, not every round
         while not self._closing.wait(REAP_INTERVAL_S):
             try:
                 self.reap()
@@ -180,8 +181,11 @@ class RunService:
                         self.settle_limbo(store)
                     finally:
                         store.close()
-            except Exception:  # the reaper never dies; the next round tries again
-                logger.exception("settling ended workers failed")
+                said = ""
+            except Exception as error:  # the reaper never dies; the next round tries again
+                if repr(error) != said:
+                    said = repr(error)
+                    logger.exception("settling ended workers failed (logged once while it lasts)")
 
     def settle_limbo(self, store: Store) -> list[str]:
         """End ``failed`` every queued run the service created that no process took and whose

@@ -108,6 +108,7 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from pytest_srbench.service.worker import RunService
 
     servers: list[tuple[object, threading.Thread]] = []
+    services: list[RunService] = []
     said: list[str] = []  # every error body and event-stream message of every API started here
     import pytest_srbench
 
@@ -139,12 +140,15 @@ def start_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
                 raise RuntimeError("the API server did not start")
             time.sleep(0.02)
         servers.append((api_server, thread))
+        services.append(service)
         return LiveApi(f"http://127.0.0.1:{port}", service, project)
 
     yield start
     for api_server, thread in servers:
         api_server.should_exit = True  # type: ignore[attr-defined]
         thread.join(timeout=60)
+    for service in services:
+        service.close()  # its reaper thread
     # what the whole suite made the API say in public names no server path, no secret
     assert said, "no error body or event stream was seen: the scan would prove nothing"
     assert leaks(said, private) == []

@@ -98,6 +98,7 @@ class Server:
         self.server.should_exit = True
         self.thread.join(15)
         self.sock.close()
+        self.service.close()  # its reaper thread
 
 
 @pytest.fixture(scope="module")
