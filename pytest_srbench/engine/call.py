@@ -32,7 +32,7 @@ from pytest_srbench.core.calls.receipts import (
     response_phase,
     session_id,
 )
-from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder
+from pytest_srbench.core.calls.sse import ChatStreamState, SseDecoder, StreamOutcome
 from pytest_srbench.core.calls.usage import is_known_cost
 from pytest_srbench.core.models import Case, Target
 from pytest_srbench.core.plan.budget import reservation_usd
@@ -389,18 +389,7 @@ def _replay(rt: RunRuntime, cell: CellCalls, call: _Prepared, role: str) -> Mode
     elif not output_complete:
         raise CallFailure("Auxiliary model output was truncated; grading is incomplete")
     if outcome is not None:
-        return ModelReply(
-            call_id=call.call_id,
-            final_text=outcome.final_text,
-            content=outcome.content,
-            reasoning=outcome.reasoning,
-            finish_reason=outcome.finish_reason,
-            output_complete=outcome.output_complete,
-            tool_calls=outcome.tool_calls,
-            model=finished.get("model"),
-            usage=finished.get("raw_usage"),
-            evidence=evidence,
-        )
+        return reply_of(call.call_id, outcome, finished, evidence)
     final = str(source.get("final") or "")
     return ModelReply(
         call_id=call.call_id,
@@ -591,8 +580,15 @@ async def _attempt(
             cell.output_limited = True
     elif not outcome.output_complete:
         raise CallFailure("Auxiliary model output was truncated; grading is incomplete")
+    return reply_of(call.call_id, outcome, finished, evidence)
+
+
+def reply_of(
+    call_id: str, outcome: StreamOutcome, finished: Mapping[str, Any], evidence: bytes
+) -> ModelReply:
+    """The reply a caller gets of a stream's outcome and the call's finished receipt."""
     return ModelReply(
-        call_id=call.call_id,
+        call_id=call_id,
         final_text=outcome.final_text,
         content=outcome.content,
         reasoning=outcome.reasoning,
