@@ -5,14 +5,14 @@ such calls (``usage_conflict_calls`` in the JSON, a ``note:`` line in the termin
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator
 
 import pytest
 from aiohttp import web
+
+from tests.plugin.endpoint_helpers import ThreadedEndpoint, write_stream
 
 pytestmark = pytest.mark.slow
 
@@ -21,16 +21,8 @@ EARLIER = {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}
 BILLED = {"prompt_tokens": 12, "completion_tokens": 90, "total_tokens": 102}
 
 
-class TwoUsageServer:
-    def __init__(self) -> None:
-        self.requests = 0
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.runner: web.AppRunner | None = None
-        self.port = 0
-
+class TwoUsageServer(ThreadedEndpoint):
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.requests += 1
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         chunks = [
@@ -38,33 +30,7 @@ class TwoUsageServer:
             {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": EARLIER},
             {"choices": [], "usage": BILLED},
         ]
-        for chunk in chunks:
-            chunk.update(id="two", object="chat.completion.chunk", model="two-model")
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    def start(self) -> TwoUsageServer:
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
-        return self
-
-    def stop(self) -> None:
-        if self.runner is not None:
-            asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
-        self.loop.close()
+        return await write_stream(response, chunks, stream_id="two", model="two-model")
 
 
 @pytest.fixture

@@ -3,12 +3,10 @@ sessions in subprocesses, a real HTTP server on 127.0.0.1, real SQLite stores)."
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from aiohttp import web
 
 from tests.permissions import make_read_only, make_writable, unprivileged
+from tests.plugin.endpoint_helpers import ThreadedEndpoint, write_stream
 
 pytestmark = pytest.mark.slow
 
@@ -216,20 +215,12 @@ def test_a_store_locked_longer_than_the_busy_timeout_is_one_line(
 # -- API keys echoed by an endpoint ---------------------------------------------------------
 
 
-class EchoServer:
+class EchoServer(ThreadedEndpoint):
     """An OpenAI-compatible endpoint on 127.0.0.1 that echoes the Authorization header: the
     first request gets a 401 whose body and headers repeat it, later ones a stream whose
     headers and content repeat it."""
 
-    def __init__(self) -> None:
-        self.requests = 0
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.runner: web.AppRunner | None = None
-        self.port = 0
-
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.requests += 1
         auth = request.headers.get("Authorization", "")
         echo = {"x-litellm-echo": auth, "www-authenticate": f"Bearer realm={auth}"}
         if self.requests == 1:
@@ -243,33 +234,7 @@ class EchoServer:
             {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 9}},
         ]
-        for chunk in chunks:
-            chunk.update(id="echo", object="chat.completion.chunk", model="echo-model")
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    def start(self) -> EchoServer:
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
-        return self
-
-    def stop(self) -> None:
-        if self.runner is not None:
-            asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
-        self.loop.close()
+        return await write_stream(response, chunks, stream_id="echo", model="echo-model")
 
 
 @pytest.fixture
