@@ -1,9 +1,12 @@
 """What the browser tests share: where Chromium is (skip with the reason when it is not
-installed; .ci/run installs it) and the hostile model output every page must show as text."""
+installed; .ci/run installs it), one headless Chromium per test module (``launched_browser``,
+for a module's ``browser`` fixture) and the hostile model output every page must show as text."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -20,3 +23,14 @@ def chromium_path() -> str:
         pytest.skip("Chromium is not installed (apt-get install chromium; .ci/run does)")
     pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
     return path
+
+
+def launched_browser() -> Iterator[Any]:
+    """A headless Chromium for the length of a fixture (skips when it is not installed)."""
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

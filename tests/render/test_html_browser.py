@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import CHROMIUM_ARGS, HOSTILE, chromium_path
+from tests.browser import HOSTILE, launched_browser
 
 # one worker makes the quick-profile run and the browser once for all tests here
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("html-report")]
@@ -77,13 +77,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 class Watched:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import CHROMIUM_ARGS, HOSTILE, chromium_path
+from tests.browser import HOSTILE, chromium_path, launched_browser
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,13 +113,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 class Watched:
