@@ -161,12 +161,15 @@ class RunService:
         finally:
             opened.close()
         self._closing = threading.Event()
-        reaper = threading.Thread(target=self._reap_loop, name="srbench-reaper", daemon=True)
-        reaper.start()
+        self._reaper = threading.Thread(target=self._reap_loop, name="srbench-reaper", daemon=True)
+        self._reaper.start()
 
-    def close(self) -> None:
-        """Stop the reaper (the workers go on: a run outlives the service)."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the reaper and wait for its round in progress (the workers go on: a run
+        outlives the service)."""
         self._closing.set()
+        if self._reaper is not threading.current_thread():
+            self._reaper.join(timeout)
 
     def _reap_loop(self) -> None:
         checked = 0.0
