@@ -41,17 +41,17 @@ def start(
 
 
 def test_a_write_lock_held_past_the_busy_timeout_loses_no_receipt(pytester, sim):
-    """Another process holds the store's write lock for 15 s with a 5 s busy timeout: every
+    """Another process holds the store's write lock for 6 s with a 2 s busy timeout: every
     write waits in memory and is retried, so every call ends completed with its evidence and
     the report is complete."""
     project(pytester, sim, "slow")  # 0.3 s per answer, 18 cells one at a time: every write
     # the lock meets is one the run waits for
     root = pytester.path
     run = start(root, "--srbench-concurrency=1", "--srbench-json=out.json",
-                env={"SRBENCH_BUSY_TIMEOUT_S": "5"})  # fmt: skip
+                env={"SRBENCH_BUSY_TIMEOUT_S": "2"})  # fmt: skip
     run_id = wait_for_calls(root, 2)
     locker = subprocess.Popen(
-        [sys.executable, "-c", LOCKER, str(root / ".srbench" / "journal.sqlite3"), "15"],
+        [sys.executable, "-c", LOCKER, str(root / ".srbench" / "journal.sqlite3"), "6"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
