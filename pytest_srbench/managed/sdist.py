@@ -1,6 +1,6 @@
 """The ``llama-cpp-python`` source distribution that every real part is built from: its pinned
-version and SHA-256 digest, its download into ``<cache>/sdist/`` (once, then reused) and the
-check of that file against the digest.
+version and SHA-256 digest, its download into ``<cache>/sdist/`` (once, then reused), the
+check of that file against the digest, and the unpacking of the llama.cpp tree it vendors.
 
 The sdist vendors the whole llama.cpp tree: ``llama.py`` compiles llama-server and llama.cpp's
 shared libraries from it, ``venvs.py`` installs llama-cpp-python's Python package from the same
@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tarfile
 import tempfile
 import urllib.error
 import urllib.parse
@@ -116,3 +118,20 @@ def fetch_sdist(
     log(f"downloading {url} (it vendors llama.cpp)")
     download(url, target)
     return target
+
+
+def unpack_llama_cpp(archive: Path, source: Path) -> None:
+    """Replace the folder ``source`` with the ``vendor/llama.cpp`` tree of the sdist
+    ``archive``: only that tree is unpacked (next to ``source``, then moved in place), with the
+    archive's file times, so a build folder made from an earlier unpacking stays up to date."""
+    prefix = f"{archive.name.removesuffix('.tar.gz')}/vendor/llama.cpp/"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".srbench-unpack-", dir=source.parent) as scratch:
+        with tarfile.open(archive) as tar:
+            members = [member for member in tar.getmembers() if member.name.startswith(prefix)]
+            if not members:
+                raise RealPartError(f"{archive} has no {prefix.rstrip('/')} tree")
+            tar.extractall(scratch, members=members, filter="data")
+        if source.exists():
+            shutil.rmtree(source)
+        os.replace(Path(scratch) / prefix, source)

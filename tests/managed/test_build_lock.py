@@ -36,6 +36,8 @@ BUILDER = textwrap.dedent(
         binary.parent.mkdir(parents=True, exist_ok=True)
         binary.write_text("#!/bin/sh\\n")
         os.chmod(binary, 0o755)
+        for name in llama.SHARED_LIBRARIES:
+            (binary.parent / name).write_text("")
         with journal.open("a") as out:
             out.write(f"end {os.getpid()}\\n")
 
