@@ -234,7 +234,7 @@ def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -
     )
     log(
         f"building llama-server and llama.cpp's shared libraries with {jobs} jobs "
-        "(15 min on 2 idle cores, up to 50 loaded)"
+        "(11 min on 2 cores at load 4; docs/howto-local-model.md)"
     )
     run_step(
         ["cmake", "--build", str(build), "--target", *BUILD_TARGETS, f"-j{jobs}"],
