@@ -4,11 +4,12 @@ check of that file against the digest, and the unpacking of the llama.cpp tree i
 
 The sdist vendors the whole llama.cpp tree: ``llama.py`` compiles llama-server and llama.cpp's
 shared libraries from it, ``venvs.py`` installs llama-cpp-python's Python package from the same
-file. It is found through the package index's JSON listing (PEP 691, what pip itself reads)
-and fetched with ``urllib``: asking pip to download it would make pip build the sdist in an
-isolated environment only to read its metadata, and ``--no-binary :all:`` (needed to keep pip
-from taking a wheel) compiles that environment's build tools from source too (here ninja, where it
-is not on PATH: 69 s of wall time and 40 s of CPU, 2026-12-07).
+file. It is found through the package index's JSON listing (PEP 691, what pip itself reads;
+PyPI's older ``/pypi/<name>/<version>/json`` is not served by every mirror) and fetched with
+``urllib``. Asking pip to download it would make pip build the sdist in an isolated
+environment only to read its metadata, and ``--no-binary :all:`` (needed to keep pip from
+taking a wheel) compiles that environment's build tools from source too: here ninja, where it
+is not on PATH (69 s of wall time and 40 s of CPU instead of 10 s, 2026-12-07).
 """
 
 from __future__ import annotations
