@@ -5,7 +5,7 @@ check of that file against the digest, and the unpacking of the llama.cpp tree i
 The sdist vendors the whole llama.cpp tree: ``llama.py`` compiles llama-server and llama.cpp's
 shared libraries from it, ``venvs.py`` installs llama-cpp-python's Python package from the same
 file. It is found through the package index's JSON listing (PEP 691, what pip itself reads;
-PyPI's older ``/pypi/<name>/<version>/json`` is not served by every mirror) and fetched with
+PyPI's ``/pypi/<name>/<version>/json`` answered 404 from this machine) and fetched with
 ``urllib``. Asking pip to download it would make pip build the sdist in an isolated
 environment only to read its metadata, and ``--no-binary :all:`` (needed to keep pip from
 taking a wheel) compiles that environment's build tools from source too: here ninja, where it
