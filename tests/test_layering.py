@@ -48,7 +48,7 @@ ONLY_IN: dict[str, set[str]] = {
     "huggingface_hub": {"datasets"},  # datasets: `srbench datasets fetch` from the Hub
     "pyarrow": {"datasets"},  # datasets: parquet releases
     "aiohttp": {"transport", "simulator"},  # the simulator is a server (aiohttp.web)
-    "urllib.request": {"transport", "simulator", "managed"},  # control and readiness probes
+    "urllib.request": {"transport", "simulator", "managed"},  # probes; managed: the sdist too
     "pytest": {"plugin"},
     "_pytest": {"plugin"},
     "xdist": {"plugin"},

@@ -36,14 +36,18 @@ def cmd_real(args: argparse.Namespace) -> int:
     from pytest_srbench.managed import llama, venvs
 
     if args.action == "build":
-        if llama.server_binary() is None:
+        asked = ((venvs.LITELLM, args.litellm), (venvs.LLAMA_CPP_PYTHON, args.llama_cpp_python))
+        wanted = [spec for spec, flag in asked if flag or args.all]
+        # llama-cpp-python's install runs CMake too (with llama.cpp's own build turned off)
+        needs_toolchain = llama.server_binary() is None or (
+            venvs.LLAMA_CPP_PYTHON in wanted and not venvs.is_ready(venvs.LLAMA_CPP_PYTHON[0])
+        )
+        if needs_toolchain:
             llama.check_toolchain()  # one line naming what to install, before any download
         llama.install_model()
-        llama.build_server(jobs=args.jobs)
-        if args.litellm or args.all:
-            venvs.ensure_venv(venvs.LITELLM)
-        if args.llama_cpp_python or args.all:
-            venvs.ensure_venv(venvs.LLAMA_CPP_PYTHON)
+        llama.build_server(jobs=args.jobs)  # llama-server and the libraries both servers load
+        for spec in wanted:
+            venvs.ensure_venv(spec)
     elif args.action == "serve":
         return serve_real(args)
     binary = llama.server_binary()

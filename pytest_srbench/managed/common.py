@@ -1,4 +1,4 @@
-"""Cache locations, free ports and waiting for a server to answer."""
+"""Cache locations, build commands, free ports and waiting for a server to answer."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_srbench.core.errors import UnavailableError
@@ -41,6 +42,21 @@ def cmake_compile_args() -> list[str]:
     """``native_compile_flags`` as CMake cache settings for the C and C++ compilers."""
     flags = " ".join(native_compile_flags())
     return [f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"] if flags else []
+
+
+def run_step(
+    command: Sequence[str], what: str, *, hint: str = "", env: Mapping[str, str] | None = None
+) -> None:
+    """Run one build or install command (its output goes to this process's); a failure is a
+    one-line ``RealPartError`` naming the step (and ``hint``: what may be missing)."""
+    try:
+        subprocess.run(list(command), check=True, env=None if env is None else dict(env))
+    except FileNotFoundError as error:
+        said = f"{what}: {error.filename} not found"
+        raise RealPartError(said + (f": {hint}" if hint else "")) from None
+    except subprocess.CalledProcessError as error:
+        said = f"{what} failed (exit {error.returncode}; its output is above)"
+        raise RealPartError(said + (f". If a tool is missing: {hint}" if hint else "")) from None
 
 
 def free_port() -> int:

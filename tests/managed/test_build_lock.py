@@ -12,6 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from pytest_srbench.managed import llama
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +38,8 @@ BUILDER = textwrap.dedent(
         binary.parent.mkdir(parents=True, exist_ok=True)
         binary.write_text("#!/bin/sh\\n")
         os.chmod(binary, 0o755)
+        for name in llama.SHARED_LIBRARIES:
+            (binary.parent / name).write_text("")
         with journal.open("a") as out:
             out.write(f"end {os.getpid()}\\n")
 
@@ -68,7 +72,8 @@ def test_a_second_build_waits_for_the_first_and_reuses_it(tmp_path):
     assert (cache / "llama-server.lock").exists()
 
 
-def test_real_build_without_a_toolchain_says_what_to_install(tmp_path):
+@pytest.mark.parametrize("parts", [[], ["--all"]])  # --all: what scripts/test runs
+def test_real_build_without_a_toolchain_says_what_to_install(tmp_path, parts):
     empty = tmp_path / "bin"
     empty.mkdir()
     assert llama.missing_toolchain(str(empty)) == [
@@ -78,7 +83,7 @@ def test_real_build_without_a_toolchain_says_what_to_install(tmp_path):
         "cmake",
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "real", "build"],
+        [sys.executable, "-m", "pytest_srbench", "real", "build", *parts],
         env={**_env(), "PATH": str(empty), "SRBENCH_CACHE": str(tmp_path / "cache")},
         capture_output=True,
         text=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,8 @@ from pytest_srbench.core.report.build import build_report
 from pytest_srbench.datasets.suites import load_suite, shipped_suites_dir
 from pytest_srbench.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
-from pytest_srbench.managed.proxies import MASTER_KEY_ENV
+from pytest_srbench.managed import llama, venvs
+from pytest_srbench.managed.proxies import LIBRARY_ENV, MASTER_KEY_ENV
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store import GroupCommitWriter, open_store
 from pytest_srbench.transport import make_transport
@@ -364,3 +366,36 @@ def test_usage_litellm_estimated_is_marked_and_never_a_complete_cost(
     (outcome,) = priced.values()
     assert outcome.status == "failed"
     assert "usage estimated by the proxy 'litellm'" in outcome.result["error"]
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux ``/proc``): the launcher may stay in front of a server."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            todo += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def test_llama_cpp_pythons_server_runs_on_the_libraries_built_with_llama_server(
+    llama_cpp_python_server,
+):
+    """llama.cpp is compiled once: the side environment's package holds no library of its own,
+    and its running server has mapped the ones in the llama-server build's folder (through the
+    variables its llama_cpp.py and mtmd_cpp.py read)."""
+    libraries = llama.library_dir()
+    python = venvs.venv_python(venvs.LLAMA_CPP_PYTHON[0])
+    (package,) = python.parent.parent.glob("lib/python3*/site-packages/llama_cpp")
+    assert not list(package.glob("lib/*.so*"))
+    assert 'os.environ.get("LLAMA_CPP_LIB_PATH")' in (package / "llama_cpp.py").read_text()
+    assert 'os.environ.get("MTMD_CPP_LIB")' in (package / "mtmd_cpp.py").read_text()
+    assert set(LIBRARY_ENV) == {"LLAMA_CPP_LIB_PATH", "MTMD_CPP_LIB"}
+    assert llama_cpp_python_server.process is not None
+    mapped = "".join(
+        Path(f"/proc/{pid}/maps").read_text()
+        for pid in _process_tree(llama_cpp_python_server.process.pid)
+    )
+    assert str(libraries / "libllama.so") in mapped
+    assert str(libraries / "libggml-cpu.so") in mapped
