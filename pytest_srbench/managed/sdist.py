@@ -102,20 +102,27 @@ def download(url: str, target: Path, *, timeout_s: float = 300.0) -> None:
         Path(partial).unlink(missing_ok=True)
 
 
+def configured_index_url() -> str:
+    """The package index the sdist is listed in: pip's own ``PIP_INDEX_URL`` when set (a
+    mirror), else PyPI."""
+    return os.environ.get("PIP_INDEX_URL") or INDEX_URL
+
+
 def fetch_sdist(
     cache: Path | None = None,
     *,
-    index_url: str = INDEX_URL,
+    index_url: str | None = None,
     log: Callable[[str], None] = print,
 ) -> Path:
-    """The sdist in the cache, downloaded first when it is missing or its digest is wrong."""
+    """The sdist in the cache, downloaded first when it is missing or its digest is wrong
+    (from ``index_url``, default ``configured_index_url()``)."""
     target = sdist_path(cache)
     if target.is_file():
         if file_digest(target) == SHA256:
             return target
         log(f"{target} does not have the pinned sha256: downloading it again")
         target.unlink()
-    url = sdist_url(index_url)
+    url = sdist_url(index_url or configured_index_url())
     log(f"downloading {url} (it vendors llama.cpp)")
     download(url, target)
     return target

@@ -184,3 +184,10 @@ def test_the_side_environments_lock_pins_the_same_version():
     assert f"llama-cpp-python=={sdist.VERSION}" in lock
     assert f"llama_cpp_python-{sdist.VERSION}.tar.gz" == sdist.FILENAME
     assert len(sdist.SHA256) == 64 and int(sdist.SHA256, 16) >= 0
+
+
+def test_the_index_is_pips_own_mirror_when_one_is_configured(monkeypatch):
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    assert sdist.configured_index_url() == sdist.INDEX_URL
+    monkeypatch.setenv("PIP_INDEX_URL", "https://mirror.example/simple")
+    assert sdist.configured_index_url() == "https://mirror.example/simple"
