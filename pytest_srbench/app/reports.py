@@ -215,9 +215,9 @@ def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tu
     reveal = reveals_answers(manifest)
     cases = {case.id: case for case in manifest.cases}
     last = None
-    for cell in store.cell_rows(run_id, manifest.iter_planned_keys()):
-        if not cell.planned:
-            return
+    # the planned cells only: the rows outside the plan are not read (a scan of the run's
+    # rows and calls for none, in most runs)
+    for cell in store.cell_rows(run_id, manifest.iter_planned_keys(), outside=False):
         case = None
         if cell.case_id != last:
             case = case_detail(cases[cell.case_id], reveal)
