@@ -215,9 +215,9 @@ def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tu
     reveal = reveals_answers(manifest)
     cases = {case.id: case for case in manifest.cases}
     last = None
-    for cell in store.cell_rows(run_id, manifest.iter_planned_keys()):
-        if not cell.planned:
-            return
+    # the planned cells only: the rows outside the plan are not read (a scan of the run's
+    # rows and calls for none, in most runs)
+    for cell in store.cell_rows(run_id, manifest.iter_planned_keys(), outside=False):
         case = None
         if cell.case_id != last:
             case = case_detail(cases[cell.case_id], reveal)
@@ -228,10 +228,20 @@ def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tu
         yield case, own
 
 
-def write_html_report(store: Store, run_id: str, report: dict[str, Any], path: Path) -> None:
+def write_html_report(
+    store: Store,
+    run_id: str,
+    report: dict[str, Any],
+    path: Path,
+    *,
+    manifest: Manifest | None = None,
+) -> None:
     """The self-contained HTML page of a run, with its bounded case drill-down, written while
-    the store is read (a page of cells at a time)."""
+    the store is read (a page of cells at a time). ``manifest``: the run's frozen plan when
+    the caller already holds it (validating a 10^5-case plan again costs a second)."""
     from pytest_srbench.render.html import run_html_chunks, write_html  # jinja2: only here
 
-    details = stored_details(store, run_id, store.get_manifest(run_id))
+    if manifest is None or manifest.plan_sha256 != store.require_run(run_id).plan_sha256:
+        manifest = store.get_manifest(run_id)
+    details = stored_details(store, run_id, manifest)
     write_html(run_html_chunks(report, details), path)

@@ -209,10 +209,13 @@ def write_outputs(
     report: dict[str, Any],
     json_path: Path | None,
     html_path: Path | None,
+    *,
+    manifest: Manifest | None = None,
 ) -> list[str]:
     """The JSON and HTML reports the user asked for. A path that cannot be written costs
     nothing else: the run stays saved in the store (with its ``report.json``), and each
-    failure is one line naming the file and saying how to write the report again."""
+    failure is one line naming the file and saying how to write the report again.
+    ``manifest``: the run's frozen plan when the caller holds it (not validated again)."""
     problems = []
     for what, path, flag in (
         ("JSON report", json_path, "--json"),
@@ -224,7 +227,7 @@ def write_outputs(
             if flag == "--json":
                 write_report(report, path)
             else:
-                write_html_report(store, run_id, report, path)
+                write_html_report(store, run_id, report, path, manifest=manifest)
         except OutputError as error:
             problems.append(
                 f"pytest-srbench: the {what} was not written: {error}; the run {run_id} is "

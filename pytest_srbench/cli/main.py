@@ -225,16 +225,18 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pytest_srbench.app.reports import write_html_report
+    from pytest_srbench.app.reports import report_from_store, write_html_report
     from pytest_srbench.render.json_report import report_json, write_report
     from pytest_srbench.render.terminal import render_summary
 
     store = _store(args)
-    report = _report(store, args.run)
+    # the HTML page reads the run's plan too: validated once for both (a second at 10^5 cases)
+    manifest = store.get_manifest(args.run) if args.html else None
+    report = report_from_store(store, args.run, manifest=manifest)
     if args.json:
         write_report(report, Path(args.json))
     if args.html:
-        write_html_report(store, args.run, report, Path(args.html))
+        write_html_report(store, args.run, report, Path(args.html), manifest=manifest)
     if args.format == "json":
         sys.stdout.write(report_json(report))
     else:

@@ -289,7 +289,12 @@ class ControllerPlugin:
         if self.baseline is not None:
             self._apply_gate(session, store)
         self.output_problems = write_outputs(
-            store, state.run_id, self.report, settings.json_path, settings.html_path
+            store,
+            state.run_id,
+            self.report,
+            settings.json_path,
+            settings.html_path,
+            manifest=state.manifest,
         )
         if self.output_problems and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR  # the run itself is saved
