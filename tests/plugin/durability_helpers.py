@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_srbench.store import open_store
@@ -38,22 +39,46 @@ def existing_store(root: Path, location: str | None) -> str | None:
     return str(folder) if (folder / "journal.sqlite3").exists() else None
 
 
-def wait_for_calls(
-    root: Path, at_least: int, timeout: float = 30.0, location: str | None = None
+def _wait_for_run_calls(
+    root: Path,
+    at_least: int,
+    counted: Callable[[dict], bool],
+    what: str,
+    timeout: float,
+    location: str | None,
+    poll: float,
 ) -> str:
-    """Wait until the run has journaled ``at_least`` finished calls; return its id (in the
-    project's store, or the one at ``location``)."""
+    """Wait until the newest run has ``at_least`` calls that ``counted`` accepts; return its
+    id (in the project's store, or the one at ``location``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         where = existing_store(root, location)
         if where is not None:
             store = open_store(where)
-            runs = store.list_runs(limit=1)
-            if runs:
-                done = [c for c in store.calls(runs[0].id) if c["status"] != "sent"]
-                if len(done) >= at_least:
-                    store.close()
+            try:
+                runs = store.list_runs(limit=1)
+                found = [c for c in store.calls(runs[0].id) if counted(c)] if runs else []
+                if len(found) >= at_least:
                     return runs[0].id
-            store.close()
-        time.sleep(0.1)
-    raise AssertionError("the run did not start in time")
+            finally:
+                store.close()
+        time.sleep(poll)
+    raise AssertionError(f"fewer than {at_least} {what} after {timeout} s")
+
+
+def wait_for_calls(
+    root: Path, at_least: int, timeout: float = 30.0, location: str | None = None
+) -> str:
+    """Wait until the run has journaled ``at_least`` finished calls; return its id."""
+    return _wait_for_run_calls(
+        root, at_least, lambda c: c["status"] != "sent", "finished calls", timeout, location, 0.1
+    )
+
+
+def wait_for_in_flight(
+    root: Path, at_least: int, timeout: float = 60.0, location: str | None = None
+) -> str:
+    """Wait until the run has ``at_least`` calls sent and unanswered; return its id."""
+    return _wait_for_run_calls(
+        root, at_least, lambda c: c["status"] == "sent", "calls in flight", timeout, location, 0.05
+    )

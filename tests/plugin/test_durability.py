@@ -19,12 +19,11 @@ import pytest
 from pytest_srbench.app.lifecycle import open_swept_store
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
-from tests.plugin.durability_helpers import (  # noqa: F401
-    BENCH,
-    existing_store,
+from tests.plugin.durability_helpers import (
     finish,
     pytest_args,
     wait_for_calls,
+    wait_for_in_flight,
 )
 from tests.plugin.helpers import project, settle_simulator
 
@@ -181,27 +180,6 @@ def test_sigkill_of_one_xdist_worker(pytester, sim, backend, request):
     run = store.require_run(run_id)
     assert run.status == "interrupted" and "Worker stopped" in (run.error or "")
     assert "gw" in (run.error or "")
-
-
-def wait_for_in_flight(
-    root: Path, at_least: int, timeout: float = 60.0, location: str | None = None
-) -> str:
-    """Wait until the run has ``at_least`` calls sent and unanswered; return its id (in the
-    project's store, or the one at ``location``)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        where = existing_store(root, location)
-        if where is not None:
-            store = open_store(where)
-            try:
-                runs = store.list_runs(limit=1)
-                sent = [c for c in store.calls(runs[0].id) if c["status"] == "sent"] if runs else []
-                if len(sent) >= at_least:
-                    return runs[0].id
-            finally:
-                store.close()
-        time.sleep(0.05)
-    raise AssertionError(f"fewer than {at_least} calls in flight after {timeout} s")
 
 
 @BACKENDS
