@@ -392,6 +392,41 @@ def run_hand_loop_command(
     return LoopRun(wall, done.seconds, done.cpu_s, done.peak_rss_mb)
 
 
+FLOOR_MODULE = """
+import pytest
+
+
+@pytest.mark.parametrize("case", range({cells}))
+def test_floor(case):
+    pass
+"""
+
+
+@dataclass
+class FloorRun:
+    wall_s: float | None  # no run of its own: the command is all there is
+    process_s: float
+    cpu_s: float
+    peak_rss_mb: float
+
+
+def run_pytest_floor(folder: Path, workload: Workload) -> FloorRun:
+    """pytest itself with ``workload.cells`` no-op tests (one parametrized function; the
+    plugin not loaded): what one pytest item per cell costs before any work of ours — the
+    floor of a framework whose cells are pytest items."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "test_floor.py").write_text(FLOOR_MODULE.format(cells=workload.cells))
+    command = [PYTHON[0], "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:srbench",
+               "-p", "no:xdist", "test_floor.py"]  # fmt: skip
+    done = run_command(command, cwd=folder, env=child_env())
+    if done.returncode != 0 or f"{workload.cells} passed" not in done.output:
+        raise RuntimeError(
+            f"the pytest floor failed (exit {done.returncode}):\n{done.output[-3000:]}"
+        )
+    return FloorRun(None, done.seconds, done.cpu_s, done.peak_rss_mb)
+
+
 def reported_wall(done: Command, what: str) -> float:
     """The ``{"wall_s": …}`` line a timed script printed last (its own timing of its work);
     RuntimeError with the end of its output when it failed or printed none."""

@@ -11,6 +11,8 @@ exits (``wait4``), not a sample taken by the process.
 
     python bench/overhead.py                       # the default settings
     python bench/overhead.py --settings large      # N=20,000, L=1 s, C=512 in one process
+    python bench/overhead.py --settings large-2048 # the same at C=2048 (cells/s: goal >= 1,000)
+    python bench/overhead.py --settings large-2048-n2  # C=2048 as -n 2 x C=1024 (two processes)
     python bench/overhead.py --settings 100000-0ms --no-loop --no-test-functions
                                                    # 100,000 cells in one process (memory)
     python bench/overhead.py --settings all --repeat 3
@@ -27,16 +29,22 @@ exits (``wait4``), not a sample taken by the process.
                                                    # inside the command) instead of one
                                                    # simulator per setting started outside
 
+Beside them, the floor of any framework whose cells are pytest items: pytest alone running N
+no-op parametrized tests (plugin not loaded; ``--no-floor`` skips it). Each rep runs every
+tool once, in the table's order (interleaved rep by rep, not tool by tool); the "cpu × loop"
+column is each command's CPU over the hand-written loop's.
+
 Prints one table; every ratio compares tools measured side by side in this run.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +61,7 @@ from _workload import (
     make_project,
     run_hand_loop_command,
     run_pytest,
+    run_pytest_floor,
     start_endpoint,
     use_python,
 )
@@ -66,6 +75,8 @@ SETTINGS = {
     "4000-200ms-n2-short": Workload(cells=4000, latency_s=0.2, chunks=1, concurrency=32, workers=2),
     "20000-0ms": Workload(cells=20000, latency_s=0.0, chunks=1, concurrency=64),
     "large": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=512),
+    "large-2048": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=2048),
+    "large-2048-n2": Workload(cells=20000, latency_s=1.0, chunks=1, concurrency=1024, workers=2),
     "100000-0ms": Workload(cells=100000, latency_s=0.0, chunks=1, concurrency=64),
     "quick-200ms": Workload(cells=500, latency_s=0.2, chunks=200, concurrency=64),
     "quick-0ms": Workload(cells=500, latency_s=0.0, chunks=1, concurrency=64),
@@ -85,7 +96,16 @@ GROUPS = {
     "quick": ["quick-200ms", "quick-0ms"],
 }
 HEADER = ["tool", "workload", "command s", "cmd/ideal", "run s", "run/ideal", "ideal s",
-          "cmd ms/cell", "run ms/cell", "cpu s", "peak RSS MB", "× ours", "note"]  # fmt: skip
+          "cmd ms/cell", "run ms/cell", "cpu s", "cpu × loop", "peak RSS MB", "× ours",
+          "note"]  # fmt: skip
+LOOP = "hand-written loop"
+FLOOR = "pytest floor"
+CACHED = "  cached (--srbench-cache)"
+TEST_FUNCTION_ROWS = (("target", "as test functions"), ("client", "as tests, srbench_client"))
+NOTES = {
+    LOOP: "aiohttp + orjson, no journal",
+    FLOOR: "pytest alone: N no-op tests, plugin not loaded",
+}
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -100,11 +120,13 @@ def row(
     tool: str,
     workload: Workload,
     command: float | None,
-    run: float,
+    run: float | None,
     cpu: float | None,
     rss: float | None,
     ours: float | None,
     note: str = "",
+    *,
+    loop_cpu: float | None = None,
 ) -> list[str]:
     """One line of the table; per-cell figures are (time − ideal) / cells."""
     ideal = workload.ideal_s
@@ -117,7 +139,8 @@ def row(
 
     return [
         tool, workload.label(), fmt(command), ratio(command), fmt(run), ratio(run), fmt(ideal),
-        per_cell(command), per_cell(run), fmt(cpu), fmt(rss, 0),
+        per_cell(command), per_cell(run), fmt(cpu),
+        fmt(cpu / loop_cpu) if cpu is not None and loop_cpu else "—", fmt(rss, 0),
         fmt(command / ours) if ours and command else "—", note,
     ]  # fmt: skip
 
@@ -143,74 +166,75 @@ def measure(
     rows: list[list[str]],
     phase_rows: list[list[str]],
 ) -> None:
-    """Every tool's rows for one setting (against ``endpoint`` when one runs)."""
+    """Every tool's rows for one setting (against ``endpoint`` when one runs), the tools
+    interleaved rep by rep (each rep runs every tool once, in the same order), so that the
+    machine's noise falls on every tool alike."""
     base_url = endpoint.base_url if endpoint is not None else None
     project = make_project(folder, workload, base_url)
-    by_tree: dict[str, list[Any]] = {label: [] for label in trees}
-    for _ in range(args.repeat):  # interleaved, so that noise falls on every tree alike
-        for label, tree in trees.items():
-            by_tree[label].append(
-                run_pytest(project, workload, pythonpath=tree, phases=args.phases)
-            )
-    ours = median(by_tree["pytest-srbench"], "process_s")
-    for label, runs in by_tree.items():
-        rss = max(run.peak_rss_mb or 0 for run in runs) or None
-        reported = max(run.report_rss_mb or 0 for run in runs) or None
-        note = f"{checked(runs, workload.cells)}; report says {fmt(reported, 0)} MB"
+    # (label, command, rows check?) in the order each rep runs them; the cached row follows the
+    # live runs, which fill the store's cache (every cell of it then hits)
+    tools: list[tuple[str, Callable[[], Any], bool]] = [
+        (label, functools.partial(run_pytest, project, workload, pythonpath=tree,
+                                  phases=args.phases), True)
+        for label, tree in trees.items()
+    ]  # fmt: skip
+    if args.cached:
+        cached = functools.partial(run_pytest, project, workload, extra_args=["--srbench-cache"])
+        tools.append((CACHED, cached, True))
+    if workload.cells <= 4000 and not args.no_test_functions:
+        for path, label in TEST_FUNCTION_ROWS:
+            tools.append((f"  {label}", functools.partial(run_pytest, project, workload,
+                                                          as_test=path), True))  # fmt: skip
+    if workload.workers == 1 and not args.no_loop:
+        loop = functools.partial(run_hand_loop_command, workload, base_url=base_url)
+        tools.append((LOOP, loop, False))
+    if workload.workers == 1 and not args.no_floor:
+        floor = functools.partial(
+            run_pytest_floor, folder.parent / f"{folder.name}-floor", workload
+        )
+        tools.append((FLOOR, floor, False))
+    runs: dict[str, list[Any]] = {label: [] for label, _, _ in tools}
+    for _ in range(args.repeat):
+        for label, command, _ in tools:
+            runs[label].append(command())
+    ours = median(runs["pytest-srbench"], "process_s")
+    loop_cpu = median(runs[LOOP], "cpu_s") if LOOP in runs else None
+    live_cpu = median(runs["pytest-srbench"], "cpu_s")
+    for label, _, counted in tools:
+        done = runs[label]
+        cpu = median(done, "cpu_s")
+        notes = [checked(done, workload.cells)] if counted else []
+        if label in trees:
+            reported = max(run.report_rss_mb or 0 for run in done) or None
+            notes.append(f"report says {fmt(reported, 0)} MB")
+        if label == CACHED:
+            notes.append(f"cpu {cpu / live_cpu:.2f}x live")
+        notes += [NOTES[label]] if label in NOTES else []
+        walls = [run.wall_s for run in done if run.wall_s is not None]
         rows.append(
-            row(label, workload, median(runs, "process_s"), median(runs, "wall_s"),
-                median(runs, "cpu_s"), rss, ours, note)
+            row(label, workload, median(done, "process_s"),
+                statistics.median(walls) if walls else None, cpu,
+                max(run.peak_rss_mb or 0 for run in done) or None, ours, "; ".join(notes),
+                loop_cpu=loop_cpu)
         )  # fmt: skip
-        if args.phases:
+        if args.phases and label in trees:
             spent = {
-                phase: statistics.median((r.phases or {}).get(phase, 0.0) for r in runs)
+                phase: statistics.median((r.phases or {}).get(phase, 0.0) for r in done)
                 for phase, _, _ in PHASES
             }
             phase_rows.append([label.strip(), workload.label(), *(fmt(v) for v in spent.values())])
-    if args.cached:  # the live runs above filled the store's cache: every cell now hits it
-        cached = [
-            run_pytest(project, workload, extra_args=["--srbench-cache"])
-            for _ in range(args.repeat)
-        ]
-        live_cpu = median(by_tree["pytest-srbench"], "cpu_s")
-        cached_cpu = median(cached, "cpu_s")
-        share = f"cpu {cached_cpu / live_cpu:.2f}x live" if live_cpu else "cpu —"
-        rows.append(
-            row("  cached (--srbench-cache)", workload, median(cached, "process_s"),
-                median(cached, "wall_s"), cached_cpu,
-                max(r.peak_rss_mb or 0 for r in cached), ours,
-                f"{checked(cached, workload.cells)}; {share}")
-        )  # fmt: skip
-    if workload.cells <= 4000 and not args.no_test_functions:
-        for path, label in (("target", "as test functions"),
-                            ("client", "as tests, srbench_client")):  # fmt: skip
-            tests = [run_pytest(project, workload, as_test=path) for _ in range(args.repeat)]
-            rows.append(
-                row(f"  {label}", workload, median(tests, "process_s"),
-                    median(tests, "wall_s"), median(tests, "cpu_s"),
-                    max(r.peak_rss_mb or 0 for r in tests),
-                    ours, checked(tests, workload.cells))
-            )  # fmt: skip
-    if workload.workers == 1 and not args.no_loop:
-        loops = [run_hand_loop_command(workload, base_url=base_url) for _ in range(args.repeat)]
-        rows.append(
-            row("hand-written loop", workload, median(loops, "process_s"),
-                median(loops, "wall_s"), median(loops, "cpu_s"),
-                max(r.peak_rss_mb for r in loops), ours,
-                "aiohttp + orjson, no journal")
-        )  # fmt: skip
     if args.peers and workload.workers == 1 and workload.cells <= 2000 and workload.chunks == 200:  # fmt: skip
         for peer in PEERS:
             try:
                 peers = [run_peer(peer, workload, base_url) for _ in range(args.repeat)]
             except RuntimeError as error:
                 last = str(error).strip().splitlines()[-1]
-                rows.append([peer, workload.label(), *["—"] * 10, f"failed: {last}"[:80]])
+                rows.append([peer, workload.label(), *["—"] * 11, f"failed: {last}"[:80]])
                 continue
             rows.append(
                 row(peer, workload, median(peers, "process_s"), median(peers, "wall_s"),
                     median(peers, "cpu_s"), max(r.peak_rss_mb for r in peers), ours,
-                    "non-streaming (its default); simulator not in its cpu s")
+                    "non-streaming (its default); simulator not in its cpu s", loop_cpu=loop_cpu)
             )  # fmt: skip
 
 
@@ -232,6 +256,9 @@ def main() -> int:
         "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
     )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip pytest's own floor (N no-op tests)"
+    )
     parser.add_argument(
         "--cached",
         action="store_true",
@@ -285,7 +312,9 @@ def main() -> int:
         "finished) for pytest-srbench, the request phase for the loop and the peers; ideal = "
         "cells × latency / total concurrency; ms/cell = (time − ideal) / cells; peak RSS = the "
         "OS's ru_maxrss of the command at exit (its largest process); cpu s = the command's CPU time "
-        "(with a simulator it started); × ours = command / ours. Endpoint: "
+        "(with a simulator it started); cpu × loop = cpu s / the hand-written loop's; × ours = "
+        "command / ours; pytest floor = pytest alone running N no-op tests (one item per cell, "
+        "nothing else). Every rep runs every tool once, in the table's order. Endpoint: "
         + (
             "one simulator per setting, started before and outside the timed commands."
             if args.endpoint == "external"
