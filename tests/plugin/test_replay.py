@@ -124,6 +124,7 @@ def test_replay_estimates_the_router_from_its_preview_without_a_request(
     assert target["accuracy"] is None and target["macro_accuracy"] is None
     assert target["sr_bench_score"] is None and target["cost_complete"] is False
     assert target["total_spend_usd"] == 0 and report["summary"]["total_spend_usd"] == 0
+    assert store.progress_counts(first["run_id"]).spend_usd == 0  # as a run's listing says
     assert target["estimated_cost_usd"] is not None and target["cost_usd"] is None
     assert target["selected_models"] == dict(Counter(selected.values()))
     assert target["selection_statuses"] == {"selected": len(selected)}

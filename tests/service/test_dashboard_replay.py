@@ -148,6 +148,8 @@ def test_replay_a_preview_from_its_page_once_without_a_request(runs, browser, si
     accuracy = page.locator("#scores tr[data-target='replay-router'] td[data-col=accuracy]")
     expect(accuracy).to_contain_text("(estimate)")
     expect(page.locator("#run-spend")).to_have_text("$0.000000")  # nothing was spent
+    cost = page.locator("#results tbody tr[data-case] td[data-col=cost]").first
+    expect(cost).to_contain_text("(estimate)")  # a row's cost is its source's, not spent
     assert page.is_hidden("#replay")
     watched.goto(f"/runs/{live}")  # a live run has none either
     page.wait_for_selector("#run-status [data-status=completed]")

@@ -39,6 +39,13 @@
       rows: function () { return state.rows; }
     };
   }
+  // A row of a replay run keeps its source's cost: the report's estimate, never spent
+  function rowCost(value) {
+    if (run !== null && run.mode === "replay" && value !== null && value !== undefined) {
+      return SR.usd(value) + " (estimate)";
+    }
+    return SR.usd(value);
+  }
   function answerText(value) {
     if (value === null || value === undefined) { return "—"; }
     return typeof value === "string" ? value : JSON.stringify(value);
@@ -263,7 +270,7 @@
       var answerLatency = r.answer_latency_s;  // the service applies the report's rule
       SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
       SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
-      SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
+      SR.cell(tr, rowCost(r.cost_usd), "num", "cost");
       SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
       tbody.appendChild(tr);
     });
@@ -358,7 +365,7 @@
     fact(dl, "model", call.model || call.requested_model);
     fact(dl, "decision", call.decision);
     fact(dl, "latency", SR.secs(call.latency_s));
-    fact(dl, "cost", SR.usd(call.cost_usd));
+    fact(dl, "cost", rowCost(call.cost_usd));
     fact(dl, "finish reason", call.finish_reason);
     fact(dl, "error", call.error);
     box.appendChild(dl);
@@ -528,7 +535,7 @@
       SR.cell(tr, c.model || c.requested_model, null, "model");
       SR.cell(tr, c.decision, null, "decision");
       SR.cell(tr, SR.secs(c.latency_s), "num", "latency");
-      SR.cell(tr, SR.usd(c.cost_usd), "num", "cost");
+      SR.cell(tr, rowCost(c.cost_usd), "num", "cost");
       SR.cell(tr, c.finish_reason, null, "finish");
       var button = SR.el("button", "evidence", "link");
       button.type = "button";
