@@ -11,6 +11,7 @@ The same idempotency key returns the same run; a key bound to another pair is re
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pytest_srbench.core.models import Run
@@ -113,6 +114,53 @@ def replay_options(
     review's verdict and counts (not its cells); ``after``: the last preview id of the page
     before; ``next_cursor``: this page's last id when more may follow."""
     store.require_run(baseline_run_id)
+    options, more = _options(
+        store,
+        "preview",
+        lambda run: review_pair(store, baseline_run_id, run.id),
+        after=after,
+        limit=limit,
+    )
+    last = options[-1]["run_id"] if more and options else None
+    return {
+        "baseline_run_id": baseline_run_id,
+        "options": [{"preview_run_id": o.pop("run_id"), **o} for o in options],
+        "next_cursor": last,
+    }
+
+
+def baseline_options(
+    store: Store, preview_run_id: str, *, after: str | None = None, limit: int = 20
+) -> dict[str, Any]:
+    """The reverse lookup: the completed live runs (newest first, recovery children left out)
+    a preview could be replayed on, each with its review's verdict and counts (not its cells);
+    ``after`` and ``next_cursor`` page them as in ``replay_options``."""
+    store.require_run(preview_run_id)
+    options, more = _options(
+        store,
+        "live",
+        lambda run: review_pair(store, run.id, preview_run_id),
+        after=after,
+        limit=limit,
+    )
+    last = options[-1]["run_id"] if more and options else None
+    return {
+        "preview_run_id": preview_run_id,
+        "options": [{"baseline_run_id": o.pop("run_id"), **o} for o in options],
+        "next_cursor": last,
+    }
+
+
+def _options(
+    store: Store,
+    mode: str,
+    reviewed: Callable[[Run], dict[str, Any]],
+    *,
+    after: str | None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Up to ``limit`` completed runs of ``mode`` after the run ``after`` (newest first), each
+    with the verdict of its review; whether more may follow."""
     limit = max(1, min(limit, MAX_OPTIONS_PAGE))
     options: list[dict[str, Any]] = []
     passed = after is None
@@ -124,16 +172,16 @@ def replay_options(
             if not passed:
                 passed = run.id == after
                 continue
-            outline = store.plan_outline(run.id)
-            if outline.mode != "preview":
+            if store.plan_outline(run.id).mode != mode or run.parent_run_id is not None:
                 continue
             if len(options) == limit:
                 more = True
                 break
-            doc = review_pair(store, baseline_run_id, run.id)
+            doc = reviewed(run)
             options.append(
                 {
-                    "preview_run_id": run.id,
+                    "run_id": run.id,
+                    "name": store.get_manifest(run.id).name,
                     "created_at": run.created_at,
                     "eligible": doc["eligible"],
                     "problems": doc["problems"],
@@ -144,8 +192,4 @@ def replay_options(
         if more or len(runs) < page:
             break
         offset += page
-    return {
-        "baseline_run_id": baseline_run_id,
-        "options": options,
-        "next_cursor": options[-1]["preview_run_id"] if more and options else None,
-    }
+    return options, more

@@ -11,7 +11,12 @@ from fastapi import APIRouter, Query, Response
 
 from pytest_srbench.app.reconcile import reconcile_usage
 from pytest_srbench.app.recovery import create_child, plan_for
-from pytest_srbench.app.replay import create_replay, replay_options, review_pair
+from pytest_srbench.app.replay import (
+    baseline_options,
+    create_replay,
+    replay_options,
+    review_pair,
+)
 from pytest_srbench.app.reports import report_from_store
 from pytest_srbench.core.compare.runs import ComparisonError, RunSide, compare_many
 from pytest_srbench.core.offline.reconcile import ReconcileError
@@ -25,6 +30,7 @@ from pytest_srbench.service.worker import RunService, ServiceError, worker_log
 from pytest_srbench.store.base import Store, StoreError
 
 RunId = Annotated[str, Query(min_length=1, max_length=128)]
+OptionalRunId = Annotated[str | None, Query(min_length=1, max_length=128)]
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorResponse}}
 
 
@@ -101,16 +107,29 @@ def ops_router(service: RunService, views: RunViews) -> APIRouter:
 
     @router.get("/replay-options", response_class=JsonText, tags=["replay"])
     def get_replay_options(
-        baseline_run_id: RunId,
-        after: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+        baseline_run_id: OptionalRunId = None,
+        preview_run_id: OptionalRunId = None,
+        after: OptionalRunId = None,
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
     ) -> JsonText:
-        """The completed previews a live baseline could be replayed with (newest first), each
-        with its review's verdict: ``eligible``, run-level ``problems`` and cell counts.
-        ``after``: the ``next_cursor`` of the page before."""
+        """Exactly one of ``baseline_run_id`` and ``preview_run_id``. With a live baseline: the
+        completed previews it could be replayed with (``options[].preview_run_id``); with a
+        preview (the reverse lookup): the completed live runs it could be replayed on
+        (``options[].baseline_run_id``; recovery children are left out). Newest first, each
+        with its plan ``name`` and its review's verdict: ``eligible``, run-level ``problems``
+        and cell counts. ``after``: the ``next_cursor`` of the page before."""
+        if (baseline_run_id is None) == (preview_run_id is None):
+            raise ServiceError("BENCHMARK_INVALID_REQUEST", 422,
+                               "give exactly one of baseline_run_id and preview_run_id")  # fmt: skip
         with opened(service) as store:
-            require_run(store, baseline_run_id)
-            return JsonText(replay_options(store, baseline_run_id, after=after, limit=limit))
+            if baseline_run_id is not None:
+                require_run(store, baseline_run_id)
+                found = replay_options(store, baseline_run_id, after=after, limit=limit)
+            else:
+                assert preview_run_id is not None
+                require_run(store, preview_run_id)
+                found = baseline_options(store, preview_run_id, after=after, limit=limit)
+            return JsonText(found)
 
     @router.get("/replays/review", response_class=JsonText, tags=["replay"])
     def get_replay_review(baseline_run_id: RunId, preview_run_id: RunId) -> JsonText:

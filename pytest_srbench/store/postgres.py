@@ -640,8 +640,9 @@ class PostgresStore(ThreadConnections["psycopg.Connection[Any]"], SharedReads):
 
     def progress_counts(self, run_id: str) -> ProgressCounts:
         row = self.db.execute(
-            "SELECT count(*) FILTER (WHERE status = 'sent') AS n,"
-            " coalesce(sum(cost_usd), 0) AS s FROM calls WHERE run_id = %s",
+            "SELECT count(*) FILTER (WHERE status = 'sent') AS n,"  # a replayed call spent 0
+            " coalesce(sum(cost_usd) FILTER (WHERE status <> 'replayed'), 0) AS s"
+            " FROM calls WHERE run_id = %s",
             (run_id,),
         ).fetchall()[0]
         return ProgressCounts(self.status_counts(run_id), int(row["n"]), float(row["s"] or 0))

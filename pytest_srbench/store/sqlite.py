@@ -189,6 +189,12 @@ ADDED_COLUMNS = (
     )),
     ("runs", "outline", ("ALTER TABLE runs ADD COLUMN outline TEXT",)),
 )  # fmt: skip
+# the known spend of a run's calls: a ``replayed`` call (response cache, offline replay) spent
+# nothing, whatever cost its row carries
+SPEND = (
+    "SELECT COALESCE(SUM(CASE WHEN status = 'replayed' THEN 0"
+    " ELSE json_extract(data, '$.cost_usd') END), 0) AS s FROM calls WHERE run_id = ?"
+)
 INSERT_CALL = (
     "INSERT INTO calls(id, run_id, case_id, target_id, role, status, data, updated_at,"
     " usage_known, cost_usd, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -568,15 +574,13 @@ class SqliteStore(ThreadConnections[sqlite3.Connection], SharedReads):
 
     def progress_counts(self, run_id: str) -> ProgressCounts:
         """Result rows per status, calls in flight and the known spend so far, for a run in
-        progress (every process of a distributed run writes here, so any of them can read)."""
+        progress (every process of a distributed run writes here, so any of them can read).
+        A ``replayed`` call (a cache hit, or a call of an offline replay, which keeps its
+        source's cost as the report's estimate) spent nothing."""
         in_flight = self.db.execute(
             "SELECT COUNT(*) AS n FROM calls WHERE run_id = ? AND status = 'sent'", (run_id,)
         ).fetchone()["n"]
-        spend = self.db.execute(
-            "SELECT COALESCE(SUM(json_extract(data, '$.cost_usd')), 0) AS s FROM calls"
-            " WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()["s"]
+        spend = self.db.execute(SPEND, (run_id,)).fetchone()["s"]
         return ProgressCounts(self.status_counts(run_id), int(in_flight), float(spend or 0))
 
     # -- results -----------------------------------------------------------------------

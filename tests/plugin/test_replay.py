@@ -1,7 +1,8 @@
 """Offline replay end to end (run-lifecycle.md §11.2): a live run of the simulator's single
 models and a preview of a simulated router on the same frozen mmlu-pro cases, then
 ``srbench replay`` — its estimated accuracy equals the one computed here by hand from the
-preview's selections and the singles' results, and no request reaches the simulator."""
+preview's selections and the singles' results, and no request reaches the simulator. The same
+flow on a SQLite folder and on a PostgreSQL database (``--srbench-store`` / ``--store``)."""
 
 from __future__ import annotations
 
@@ -54,16 +55,28 @@ output = 2.0
     pytester.makefile(".toml", pyproject=body)
 
 
-def _srbench(pytester, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(params=["sqlite", "postgres"])
+def replay_store(request, pytester) -> str:
+    """Where the runs and the replay are kept: the project's SQLite folder, or a fresh
+    PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(pytester.path / ".srbench")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def _srbench(pytester, store: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest_srbench", "--store", str(pytester.path / ".srbench"), *args],
+        [sys.executable, "-m", "pytest_srbench", "--store", store, *args],
         cwd=pytester.path, capture_output=True, text=True,
     )  # fmt: skip
 
 
-def test_replay_estimates_the_router_from_its_preview_without_a_request(pytester, sim):
+def test_replay_estimates_the_router_from_its_preview_without_a_request(
+    pytester, sim, replay_store
+):
     _project(pytester, sim)
-    common = ("-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro")
+    common = ("-p", "no:cacheprovider", "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
+              f"--srbench-store={replay_store}")  # fmt: skip
     live = pytester.runpytest_subprocess(
         *common, "--srbench-target=sim-large", "--srbench-target=sim-small",
         "--srbench-json=live.json",
@@ -78,19 +91,20 @@ def test_replay_estimates_the_router_from_its_preview_without_a_request(pytester
     preview_id = json.loads((pytester.path / "preview.json").read_text())["run_id"]
 
     before = settle_simulator(sim)["requests"]
-    made = _srbench(pytester, "replay", "--baseline", live_id, "--preview", preview_id,
-                    "--idempotency-key", "k-1", "--json", "replay.json", "--print-run-id")  # fmt: skip
+    made = _srbench(pytester, replay_store, "replay", "--baseline", live_id,
+                    "--preview", preview_id, "--idempotency-key", "k-1", "--json", "replay.json",
+                    "--print-run-id")  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert "REPLAY (offline estimate)" in made.stdout
-    again = _srbench(pytester, "replay", "--baseline", live_id, "--preview", preview_id,
-                     "--idempotency-key", "k-1", "--print-run-id")  # fmt: skip
+    again = _srbench(pytester, replay_store, "replay", "--baseline", live_id,
+                     "--preview", preview_id, "--idempotency-key", "k-1", "--print-run-id")  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert settle_simulator(sim)["requests"] == before  # zero model requests, twice
     first = json.loads(made.stdout.strip().splitlines()[-1])
     second = json.loads(again.stdout.strip().splitlines()[-1])
     assert first["created"] is True and second == {"run_id": first["run_id"], "created": False}
 
-    store = open_store(pytester.path / ".srbench")
+    store = open_store(replay_store)
     # by hand: each case takes the result of the single the preview selected
     selected = {r["case_id"]: r["details"]["routing"]["selected_model"]
                 for r in store.results(preview_id)}  # fmt: skip
@@ -110,6 +124,7 @@ def test_replay_estimates_the_router_from_its_preview_without_a_request(pytester
     assert target["accuracy"] is None and target["macro_accuracy"] is None
     assert target["sr_bench_score"] is None and target["cost_complete"] is False
     assert target["total_spend_usd"] == 0 and report["summary"]["total_spend_usd"] == 0
+    assert store.progress_counts(first["run_id"]).spend_usd == 0  # as a run's listing says
     assert target["estimated_cost_usd"] is not None and target["cost_usd"] is None
     assert target["selected_models"] == dict(Counter(selected.values()))
     assert target["selection_statuses"] == {"selected": len(selected)}
@@ -131,13 +146,13 @@ def test_replay_estimates_the_router_from_its_preview_without_a_request(pytester
 
     # compare refuses the replay as live evidence, on either side
     for pair in ((live_id, run_id), (run_id, live_id)):
-        compared = _srbench(pytester, "compare", *pair)
+        compared = _srbench(pytester, replay_store, "compare", *pair)
         assert compared.returncode == 2, compared.stdout
         assert f"run {run_id} is an offline replay (estimate), not live evidence" in compared.stderr
 
     # a swapped pair is refused by name, with nothing created
-    swapped = _srbench(pytester, "replay", "--baseline", preview_id, "--preview", live_id,
-                       "--idempotency-key", "k-2")  # fmt: skip
+    swapped = _srbench(pytester, replay_store, "replay", "--baseline", preview_id,
+                       "--preview", live_id, "--idempotency-key", "k-2")  # fmt: skip
     assert swapped.returncode == 2
     assert "replay_ineligible: baseline_not_live" in swapped.stderr
     assert "replay_ineligible: preview_not_preview" in swapped.stderr

@@ -30,9 +30,20 @@ def test_replay_routes_over_http(start_api, tmp_path):
     with httpx.Client(base_url=api.base_url, timeout=60) as client:
         options = client.get("/api/replay-options", params={"baseline_run_id": "live"}).json()
         assert options["options"] == [
-            {"preview_run_id": "prev", "created_at": options["options"][0]["created_at"],
+            {"preview_run_id": "prev", "name": options["options"][0]["name"],
+             "created_at": options["options"][0]["created_at"],
              "eligible": True, "problems": [], "eligible_cells": 2, "ineligible_cells": 0}
         ] and options["next_cursor"] is None  # fmt: skip
+        # the reverse lookup: the live runs a preview could be replayed on
+        baselines = client.get("/api/replay-options", params={"preview_run_id": "prev"}).json()
+        assert baselines["preview_run_id"] == "prev" and baselines["next_cursor"] is None
+        assert [(o["baseline_run_id"], o["eligible"], o["eligible_cells"])
+                for o in baselines["options"]] == [("live", True, 2)]  # fmt: skip
+        for params in ({}, {"baseline_run_id": "live", "preview_run_id": "prev"}):
+            wrong = client.get("/api/replay-options", params=params)
+            assert_error(wrong, 422, "BENCHMARK_INVALID_REQUEST")
+        missing = client.get("/api/replay-options", params={"preview_run_id": "nope"})
+        assert_error(missing, 404, "BENCHMARK_RUN_NOT_FOUND")
         after = client.get(
             "/api/replay-options", params={"baseline_run_id": "live", "after": "prev"}
         )

@@ -220,7 +220,8 @@ def pending_reasons_of(events: Iterable[Row]) -> dict[str, str]:
 def apply_replay_overrides(item: dict[str, Any], routing: Mapping[str, Any]) -> None:
     """§4.3 replay: the routing counters of the preview (copied onto the replay's result rows)
     replace the call-based ones; accuracy, macro accuracy, costs, latency and TTFT move to
-    ``estimated_*`` (the originals become null); no score, spend 0, cost never complete."""
+    ``estimated_*`` (the originals become null); no score, spend 0 (known cost 0, per decision
+    too), cost never complete."""
     item.update(routing)
     for key in REPLAY_ESTIMATED:
         if key in item:
@@ -232,6 +233,10 @@ def apply_replay_overrides(item: dict[str, Any], routing: Mapping[str, Any]) -> 
         item["score_comparable"] = False
     item["total_spend_usd"] = 0.0
     item["cost_complete"] = False
+    if "known_cost_usd" in item:  # the replayed calls keep their source's cost: not spent
+        item["known_cost_usd"] = 0.0
+    for row in item.get("decision_breakdown") or ():
+        row.update({"cost_usd": None, "known_cost_usd": 0.0})
 
 
 class FirstFailure:

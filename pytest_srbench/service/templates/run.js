@@ -39,6 +39,13 @@
       rows: function () { return state.rows; }
     };
   }
+  // A row of a replay run keeps its source's cost: the report's estimate, never spent
+  function rowCost(value) {
+    if (run !== null && run.mode === "replay" && value !== null && value !== undefined) {
+      return SR.usd(value) + " (estimate)";
+    }
+    return SR.usd(value);
+  }
   function answerText(value) {
     if (value === null || value === undefined) { return "—"; }
     return typeof value === "string" ? value : JSON.stringify(value);
@@ -74,6 +81,8 @@
     if (run.spend_usd !== undefined) { text("run-spend", SR.usd(run.spend_usd)); }
     if (run.wall_time_s !== undefined) { text("run-wall", SR.secs(run.wall_time_s)); }
     else if (active()) { text("run-wall", SR.secs(Math.max(0, Date.now() - Date.parse(run.created_at)) / 1000)); }
+    drawEvidence(null);
+    showReplay();
     document.getElementById("cancel").hidden = !active();
     if (!active()) { document.getElementById("cancel-confirm").hidden = true; }
     document.title = "Run " + run.id + " · " + run.status + " · srbench";
@@ -95,6 +104,7 @@
       drawLatency(report);
       drawData(report);
       drawScores(report);
+      drawEvidence(report);
       text("run-spend", SR.usd(s.total_spend_usd));
       // a running run's report ends its wall time at the last status change: the page counts
       if (!active()) { text("run-wall", SR.secs(s.wall_time_s)); }
@@ -108,13 +118,38 @@
       var tr = document.createElement("tr");
       tr.setAttribute("data-target", t.id);
       SR.cell(tr, t.id, null, "target");
-      SR.cell(tr, SR.num(t.accuracy), "num", "accuracy");
+      SR.cell(tr, estimate(t, "accuracy", SR.num), "num", "accuracy");
       SR.cell(tr, SR.interval(t.accuracy_ci95), null, "interval");
       SR.cell(tr, (t.correct === null || t.correct === undefined ? "—" : t.correct) + " / " + t.total, "num", "correct");
-      SR.cell(tr, SR.usd(t.cost_usd), "num", "cost");
+      SR.cell(tr, estimate(t, "cost_usd", SR.usd), "num", "cost");
       SR.cell(tr, SR.usd(t.total_spend_usd), "num", "spend");
       tbody.appendChild(tr);
     });
+  }
+  // A replay report moves a number to estimated_<key> (the original is null): shown so marked
+  function estimate(t, key, format) {
+    var value = t["estimated_" + key];
+    if ((t[key] === null || t[key] === undefined) && value !== null && value !== undefined) {
+      return format(value) + " (estimate)";
+    }
+    return format(t[key]);
+  }
+  // A replay run says, above everything, that it is an offline estimate and where from.
+  function drawEvidence(report) {
+    var banner = document.getElementById("run-evidence");
+    if (run.mode !== "replay") { banner.hidden = true; return; }
+    var sources = report && report.replay_sources;
+    if (!report && !banner.hidden) { return; }  // keep the sources drawn from the report
+    SR.clear(banner).appendChild(document.createTextNode(
+      "Offline replay: an estimate, not live evidence. No model was called: each routed cell took the answer a live baseline run gave."));
+    if (sources) {
+      banner.appendChild(document.createTextNode(" Baseline "));
+      banner.appendChild(SR.link("/runs/" + encodeURIComponent(sources.baseline_run_id), sources.baseline_run_id));
+      banner.appendChild(document.createTextNode(", preview "));
+      banner.appendChild(SR.link("/runs/" + encodeURIComponent(sources.preview_run_id), sources.preview_run_id));
+      banner.appendChild(document.createTextNode("."));
+    }
+    banner.hidden = false;
   }
   // One line per benchmark: the kind of data its cases came from and where from, as the
   // report records it (the report's own label says what its scores may claim).
@@ -235,7 +270,7 @@
       var answerLatency = r.answer_latency_s;  // the service applies the report's rule
       SR.cell(tr, SR.secs(answerLatency), "num", "latency").setAttribute("data-value", answerLatency === null ? "" : answerLatency);
       SR.cell(tr, SR.secs(r.latency_s), "num", "wall");
-      SR.cell(tr, SR.usd(r.cost_usd), "num", "cost");
+      SR.cell(tr, rowCost(r.cost_usd), "num", "cost");
       SR.cell(tr, r.error ? SR.short(r.error, 80) : "", "clip", "error");
       tbody.appendChild(tr);
     });
@@ -330,7 +365,7 @@
     fact(dl, "model", call.model || call.requested_model);
     fact(dl, "decision", call.decision);
     fact(dl, "latency", SR.secs(call.latency_s));
-    fact(dl, "cost", SR.usd(call.cost_usd));
+    fact(dl, "cost", rowCost(call.cost_usd));
     fact(dl, "finish reason", call.finish_reason);
     fact(dl, "error", call.error);
     box.appendChild(dl);
@@ -500,7 +535,7 @@
       SR.cell(tr, c.model || c.requested_model, null, "model");
       SR.cell(tr, c.decision, null, "decision");
       SR.cell(tr, SR.secs(c.latency_s), "num", "latency");
-      SR.cell(tr, SR.usd(c.cost_usd), "num", "cost");
+      SR.cell(tr, rowCost(c.cost_usd), "num", "cost");
       SR.cell(tr, c.finish_reason, null, "finish");
       var button = SR.el("button", "evidence", "link");
       button.type = "button";
@@ -909,6 +944,185 @@
       window.location.assign("/runs/" + encodeURIComponent(child));
     }, function (e) {
       SR.showError(failure, e);
+      button.disabled = false;
+    });
+  });
+
+  // -- offline replay (a completed preview only): pick a live baseline, review, create once --
+  // The review is read-only. The idempotency key is made once per (preview, baseline) pair and
+  // kept in this tab (sessionStorage), so a second click or a reload asks for the same run.
+  var replayShown = false;
+  var replayCursor = null;
+  var replayReview = null;  // the review shown: {baseline, doc}
+  var REPLAY_KEY = "srbench-replay:" + id;
+  function replayMemory() {
+    try { return JSON.parse(window.sessionStorage.getItem(REPLAY_KEY) || "{}") || {}; } catch (e) { return {}; }
+  }
+  function replayKey(baseline) {
+    var memory = replayMemory();
+    if (!memory[baseline]) {
+      var random = window.crypto && window.crypto.randomUUID ? window.crypto.randomUUID()
+        : Date.now().toString(36) + Math.random().toString(36).slice(2);
+      memory[baseline] = { key: "replay-" + random };
+      try { window.sessionStorage.setItem(REPLAY_KEY, JSON.stringify(memory)); } catch (e) { /* private mode */ }
+    }
+    return memory[baseline].key;
+  }
+  function rememberReplay(baseline, runId) {
+    var key = replayKey(baseline);
+    var memory = replayMemory();
+    memory[baseline] = { key: key, run: runId };
+    try { window.sessionStorage.setItem(REPLAY_KEY, JSON.stringify(memory)); } catch (e) { /* private mode */ }
+  }
+  function showReplay() {
+    var section = document.getElementById("replay");
+    var wanted = run.mode === "preview" && run.status === "completed";
+    section.hidden = !wanted;
+    if (wanted && !replayShown) {
+      replayShown = true;
+      loadBaselines(null).catch(function (e) { SR.showError(document.getElementById("replay-error"), e); });
+    }
+  }
+  function optionText(o) {
+    var verdict = o.eligible ? "replayable, " + o.eligible_cells + " cell" + (o.eligible_cells === 1 ? "" : "s")
+      : "cannot be replayed: " + (o.problems.length ? o.problems.join(", ") : o.ineligible_cells + " ineligible cell" + (o.ineligible_cells === 1 ? "" : "s"));
+    return o.baseline_run_id + " · " + SR.short(o.name || "", 60) + " · " + SR.time(o.created_at) + " · " + verdict;
+  }
+  function loadBaselines(after) {
+    var select = document.getElementById("replay-baseline");
+    return SR.api("/api/replay-options?" + SR.query({ preview_run_id: id, after: after, limit: 20 })).then(function (data) {
+      if (!after) { SR.clear(select); }
+      (data.options || []).forEach(function (o) {
+        var option = SR.el("option", optionText(o));
+        option.value = o.baseline_run_id;
+        option.setAttribute("data-eligible", o.eligible ? "true" : "false");
+        select.appendChild(option);
+      });
+      replayCursor = data.next_cursor;
+      document.getElementById("replay-more").hidden = !replayCursor;
+      var count = select.options.length;
+      var eligible = select.querySelectorAll("option[data-eligible=true]").length;
+      text("replay-options-info", count ? count + " completed live run" + (count === 1 ? "" : "s") + " listed, " + eligible + " replayable"
+        + (replayCursor ? " · more: More baselines" : "")
+        : "No completed live run in the store: run the single models the router picks first.");
+      document.getElementById("replay-review").disabled = !count;
+      if (!after && eligible && !select.querySelector("option[data-eligible=true]").selected) {
+        select.value = select.querySelector("option[data-eligible=true]").value;
+      }
+    });
+  }
+  document.getElementById("replay-more").addEventListener("click", function () {
+    if (replayCursor) { loadBaselines(replayCursor).catch(function (e) { SR.showError(document.getElementById("replay-error"), e); }); }
+  });
+  var replayCells = [];
+  var replayPager = pager("replay", "replay-next", function (rows) {
+    var tbody = SR.clear(document.querySelector("#replay-cells tbody"));
+    rows.forEach(function (c) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-case", c.case_id);
+      tr.setAttribute("data-target", c.target_id);
+      tr.setAttribute("data-state", c.reason ? "ineligible" : "eligible");
+      SR.cell(tr, c.case_id, null, "case");
+      SR.cell(tr, c.target_id, null, "target");
+      SR.cell(tr, c.benchmark, null, "benchmark");
+      SR.cell(tr, c.selected_model === null || c.selected_model === undefined ? "—" : c.selected_model, null, "model");
+      SR.cell(tr, c.baseline_target_id || "—", null, "baseline-target");
+      SR.cell(tr, c.source_call_id || "—", null, "call");
+      SR.cell(tr, c.reason || "", null, "reason");
+      tbody.appendChild(tr);
+    });
+  });
+  function drawReplayCells(keepPage) {
+    var show = document.getElementById("replay-show").value;
+    replayPager.set(replayCells.filter(function (c) {
+      return !show || (show === "ineligible") === !!c.reason;
+    }), keepPage);
+  }
+  document.getElementById("replay-show").addEventListener("change", function () { drawReplayCells(false); });
+  function drawReplayRun(runId, created) {
+    var note = SR.clear(document.getElementById("replay-run"));
+    note.appendChild(document.createTextNode(created ? "Replay run created: " : "The replay run of this review: "));
+    var a = SR.link("/runs/" + encodeURIComponent(runId), runId);
+    a.id = "replay-run-link";
+    note.appendChild(a);
+    note.appendChild(document.createTextNode(" (offline estimate, completed)."));
+    note.hidden = false;
+  }
+  function hideReplayConfirm() { document.getElementById("replay-confirm").hidden = true; }
+  function loadReplayReview() {
+    var baseline = document.getElementById("replay-baseline").value;
+    var failure = document.getElementById("replay-error");
+    replayReview = null;
+    hideReplayConfirm();
+    document.getElementById("replay-create").hidden = true;
+    document.getElementById("replay-run").hidden = true;
+    SR.hideError(failure);
+    if (!baseline) { return Promise.resolve(); }
+    return SR.api("/api/replays/review?" + SR.query({ baseline_run_id: baseline, preview_run_id: id })).then(function (doc) {
+      var dl = SR.clear(document.getElementById("replay-counts"));
+      fact(dl, "baseline", doc.baseline_run_id);
+      fact(dl, "verdict", doc.eligible ? "replayable" : "refused");
+      fact(dl, "replayable cells", doc.eligible_cells);
+      fact(dl, "ineligible cells", doc.ineligible_cells);
+      fact(dl, "model requests", doc.model_requests);
+      dl.setAttribute("data-eligible", doc.eligible ? "true" : "false");
+      // every named reason: the run-level ones, then each cell reason with its count
+      var problems = SR.clear(document.getElementById("replay-problems"));
+      var reasons = {};
+      doc.cells.forEach(function (c) { if (c.reason) { reasons[c.reason] = (reasons[c.reason] || 0) + 1; } });
+      doc.problems.forEach(function (p) { problems.appendChild(SR.el("li", p)); });
+      Object.keys(reasons).sort().forEach(function (r) {
+        problems.appendChild(SR.el("li", r + " (" + reasons[r] + " cell" + (reasons[r] === 1 ? "" : "s") + ")"));
+      });
+      if (!doc.cells.length) { problems.appendChild(SR.el("li", "the preview has no routed cells")); }
+      problems.hidden = doc.eligible;
+      replayCells = doc.cells;
+      document.getElementById("replay-show").value = "";
+      drawReplayCells(false);
+      document.getElementById("replay-result").hidden = false;
+      if (doc.eligible) {
+        replayReview = { baseline: baseline, doc: doc };
+        var create = document.getElementById("replay-create");
+        create.textContent = "Create the offline replay (" + doc.eligible_cells + " cell" + (doc.eligible_cells === 1 ? "" : "s") + ")";
+        create.hidden = false;
+        create.disabled = false;
+        var made = replayMemory()[baseline];
+        if (made && made.run) { drawReplayRun(made.run, false); }
+      }
+    }, function (e) { SR.showError(failure, e); });
+  }
+  document.getElementById("replay-review").addEventListener("click", function () { loadReplayReview(); });
+  document.getElementById("replay-baseline").addEventListener("change", function () {
+    document.getElementById("replay-result").hidden = true;
+    document.getElementById("replay-run").hidden = true;
+    SR.hideError(document.getElementById("replay-error"));
+    replayReview = null;
+  });
+  document.getElementById("replay-create").addEventListener("click", function () {
+    if (replayReview === null) { return; }
+    text("replay-summary", "Create an offline replay run of this preview on baseline " + replayReview.baseline + ": "
+      + replayReview.doc.eligible_cells + " routed cell(s) take the answer of the single model the router selected. "
+      + "Zero model requests; the run is completed at once and is an estimate, not live evidence.");
+    document.getElementById("replay-confirm").hidden = false;
+    document.getElementById("replay-confirm-yes").disabled = false;
+    document.getElementById("replay-confirm-yes").focus();
+  });
+  document.getElementById("replay-back").addEventListener("click", hideReplayConfirm);
+  document.getElementById("replay-confirm-yes").addEventListener("click", function () {
+    if (replayReview === null) { return; }
+    var button = document.getElementById("replay-confirm-yes");
+    if (button.disabled) { return; }
+    var baseline = replayReview.baseline;
+    var failure = document.getElementById("replay-error");
+    button.disabled = true;
+    SR.hideError(failure);
+    SR.api("/api/replays", { method: "POST", body: { baseline_run_id: baseline, preview_run_id: id, idempotency_key: replayKey(baseline) } }).then(function (data) {
+      rememberReplay(baseline, data.run.id);
+      hideReplayConfirm();
+      document.getElementById("replay-create").hidden = true;
+      drawReplayRun(data.run.id, data.created);
+    }, function (e) {
+      SR.showError(failure, e);  // a refusal names every replay_ineligible reason
       button.disabled = false;
     });
   });
