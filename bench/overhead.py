@@ -18,6 +18,9 @@ exits (``wait4``), not a sample taken by the process.
                                                    # also the same run fully answered from the
                                                    # response cache (--srbench-cache): its CPU
                                                    # against the live run's (target <= 0.5x)
+    python bench/overhead.py --settings 2000-0ms --repeat 3 --no-loop --as-tests sdk,sdk-stream
+                                                   # the openai SDK on srbench_client, its CPU
+                                                   # against the configured target's (<= 1.3x)
     python bench/overhead.py --peers               # also lm-eval and inspect-ai (installed once
                                                    # into .cache/bench-peers, a throwaway venv)
     python bench/overhead.py --phases              # where each command's time went
@@ -134,6 +137,24 @@ def print_table(rows: list[list[str]], header: list[str]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 
+# the rows of the cases written as a test function: what the test calls
+AS_TESTS = {
+    "target": "as test functions",  # srbench_target.ask
+    "client": "as tests, srbench_client",  # srbench_client.chat
+    "sdk": "as tests, openai SDK",  # srbench_client.async_openai(), non-streaming
+    "sdk-stream": "as tests, openai SDK, stream",  # the same, stream=True
+}
+DEFAULT_AS_TESTS = "target,client,sdk"
+
+
+def as_test_rows(args: argparse.Namespace) -> list[str]:
+    """The test-function rows this run measures (``--as-tests``; none with
+    ``--no-test-functions``)."""
+    if args.no_test_functions:
+        return []
+    return [name for name in args.as_tests.split(",") if name]
+
+
 def measure(
     args: argparse.Namespace,
     workload: Workload,
@@ -147,12 +168,17 @@ def measure(
     base_url = endpoint.base_url if endpoint is not None else None
     project = make_project(folder, workload, base_url)
     by_tree: dict[str, list[Any]] = {label: [] for label in trees}
-    for _ in range(args.repeat):  # interleaved, so that noise falls on every tree alike
+    as_tests = as_test_rows(args) if workload.cells <= 4000 else []
+    by_test: dict[str, list[Any]] = {path: [] for path in as_tests}
+    for _ in range(args.repeat):  # interleaved, so that noise falls on every tree and row alike
         for label, tree in trees.items():
             by_tree[label].append(
                 run_pytest(project, workload, pythonpath=tree, phases=args.phases)
             )
+        for path in as_tests:
+            by_test[path].append(run_pytest(project, workload, as_test=path))
     ours = median(by_tree["pytest-srbench"], "process_s")
+    configured_cpu = median(by_tree["pytest-srbench"], "cpu_s")
     for label, runs in by_tree.items():
         rss = max(run.peak_rss_mb or 0 for run in runs) or None
         reported = max(run.report_rss_mb or 0 for run in runs) or None
@@ -181,16 +207,14 @@ def measure(
                 max(r.peak_rss_mb or 0 for r in cached), ours,
                 f"{checked(cached, workload.cells)}; {share}")
         )  # fmt: skip
-    if workload.cells <= 4000 and not args.no_test_functions:
-        for path, label in (("target", "as test functions"),
-                            ("client", "as tests, srbench_client")):  # fmt: skip
-            tests = [run_pytest(project, workload, as_test=path) for _ in range(args.repeat)]
-            rows.append(
-                row(f"  {label}", workload, median(tests, "process_s"),
-                    median(tests, "wall_s"), median(tests, "cpu_s"),
-                    max(r.peak_rss_mb or 0 for r in tests),
-                    ours, checked(tests, workload.cells))
-            )  # fmt: skip
+    for path, tests in by_test.items():
+        cpu = median(tests, "cpu_s")
+        share = f"cpu {cpu / configured_cpu:.2f}x configured" if configured_cpu else "cpu —"
+        rows.append(
+            row(f"  {AS_TESTS[path]}", workload, median(tests, "process_s"),
+                median(tests, "wall_s"), cpu, max(r.peak_rss_mb or 0 for r in tests),
+                ours, f"{checked(tests, workload.cells)}; {share}")
+        )  # fmt: skip
     if workload.workers == 1 and not args.no_loop:
         loops = [run_hand_loop_command(workload, base_url=base_url) for _ in range(args.repeat)]
         rows.append(
@@ -231,6 +255,14 @@ def main() -> int:
     parser.add_argument(
         "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
     )
+    parser.add_argument(
+        "--as-tests",
+        default=DEFAULT_AS_TESTS,
+        metavar="ROWS",
+        help="which test-function rows to measure, comma-separated "
+        f"({', '.join(AS_TESTS)}; default {DEFAULT_AS_TESTS}); each notes its CPU against the "
+        "configured target's",
+    )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
     parser.add_argument(
         "--cached",
@@ -255,8 +287,13 @@ def main() -> int:
         "instead of a user's installation (.cache/bench-user)",
     )
     args = parser.parse_args()
-    if not args.dev_env:
-        use_python(user_python())
+    unknown_rows = [name for name in as_test_rows(args) if name not in AS_TESTS]
+    if unknown_rows:
+        parser.error(f"unknown --as-tests row(s) {', '.join(unknown_rows)}; known: "
+                     f"{', '.join(AS_TESTS)}")  # fmt: skip
+    if not args.dev_env:  # the SDK rows need the SDK, installed as a user installs it
+        sdk = any(name.startswith("sdk") for name in as_test_rows(args))
+        use_python(user_python(*(["openai"] if sdk else [])))
     names = GROUPS.get("quick" if args.quick else args.settings) or args.settings.split(",")
     unknown = [name for name in names if name not in SETTINGS]
     if unknown:
