@@ -25,7 +25,8 @@ exits (``wait4``), not a sample taken by the process.
                                                    # into .cache/bench-peers, a throwaway venv)
     python bench/overhead.py --phases              # where each command's time went
     python bench/overhead.py --baseline-tree DIR   # also an earlier source tree, side by side
-                                                   # (e.g. `git archive main | tar -x -C DIR`)
+                                                   # (e.g. `git archive main | tar -x -C DIR`),
+                                                   # its test-function rows too
     python bench/overhead.py --endpoint built-in   # the plugin's own simulated target (started
                                                    # inside the command) instead of one
                                                    # simulator per setting started outside
@@ -169,16 +170,18 @@ def measure(
     project = make_project(folder, workload, base_url)
     by_tree: dict[str, list[Any]] = {label: [] for label in trees}
     as_tests = as_test_rows(args) if workload.cells <= 4000 else []
-    by_test: dict[str, list[Any]] = {path: [] for path in as_tests}
+    # each tree's test-function rows too (a baseline tree's against its own configured target)
+    by_test: dict[tuple[str, str], list[Any]] = {
+        (path, label): [] for path in as_tests for label in trees
+    }
     for _ in range(args.repeat):  # interleaved, so that noise falls on every tree and row alike
         for label, tree in trees.items():
             by_tree[label].append(
                 run_pytest(project, workload, pythonpath=tree, phases=args.phases)
             )
-        for path in as_tests:
-            by_test[path].append(run_pytest(project, workload, as_test=path))
+        for (path, label), tests in by_test.items():
+            tests.append(run_pytest(project, workload, as_test=path, pythonpath=trees[label]))
     ours = median(by_tree["pytest-srbench"], "process_s")
-    configured_cpu = median(by_tree["pytest-srbench"], "cpu_s")
     for label, runs in by_tree.items():
         rss = max(run.peak_rss_mb or 0 for run in runs) or None
         reported = max(run.report_rss_mb or 0 for run in runs) or None
@@ -207,11 +210,13 @@ def measure(
                 max(r.peak_rss_mb or 0 for r in cached), ours,
                 f"{checked(cached, workload.cells)}; {share}")
         )  # fmt: skip
-    for path, tests in by_test.items():
+    for (path, label), tests in by_test.items():
         cpu = median(tests, "cpu_s")
+        configured_cpu = median(by_tree[label], "cpu_s")
         share = f"cpu {cpu / configured_cpu:.2f}x configured" if configured_cpu else "cpu —"
+        tree = "" if label == "pytest-srbench" else f" ({label.strip()})"
         rows.append(
-            row(f"  {AS_TESTS[path]}", workload, median(tests, "process_s"),
+            row(f"  {AS_TESTS[path]}{tree}", workload, median(tests, "process_s"),
                 median(tests, "wall_s"), cpu, max(r.peak_rss_mb or 0 for r in tests),
                 ours, f"{checked(tests, workload.cells)}; {share}")
         )  # fmt: skip
