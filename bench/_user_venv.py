@@ -16,9 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".cache" / "bench-user"
 
 
-def user_python() -> str:
+def user_python(*packages: str) -> str:
     """The user environment's interpreter, made on first use (editable install of this tree:
-    a ``PYTHONPATH`` of another source tree still comes first)."""
+    a ``PYTHONPATH`` of another source tree still comes first); ``packages`` are installed into
+    it too (pinned by the same constraints) when missing, as a user adds the SDK their code
+    calls (``openai``, for the "as tests, openai SDK" row)."""
     python = VENV / "bin" / "python"
     stamp = VENV / "installed-from.txt"
     wanted = (ROOT / "constraints" / "test.txt").read_text() + (ROOT / "pyproject.toml").read_text()
@@ -29,4 +31,13 @@ def user_python() -> str:
         subprocess.run([*pip, "-c", str(ROOT / "constraints" / "test.txt"), "-e", str(ROOT)],
                        check=True)  # fmt: skip
         stamp.write_text(wanted)
+    for package in packages:
+        found = subprocess.run(
+            [str(python), "-c", f"import {package}"], check=False, capture_output=True
+        )
+        if found.returncode != 0:
+            print(f"installing {package} into {VENV} (once) …", file=sys.stderr, flush=True)
+            subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                            "--disable-pip-version-check", "-c", str(ROOT / "constraints" / "test.txt"),
+                            package], check=True)  # fmt: skip
     return str(python)

@@ -50,7 +50,38 @@ import pytest
 async def test_bench(srbench_case, srbench_client):
     return (await srbench_client.chat(srbench_case.messages)).final_text
 """
-TEST_MODULES = {"target": "test_bench.py", "client": "test_bench_client.py"}
+
+# the openai SDK as a user calls it through srbench_client (docs/your-own-code.md)
+SDK_TEST_MODULE = """
+import pytest
+
+
+@pytest.mark.srbench("bench-mcq")
+async def test_bench(srbench_case, srbench_target, srbench_client):
+    client = srbench_client.async_openai()
+    completion = await client.chat.completions.create(
+        model=srbench_target.id, messages=srbench_case.messages
+    )
+    return completion.choices[0].message.content
+"""
+
+SDK_STREAM_TEST_MODULE = """
+import pytest
+
+
+@pytest.mark.srbench("bench-mcq")
+async def test_bench(srbench_case, srbench_target, srbench_client):
+    client = srbench_client.async_openai()
+    stream = await client.chat.completions.create(
+        model=srbench_target.id, messages=srbench_case.messages, stream=True
+    )
+    return "".join([chunk.choices[0].delta.content or "" async for chunk in stream
+                    if chunk.choices])
+"""
+TEST_MODULES = {"target": "test_bench.py", "client": "test_bench_client.py",
+                "sdk": "test_bench_sdk.py", "sdk-stream": "test_bench_sdk_stream.py"}  # fmt: skip
+TEST_SOURCES = {"target": TEST_MODULE, "client": CLIENT_TEST_MODULE, "sdk": SDK_TEST_MODULE,
+                "sdk-stream": SDK_STREAM_TEST_MODULE}  # fmt: skip
 
 PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 0.0\noutput = 2.0\n"
 
@@ -106,8 +137,8 @@ def make_project(root: Path, workload: Workload, base_url: str | None = None) ->
     (suite / "suite.json").write_text(json.dumps(meta))
     (root / "conftest.py").write_text(CONFTEST)
     # the test-function paths (named on the command line by their rows, ignored by the others)
-    (root / TEST_MODULES["target"]).write_text(TEST_MODULE)
-    (root / TEST_MODULES["client"]).write_text(CLIENT_TEST_MODULE)
+    for key, module in TEST_MODULES.items():
+        (root / module).write_text(TEST_SOURCES[key])
     model = model_spec(workload)
     lines = [
         'default_targets = ["bench"]',
@@ -247,8 +278,8 @@ def run_pytest(
     the run's own wall time (created → finished) from its report.
 
     ``as_test``: the cases parametrize a test function (a benchmark written as a pytest test)
-    calling the simulator through ``srbench_target`` ("target") or ``srbench_client``
-    ("client"), instead of being the shipped-suite items. ``pythonpath``: the source tree to
+    calling the simulator through ``srbench_target`` ("target"), ``srbench_client`` ("client")
+    or the ``openai`` SDK on ``srbench_client`` ("sdk", "sdk-stream"), instead of being the shipped-suite items. ``pythonpath``: the source tree to
     measure (default: the one this interpreter imports). ``phases``: also load the
     ``_phase_marks`` plugin and return where the command's time went."""
     # the shipped-suite row leaves the test-function modules out (pytest collects the folder)

@@ -20,11 +20,15 @@ exits (``wait4``), not a sample taken by the process.
                                                    # also the same run fully answered from the
                                                    # response cache (--srbench-cache): its CPU
                                                    # against the live run's (target <= 0.5x)
+    python bench/overhead.py --settings 2000-0ms --repeat 3 --no-loop --as-tests sdk,sdk-stream
+                                                   # the openai SDK on srbench_client, its CPU
+                                                   # against the configured target's (<= 1.3x)
     python bench/overhead.py --peers               # also lm-eval and inspect-ai (installed once
                                                    # into .cache/bench-peers, a throwaway venv)
     python bench/overhead.py --phases              # where each command's time went
     python bench/overhead.py --baseline-tree DIR   # also an earlier source tree, side by side
-                                                   # (e.g. `git archive main | tar -x -C DIR`)
+                                                   # (e.g. `git archive main | tar -x -C DIR`),
+                                                   # its test-function rows too
     python bench/overhead.py --endpoint built-in   # the plugin's own simulated target (started
                                                    # inside the command) instead of one
                                                    # simulator per setting started outside
@@ -101,7 +105,6 @@ HEADER = ["tool", "workload", "command s", "cmd/ideal", "run s", "run/ideal", "i
 LOOP = "hand-written loop"
 FLOOR = "pytest floor"
 CACHED = "  cached (--srbench-cache)"
-TEST_FUNCTION_ROWS = (("target", "as test functions"), ("client", "as tests, srbench_client"))
 NOTES = {
     LOOP: "aiohttp + orjson, no journal",
     FLOOR: "pytest alone: N no-op tests, plugin not loaded",
@@ -157,6 +160,24 @@ def print_table(rows: list[list[str]], header: list[str]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 
+# the rows of the cases written as a test function: what the test calls
+AS_TESTS = {
+    "target": "as test functions",  # srbench_target.ask
+    "client": "as tests, srbench_client",  # srbench_client.chat
+    "sdk": "as tests, openai SDK",  # srbench_client.async_openai(), non-streaming
+    "sdk-stream": "as tests, openai SDK, stream",  # the same, stream=True
+}
+DEFAULT_AS_TESTS = "target,client,sdk"
+
+
+def as_test_rows(args: argparse.Namespace) -> list[str]:
+    """The test-function rows this run measures (``--as-tests``; none with
+    ``--no-test-functions``)."""
+    if args.no_test_functions:
+        return []
+    return [name for name in args.as_tests.split(",") if name]
+
+
 def measure(
     args: argparse.Namespace,
     workload: Workload,
@@ -181,10 +202,15 @@ def measure(
     if args.cached:
         cached = functools.partial(run_pytest, project, workload, extra_args=["--srbench-cache"])
         tools.append((CACHED, cached, True))
-    if workload.cells <= 4000 and not args.no_test_functions:
-        for path, label in TEST_FUNCTION_ROWS:
-            tools.append((f"  {label}", functools.partial(run_pytest, project, workload,
-                                                          as_test=path), True))  # fmt: skip
+    # each tree's test-function rows too (a baseline tree's against its own configured target)
+    configured_of: dict[str, str] = {}
+    for path in as_test_rows(args) if workload.cells <= 4000 else []:
+        for tree_label, tree in trees.items():
+            suffix = "" if tree_label == "pytest-srbench" else f" ({tree_label.strip()})"
+            label = f"  {AS_TESTS[path]}{suffix}"
+            configured_of[label] = tree_label
+            tools.append((label, functools.partial(run_pytest, project, workload, as_test=path,
+                                                   pythonpath=tree), True))  # fmt: skip
     if workload.workers == 1 and not args.no_loop:
         loop = functools.partial(run_hand_loop_command, workload, base_url=base_url)
         tools.append((LOOP, loop, False))
@@ -209,6 +235,9 @@ def measure(
             notes.append(f"report says {fmt(reported, 0)} MB")
         if label == CACHED:
             notes.append(f"cpu {cpu / live_cpu:.2f}x live")
+        if label in configured_of:
+            configured_cpu = median(runs[configured_of[label]], "cpu_s")
+            notes.append(f"cpu {cpu / configured_cpu:.2f}x configured")
         notes += [NOTES[label]] if label in NOTES else []
         walls = [run.wall_s for run in done if run.wall_s is not None]
         rows.append(
@@ -255,6 +284,14 @@ def main() -> int:
     parser.add_argument(
         "--no-test-functions", action="store_true", help="skip the 'as test functions' rows"
     )
+    parser.add_argument(
+        "--as-tests",
+        default=DEFAULT_AS_TESTS,
+        metavar="ROWS",
+        help="which test-function rows to measure, comma-separated "
+        f"({', '.join(AS_TESTS)}; default {DEFAULT_AS_TESTS}); each notes its CPU against the "
+        "configured target's",
+    )
     parser.add_argument("--no-loop", action="store_true", help="skip the hand-written loop")
     parser.add_argument(
         "--no-floor", action="store_true", help="skip pytest's own floor (N no-op tests)"
@@ -282,8 +319,13 @@ def main() -> int:
         "instead of a user's installation (.cache/bench-user)",
     )
     args = parser.parse_args()
-    if not args.dev_env:
-        use_python(user_python())
+    unknown_rows = [name for name in as_test_rows(args) if name not in AS_TESTS]
+    if unknown_rows:
+        parser.error(f"unknown --as-tests row(s) {', '.join(unknown_rows)}; known: "
+                     f"{', '.join(AS_TESTS)}")  # fmt: skip
+    if not args.dev_env:  # the SDK rows need the SDK, installed as a user installs it
+        sdk = any(name.startswith("sdk") for name in as_test_rows(args))
+        use_python(user_python(*(["openai"] if sdk else [])))
     names = GROUPS.get("quick" if args.quick else args.settings) or args.settings.split(",")
     unknown = [name for name in names if name not in SETTINGS]
     if unknown:

@@ -97,6 +97,7 @@ class SrbenchClient:
     def __init__(self, role: Role = "subject") -> None:
         self.role = role
         self._http: dict[tuple[str, bool], Any] = {}
+        self._sdk: dict[tuple[Any, ...], Any] = {}  # openai SDK clients, by their options
         self._judge: SrbenchClient | None = None
 
     @property
@@ -145,14 +146,30 @@ class SrbenchClient:
 
     def async_openai(self, **options: Any) -> Any:
         """An ``openai.AsyncOpenAI`` client on this client (no SDK retries: the plan's limits
-        decide whether a call is repeated)."""
-        openai = _openai_sdk()
-        return openai.AsyncOpenAI(**self._openai_options(openai, True, options))
+        decide whether a call is repeated). The same client for the same options, session-wide:
+        it holds nothing of a cell (a call belongs to the body awaiting it), and the SDK sets a
+        new client up at a cost (its first request looks the platform up in a thread)."""
+        return self._sdk_client(True, options)
 
     def openai(self, **options: Any) -> Any:
-        """An ``openai.OpenAI`` client on this client, for a plain ``def`` body."""
-        openai = _openai_sdk()
-        return openai.OpenAI(**self._openai_options(openai, False, options))
+        """An ``openai.OpenAI`` client on this client, for a plain ``def`` body (the same for
+        the same options, like ``async_openai``)."""
+        return self._sdk_client(False, options)
+
+    def _sdk_client(self, is_async: bool, options: dict[str, Any]) -> Any:
+        try:
+            key: tuple[Any, ...] | None = (is_async, *sorted(options.items()))
+            hash(key)
+        except TypeError:  # an option that cannot be a key (a dict of headers): a new client
+            key = None
+        client = self._sdk.get(key) if key is not None else None
+        if client is None:
+            openai = _openai_sdk()
+            factory = openai.AsyncOpenAI if is_async else openai.OpenAI
+            client = factory(**self._openai_options(openai, is_async, options))
+            if key is not None:
+                self._sdk[key] = client
+        return client
 
     def _openai_options(self, sdk: ModuleType, is_async: bool, options: dict[str, Any]) -> Any:
         module = in_process.sdk_httpx(sdk)

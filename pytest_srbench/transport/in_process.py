@@ -23,29 +23,53 @@ BASE_URL = "http://srbench.invalid/v1"  # never resolved: the transport answers 
 
 
 def async_client(httpx: ModuleType, handle: AsyncHandler) -> Any:
-    """An ``httpx.AsyncClient`` (of the given flavour) answered by ``handle``."""
+    """An ``httpx.AsyncClient`` (of the given flavour) answered by ``handle``.
+
+    One client serves every cell of the session, so closing it (``async with`` in a body, an
+    SDK client's ``close()``) leaves it open: it holds no connection to release."""
 
     class InProcessAsyncTransport(httpx.AsyncBaseTransport):  # type: ignore[misc,name-defined]
         async def handle_async_request(self, request: Any) -> Any:
-            body = await request.aread()
-            status, headers, content = await handle(request.method, request.url.path, body)
+            status, headers, content = await handle(
+                request.method, request.url.path, await request.aread()
+            )
             return httpx.Response(status, headers=headers, content=content, request=request)
 
-    return httpx.AsyncClient(
+    class InProcessAsyncClient(httpx.AsyncClient):  # type: ignore[misc,name-defined]
+        async def aclose(self) -> None:
+            pass
+
+        async def __aenter__(self) -> Any:
+            return self
+
+        async def __aexit__(self, *exc_info: object) -> None:
+            pass
+
+    return InProcessAsyncClient(
         transport=InProcessAsyncTransport(), base_url=BASE_URL, trust_env=False
     )
 
 
 def sync_client(httpx: ModuleType, handle: SyncHandler) -> Any:
-    """An ``httpx.Client`` (of the given flavour) answered by ``handle``."""
+    """An ``httpx.Client`` (of the given flavour) answered by ``handle``; shared, like
+    ``async_client``'s, and so never closed."""
 
     class InProcessTransport(httpx.BaseTransport):  # type: ignore[misc,name-defined]
         def handle_request(self, request: Any) -> Any:
-            body = request.read()
-            status, headers, content = handle(request.method, request.url.path, body)
+            status, headers, content = handle(request.method, request.url.path, request.read())
             return httpx.Response(status, headers=headers, content=content, request=request)
 
-    return httpx.Client(transport=InProcessTransport(), base_url=BASE_URL, trust_env=False)
+    class InProcessClient(httpx.Client):  # type: ignore[misc,name-defined]
+        def close(self) -> None:
+            pass
+
+        def __enter__(self) -> Any:
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            pass
+
+    return InProcessClient(transport=InProcessTransport(), base_url=BASE_URL, trust_env=False)
 
 
 def default_httpx() -> ModuleType:

@@ -63,6 +63,46 @@ def test_the_openai_sdk_through_srbench_client_gives_the_shipped_report(pytester
     assert scrubbed(mine) == scrubbed(shipped)
 
 
+OPENAI_CLOSED_EACH_CELL = """
+import pytest
+
+CLIENTS = []
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target, srbench_client):
+    async with srbench_client.async_openai() as client:  # closed at the end of every cell
+        CLIENTS.append(client)
+        completion = await client.chat.completions.create(
+            model=srbench_target.id, messages=srbench_case.messages
+        )
+    async with srbench_client.async_http_client() as http:  # the bare client, likewise
+        assert (await http.get("/models")).status_code == 200
+    return completion.choices[0].message.content
+
+@pytest.mark.srbench("gpqa-diamond")
+def test_sync(srbench_case, srbench_target, srbench_client):
+    with srbench_client.openai() as client:
+        completion = client.chat.completions.create(
+            model=srbench_target.id, messages=srbench_case.messages
+        )
+    assert srbench_client.openai(timeout=30.0) is srbench_client.openai(timeout=30.0)
+    assert srbench_client.openai(timeout=30.0) is not client
+    assert srbench_client.openai(default_headers={"x-a": "b"}) is not client  # not a key
+    return completion.choices[0].message.content
+
+def test_one_client_per_options():
+    assert len(CLIENTS) == 8 and len({id(client) for client in CLIENTS}) == 1
+"""
+
+
+def test_an_sdk_client_is_shared_by_the_cells_and_closing_it_leaves_it_usable(pytester):
+    pytester.makepyfile(test_sdk=OPENAI_CLOSED_EACH_CELL)
+    result, report = run(pytester, "test_sdk.py", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    rows = journal(pytester)
+    assert len(rows) == 16 and {row["status"] for row in rows} == {"completed"}
+
+
 OPENAI_SYNC_STREAM = """
 import pytest
 
