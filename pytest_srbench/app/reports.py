@@ -84,7 +84,7 @@ def _build_report(
     """The report built from the store's rows (inside the caller's snapshot)."""
     run = store.require_run(run_id)
     if manifest is None or manifest.plan_sha256 != run.plan_sha256:
-        manifest = store.get_manifest(run_id)
+        manifest = store.report_plan(run_id)  # without case content: the report reads none
     # the events the report reads (a run journals three or more per cell): the first failure,
     # and one per target whose fixture failed in set-up
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
