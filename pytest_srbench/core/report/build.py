@@ -525,7 +525,9 @@ class CellPass:
         elif row is not None and not calls and self.target_kind.get(target_id) == "python":
             self.unjournaled[target_id] = self.unjournaled.get(target_id, 0) + 1
         self.outcomes.add(outcome, (call for _, call in calls), (row or {}).get("details"))
-        self.usage_conflicts += sum(1 for _, call in calls if call.get("usage_conflict"))
+        for _, call in calls:
+            if call.get("usage_conflict"):
+                self.usage_conflicts += 1
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)
