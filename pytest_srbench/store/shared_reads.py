@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import orjson
 
 from pytest_srbench.core.models import Manifest, PlanOutline, ReportPlan, Run
+from pytest_srbench.core.report.plan_text import report_plan_of
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
 from pytest_srbench.store.shared_sql import CACHED_CALL, RUN_COLUMNS, SHARD_COLUMNS, run_of
@@ -134,7 +135,7 @@ class SharedReads(ABC):
 
     def report_plan(self, run_id: str) -> ReportPlan:
         """The run's plan without its cases' content (``ReportPlan``): what a report reads."""
-        return ReportPlan.model_validate_json(self._manifest_text(run_id))
+        return report_plan_of(self._manifest_text(run_id))
 
     def _manifest_text(self, run_id: str) -> Any:
         row = self._first(self._MANIFEST_OF_RUN, (run_id,))
