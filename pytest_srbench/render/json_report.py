@@ -66,9 +66,6 @@ def indented(value: Any, indent: str = "") -> str:
 
 
 CELL_FIELDS = tuple(CellOutcome.model_fields)
-_CELL_TEXT = ("case_id", "target_id", "benchmark", "status")
-_CELL_OPTIONAL_TEXT = ("answer_status", "error")
-_CELL_SECONDS = ("latency_s", "ttft_s", "cost_usd")
 
 
 def _plain(value: Any) -> bool:
@@ -89,14 +86,20 @@ def _shaped(cell: Mapping[str, Any]) -> bool:
     """The cell is already what ``CellOutcome`` would dump (the builder's own cells are)."""
     if type(cell) is not dict or tuple(cell) != CELL_FIELDS:
         return False
-    for key in _CELL_TEXT:
-        if type(cell[key]) is not str:
-            return False
-    for key in _CELL_OPTIONAL_TEXT:
-        if cell[key] is not None and type(cell[key]) is not str:
-            return False
-    for key in _CELL_SECONDS:
-        value = cell[key]
+    # texts, optional texts, then finite seconds (each field named: read for every cell)
+    if not (
+        type(cell["case_id"]) is str
+        and type(cell["target_id"]) is str
+        and type(cell["benchmark"]) is str
+        and type(cell["status"]) is str
+    ):
+        return False
+    answer_status, error = cell["answer_status"], cell["error"]
+    if (answer_status is not None and type(answer_status) is not str) or (
+        error is not None and type(error) is not str
+    ):
+        return False
+    for value in (cell["latency_s"], cell["ttft_s"], cell["cost_usd"]):
         if value is not None and (type(value) is not float or not math.isfinite(value)):
             return False
     correct = cell["correct"]
@@ -107,10 +110,6 @@ def _shaped(cell: Mapping[str, Any]) -> bool:
         and (answer is None or type(answer) is str or _plain(answer))
         and (embedding is None or (type(embedding) is dict and _plain(embedding)))
     )
-
-
-def _text_or_null(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
 
 
 def _shaped_text(cell: Mapping[str, Any]) -> str:
@@ -250,11 +249,17 @@ def _planned_cases_pieces(cases: Iterable[Mapping[str, Any]], indent: str) -> It
     field = inner + "  "
     batch: list[str] = []
     started = False
-    for case in cases:
+    rows = (
+        cases.fields()
+        if isinstance(cases, PlannedCases)
+        else ((case["id"], case["benchmark"], case["repeat_of"]) for case in cases)
+    )
+    for case_id, benchmark, repeat_of in rows:
         batch.append(
-            f'{inner}{{\n{field}"id": {encode_basestring(case["id"])},\n'
-            f'{field}"benchmark": {encode_basestring(case["benchmark"])},\n'
-            f'{field}"repeat_of": {_text_or_null(case["repeat_of"])}\n{inner}}}'
+            f'{inner}{{\n{field}"id": {encode_basestring(case_id)},\n'
+            f'{field}"benchmark": {encode_basestring(benchmark)},\n'
+            f'{field}"repeat_of": {"null" if repeat_of is None else encode_basestring(repeat_of)}'
+            f"\n{inner}}}"
         )
         if len(batch) == _CASES_BATCH:
             yield (",\n" if started else "[\n") + ",\n".join(batch)

@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 import orjson
 
 from pytest_srbench.core.models import Manifest, PlanOutline, ReportPlan, Run
-from pytest_srbench.core.report.plan_text import report_plan_of
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
 from pytest_srbench.store.shared_sql import CACHED_CALL, RUN_COLUMNS, SHARD_COLUMNS, run_of
@@ -135,6 +134,8 @@ class SharedReads(ABC):
 
     def report_plan(self, run_id: str) -> ReportPlan:
         """The run's plan without its cases' content (``ReportPlan``): what a report reads."""
+        from pytest_srbench.core.report.plan_text import report_plan_of  # (a report's only)
+
         return report_plan_of(self._manifest_text(run_id))
 
     def _manifest_text(self, run_id: str) -> Any:
