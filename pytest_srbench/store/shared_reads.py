@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from pytest_srbench.core.models import Manifest, PlanOutline, ReportPlan, Run
+from pytest_srbench.core.models import Case, Manifest, PlanOutline, ReportPlan, Run
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
 from pytest_srbench.store.shared_sql import CACHED_CALL, RUN_COLUMNS, SHARD_COLUMNS, run_of
@@ -137,6 +137,12 @@ class SharedReads(ABC):
         from pytest_srbench.core.report.plan_text import report_plan_of  # (a report's only)
 
         return report_plan_of(self._manifest_text(run_id))
+
+    def plan_cases(self, run_id: str) -> Iterator[Case]:
+        """The run's planned cases whole, in the plan's order, read a batch at a time."""
+        from pytest_srbench.core.report.plan_text import plan_cases  # (a report's only)
+
+        return plan_cases(self._manifest_text(run_id))
 
     def _manifest_text(self, run_id: str) -> Any:
         row = self._first(self._MANIFEST_OF_RUN, (run_id,))

@@ -10,13 +10,15 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from pytest_srbench.core.models import ReportPlan
+from pytest_srbench.core.models import Manifest, ReportPlan
 from pytest_srbench.core.report import plan_text
-from pytest_srbench.core.report.plan_text import report_plan_of
+from pytest_srbench.core.report.plan_text import plan_cases, report_plan_of
 from tests.core.report.random_runs import plan
 
 
 def _same(text: str | bytes) -> ReportPlan:
+    whole = Manifest.model_validate_json(text)
+    assert list(plan_cases(text)) == whole.cases
     found = report_plan_of(text)
     expected = ReportPlan.model_validate_json(text)
     assert found == expected
@@ -74,3 +76,5 @@ def test_a_case_that_does_not_validate_is_refused_as_in_the_whole_text():
     with pytest.raises(ValidationError) as expected:
         ReportPlan.model_validate_json(text)
     assert str(found.value) == str(expected.value)
+    with pytest.raises(ValidationError):  # (its cases read alone: refused at that case)
+        list(plan_cases(text))
