@@ -4,7 +4,7 @@ store, and a comparison side from a run id in the store or from a JSON report fi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,7 @@ from pytest_srbench.app.heap import gc_paused
 from pytest_srbench.app.shards import shard_provenance
 from pytest_srbench.core.compare.runs import RunSide
 from pytest_srbench.core.errors import InputError
-from pytest_srbench.core.models import Manifest
+from pytest_srbench.core.models import Case, Manifest, ReportPlan
 from pytest_srbench.core.report.build import (
     FAILURE_OBSERVED,
     TARGET_SETUP_FAILED,
@@ -84,7 +84,7 @@ def _build_report(
     """The report built from the store's rows (inside the caller's snapshot)."""
     run = store.require_run(run_id)
     if manifest is None or manifest.plan_sha256 != run.plan_sha256:
-        manifest = store.get_manifest(run_id)
+        manifest = store.report_plan(run_id)  # without case content: the report reads none
     # the events the report reads (a run journals three or more per cell): the first failure,
     # and one per target whose fixture failed in set-up
     observed = store.events(run_id, limit=1, kinds=(FAILURE_OBSERVED,))
@@ -213,19 +213,39 @@ def stored_details(store: Store, run_id: str, manifest: Manifest) -> Iterator[tu
     details the first time the case comes, its own details when it has a result row), in
     planned order — alongside the report's cells."""
     reveal = reveals_answers(manifest)
-    cases = {case.id: case for case in manifest.cases}
+    case_of = _case_reader(store, run_id, manifest)
     last = None
     # the planned cells only: the rows outside the plan are not read (a scan of the run's
     # rows and calls for none, in most runs)
     for cell in store.cell_rows(run_id, manifest.iter_planned_keys(), outside=False):
         case = None
         if cell.case_id != last:
-            case = case_detail(cases[cell.case_id], reveal)
+            case = case_detail(case_of(cell.case_id), reveal)
             last = cell.case_id
         own = None
         if cell.result is not None:
             own = cell_detail(cell.result, [call for _, call in cell.calls])
         yield case, own
+
+
+def _case_reader(store: Store, run_id: str, manifest: Manifest) -> Callable[[str], Case]:
+    """A planned cell's case whole (its prompt and reference), asked in planned order: from
+    the plan the caller holds, or — a ``ReportPlan`` holds no case content — read from the
+    store's plan a batch at a time alongside the cells when they come case by case (no
+    explicit execution cells), else from the whole plan read again."""
+    if isinstance(manifest, ReportPlan):
+        if not manifest.execution_cells:
+            stream = store.plan_cases(run_id)
+
+            def next_case(case_id: str) -> Case:
+                for case in stream:  # (the plan's cases that have no planned cell skipped)
+                    if case.id == case_id:
+                        return case
+                raise StoreError(f"run {run_id}: case {case_id!r} is not in its plan")
+
+            return next_case
+        manifest = store.get_manifest(run_id)
+    return {case.id: case for case in manifest.cases}.__getitem__
 
 
 def write_html_report(

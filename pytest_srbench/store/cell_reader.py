@@ -5,9 +5,9 @@ process holds one page of result rows and their calls, never the run's.
 The planned (case, target) pairs go to a temporary table of the connection, so SQLite does
 the joining and ordering: result rows are looked up by their primary key in planned order;
 each planned cell's calls with their receipts by the journal's cell index (journal order
-within the cell), or, in a store without that index, ordered by (planned position, journal
-position) — a sort of two integers per call — and their receipts then read by journal
-position in batches.
+within the cell; one statement, the cell's result row beside each call), or, in a store
+without that index, ordered by (planned position, journal position) — a sort of two integers
+per call — and their receipts then read by journal position in batches.
 Nothing is written to the journal itself (a read-only store allows temporary tables)."""
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ def _has_cell_index(store: SqliteStore) -> bool:
 def _planned(
     store: SqliteStore, run_id: str, table: str, page: int, start: int, by_cell: bool
 ) -> Iterator[CellRows]:
+    if by_cell:
+        yield from _joined_cells(store, run_id, table, page, start)
+        return
     results = store.db.cursor()
     results.row_factory = None
     results.execute(
@@ -114,26 +117,9 @@ def _planned(
         " WHERE p.idx > ? ORDER BY p.idx",
         (run_id, start),
     )
+    pages = iter(lambda: results.fetchmany(page), [])
     order = store.db.cursor()
     order.row_factory = None
-    pages = iter(lambda: results.fetchmany(page), [])
-    if by_cell:  # each planned cell's calls looked up in order with their receipts: no sort,
-        # no second lookup by journal position, and a few cells cost a few lookups
-        order.execute(
-            f"SELECT p.idx, c.seq, c.data FROM {table} p CROSS JOIN calls c"
-            " ON c.run_id = ? AND c.case_id = p.case_id AND c.target_id = p.target_id"
-            " WHERE p.idx > ? ORDER BY p.idx, c.seq",
-            (run_id, start),
-        )
-        texts: dict[int, str] = {}  # receipts read with their pair, until their page asks
-
-        def pairs_keeping_texts() -> Iterator[tuple[int, int]]:
-            for idx, seq, text in _fetched(order, page):
-                texts[seq] = text
-                yield idx, seq
-
-        yield from planned_cells(pages, pairs_keeping_texts(), lambda seqs: _decoded(texts, seqs))
-        return
     order.execute(
         f"SELECT p.idx, c.seq FROM calls c JOIN {table} p"
         " ON p.case_id = c.case_id AND p.target_id = c.target_id"
@@ -144,15 +130,41 @@ def _planned(
     yield from planned_cells(pages, pairs, lambda seqs: _receipts(store, seqs, page))
 
 
-def _decoded(texts: dict[int, str], seqs: list[int]) -> dict[int, Row]:
-    """The receipts of ``seqs``, taken out of ``texts`` and decoded."""
-    found: dict[int, Row] = {}
+def _joined_cells(
+    store: SqliteStore, run_id: str, table: str, page: int, start: int
+) -> Iterator[CellRows]:
+    """The planned cells from one statement: a row per call of each cell (one without a call
+    for a cell that has none), in (planned position, journal position) order; a cell's result
+    row is decoded from its first."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    cursor.execute(
+        f"SELECT p.idx, p.case_id, p.target_id, r.data, c.seq, c.data FROM {table} p"
+        " LEFT JOIN results r"
+        " ON r.run_id = ? AND r.case_id = p.case_id AND r.target_id = p.target_id"
+        " LEFT JOIN calls c"
+        " ON c.run_id = ? AND c.case_id = p.case_id AND c.target_id = p.target_id"
+        " WHERE p.idx > ? ORDER BY p.idx, c.seq",
+        (run_id, run_id, start),
+    )
     loads = orjson.loads
-    for seq in seqs:
-        call = loads(texts.pop(seq))
-        call["_seq"] = seq
-        found[seq] = call
-    return found
+    cell: CellRows | None = None
+    last = None
+    while rows := cursor.fetchmany(page):
+        for idx, case_id, target_id, data, seq, text in rows:
+            if idx != last:
+                if cell is not None:
+                    yield cell
+                last = idx
+                key = (case_id, target_id)
+                result = None if data is None else loads(data)
+                cell = CellRows(case_id, target_id, True, result, key, [])
+            if seq is not None:
+                call = loads(text)
+                call["_seq"] = seq
+                cell.calls.append((seq, call))  # type: ignore[union-attr]
+    if cell is not None:
+        yield cell
 
 
 def planned_cells(

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from pytest_srbench.core.models import Manifest, PlanOutline, Run
+from pytest_srbench.core.models import Case, Manifest, PlanOutline, ReportPlan, Run
 from pytest_srbench.store import recovery_queries
 from pytest_srbench.store.base import Row, StoreError
 from pytest_srbench.store.shared_sql import CACHED_CALL, RUN_COLUMNS, SHARD_COLUMNS, run_of
@@ -130,10 +130,25 @@ class SharedReads(ABC):
         return run_of(row) if row else None
 
     def get_manifest(self, run_id: str) -> Manifest:
+        return Manifest.model_validate_json(self._manifest_text(run_id))
+
+    def report_plan(self, run_id: str) -> ReportPlan:
+        """The run's plan without its cases' content (``ReportPlan``): what a report reads."""
+        from pytest_srbench.core.report.plan_text import report_plan_of  # (a report's only)
+
+        return report_plan_of(self._manifest_text(run_id))
+
+    def plan_cases(self, run_id: str) -> Iterator[Case]:
+        """The run's planned cases whole, in the plan's order, read a batch at a time."""
+        from pytest_srbench.core.report.plan_text import plan_cases  # (a report's only)
+
+        return plan_cases(self._manifest_text(run_id))
+
+    def _manifest_text(self, run_id: str) -> Any:
         row = self._first(self._MANIFEST_OF_RUN, (run_id,))
         if row is None:
             raise StoreError(f"no run {run_id!r} in {self.location}")
-        return Manifest.model_validate_json(row[0])
+        return row[0]
 
     def plan_outline(self, run_id: str) -> PlanOutline:
         """The run's plan outline (hash, mode, targets, budget, planned cells) without validating

@@ -125,6 +125,31 @@ def test_a_report_from_the_store_compares_and_renders_from_its_cells_file(tmp_pa
     assert page.count('class="srbench-page"') == 1 and "question q0" in page
 
 
+@pytest.mark.parametrize("explicit_cells", [False, True])
+def test_the_html_drill_down_reads_the_same_cases_with_a_plan_without_content(
+    tmp_path, explicit_cells
+):
+    from pytest_srbench.app.reports import stored_details
+    from pytest_srbench.core.models import Cell
+
+    rng = random.Random(5)
+    frozen = plan(rng, repeats=2)
+    if explicit_cells:  # not case by case: the whole plan is read again for its cases
+        keys = frozen.planned_keys()
+        cells = [Cell(case_id=c, target_id=t) for c, t in keys[1::2] + keys[::2]]
+        frozen = frozen.model_copy(update={"execution_cells": cells})
+    results, calls = rows(rng, frozen)
+    store = stored(tmp_path, frozen, results, calls)
+    outline = store.report_plan(RUN)
+    expected = list(stored_details(store, RUN, store.get_manifest(RUN)))
+    assert list(stored_details(store, RUN, outline)) == expected
+    assert any(case is not None and "question" in case["prompt"] for case, _ in expected)
+    report = report_from_store(store, RUN, manifest=outline)
+    write_html_report(store, RUN, report, tmp_path / "outline.html", manifest=outline)
+    write_html_report(store, RUN, report, tmp_path / "whole.html")
+    assert (tmp_path / "outline.html").read_text() == (tmp_path / "whole.html").read_text()
+
+
 def test_srbench_report_pages_through_a_store_larger_than_a_page(tmp_path):
     rng = random.Random(11)
     frozen = plan(rng, repeats=60)

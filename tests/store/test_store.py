@@ -190,6 +190,21 @@ def test_plan_outline_matches_the_manifest(store_location, plan):
     assert PlanOutline.from_document(subset.model_dump(mode="json")) == PlanOutline.of(subset)
 
 
+def test_report_plan_is_the_manifest_without_case_content(store_location, plan):
+    store = open_store(store_location)
+    store.create_run("run-1", plan)
+    full, outline = store.get_manifest("run-1"), store.report_plan("run-1")
+    assert any(case.messages for case in full.cases)
+    assert [case.messages for case in outline.cases] == [[] for _ in full.cases]
+    assert all(case.answer is None for case in outline.cases)
+    kept = ("id", "benchmark", "metadata")
+    assert [case.model_dump(include=set(kept)) for case in outline.cases] == [
+        case.model_dump(include=set(kept)) for case in full.cases
+    ]
+    assert outline.model_dump(exclude={"cases"}) == full.model_dump(exclude={"cases"})
+    assert outline.planned_keys() == full.planned_keys()
+
+
 def test_a_finished_call_keeps_its_evidence_readable_by_its_locator(store_location, plan):
     store = open_store(store_location)
     store.create_run("run-1", plan)

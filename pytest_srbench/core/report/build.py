@@ -146,8 +146,10 @@ class _Pricing:
             target = self.target_for(call)
             if target is None or call.get("usage") is None:
                 return None
-            prices = self.prices(target)
-            parts = call.get("model_usage") or [call]
+            prices = self._prices.get(target.id)
+            if prices is None:
+                prices = self.prices(target)
+            parts = call.get("model_usage") or (call,)
             total = 0.0
             for part in parts:
                 model = part.get("selected_model") or part.get("model")
@@ -380,6 +382,15 @@ class PlannedCases(Sequence[dict[str, Any]]):
             raise ValueError(f"case {case.id!r}: repeat_of must be a case id, not {repeat_of!r}")
         return {"id": case.id, "benchmark": case.benchmark, "repeat_of": repeat_of}
 
+    def fields(self) -> Iterator[tuple[str, str, str | None]]:
+        """Each entry's (id, benchmark, repeat_of), without making the entry (a writer's)."""
+        entry = self.entry
+        for case in self._cases:
+            repeat_of = case.metadata.get("repeat_of")
+            if repeat_of is not None and type(repeat_of) is not str:
+                entry(case)  # (raises)
+            yield case.id, case.benchmark, repeat_of
+
     def __len__(self) -> int:
         return len(self._cases)
 
@@ -530,7 +541,9 @@ class CellPass:
         elif row is not None and not calls and self.target_kind.get(target_id) == "python":
             self.unjournaled[target_id] = self.unjournaled.get(target_id, 0) + 1
         self.outcomes.add(outcome, (call for _, call in calls), (row or {}).get("details"))
-        self.usage_conflicts += sum(1 for _, call in calls if call.get("usage_conflict"))
+        for _, call in calls:
+            if call.get("usage_conflict"):
+                self.usage_conflicts += 1
         status = outcome["status"]
         if status == "completed":
             self.distributions.add(outcome)

@@ -35,6 +35,24 @@ def cell_outcome(
     cell's benchmark is a RAG dataset (its embedding record is kept). ``error`` is the
     failure's specific reason (``failure_reason``); a pending cell's is ``pending_reason``
     when the run knows why it was never dispatched (its target's fixture failed)."""
+    if row:  # (the common case, each field read once)
+        get = row.get
+        details = get("details")
+        error = get("error")
+        return {
+            "case_id": case_id,
+            "target_id": target_id,
+            "benchmark": benchmark,
+            "status": row["status"],
+            "correct": get("correct"),
+            "answer": get("answer"),
+            "answer_status": details.get("answer_status") if details else None,
+            "error": failure_reason(str(error)) if error else None,
+            "latency_s": answer_latency(row),
+            "ttft_s": get("ttft_s"),
+            "cost_usd": get("cost_usd"),
+            "embedding": cell_embedding(row, target_kind) if rag else None,
+        }
     details = (row or {}).get("details") or {}
     if row is None:
         error = pending_reason

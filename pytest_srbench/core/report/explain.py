@@ -75,7 +75,10 @@ class AnswerOutcomes:
         """One planned cell, its calls and its result's ``details`` (the grader's)."""
         key = (cell["target_id"], cell["benchmark"])
         outcome = outcome_class(cell)
-        self.counts.setdefault(key, Counter())[outcome] += 1
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = Counter()
+        counts[outcome] += 1
         if outcome == "unparsed" and key not in self.examples:
             text = last_reply(calls)
             if text is not None:
@@ -132,7 +135,10 @@ class ProxyProvenance:
     def add(self, call: Row) -> None:
         if call.get("role") != "subject":
             return
-        proxy = call.get("proxy") or proxy_of(call.get("router") or {})
+        proxy = call.get("proxy")
+        if not proxy:  # (headers of no proxy: proxy_of({}) is None)
+            router = call.get("router")
+            proxy = proxy_of(router) if router else None
         if proxy is not None:
             self.proxied.setdefault(str(call.get("target_id")), []).append((call, proxy))
 

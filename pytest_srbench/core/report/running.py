@@ -384,7 +384,9 @@ class MetricRunner:
         task = []
         for rank, call in calls:
             self.calls += 1
-            cost = known_cost(call.get("cost_usd"))
+            cost = call.get("cost_usd")
+            if type(cost) is not float or not 0.0 <= cost < math.inf:  # (a known cost as is)
+                cost = known_cost(cost)
             if call.get("status") == "replayed":  # answered from the response cache
                 self.cached_calls += 1
                 avoided = known_cost(call.get("cache_avoided_cost_usd"))
