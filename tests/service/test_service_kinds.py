@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -142,15 +143,27 @@ def test_the_run_record_and_the_report_share_the_config_snapshot(http, runs):
     assert runs["suite"]["config_snapshot"] is None
 
 
+def saved_metrics(http, run_id: str, timeout: float = 60) -> dict[str, Any]:
+    """The run record once its metric summary is there (the saved report's)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = http.get(f"/api/runs/{run_id}").json()["run"]
+        if run["metrics"] is not None or time.monotonic() > deadline:
+            assert run["metrics"] is not None, run
+            return run
+        time.sleep(0.1)
+
+
 def test_the_run_record_carries_the_metric_summary(http, runs):
-    """Issue 46, point 7: GET /api/runs/{id} has the status and the metric summary."""
-    run = http.get(f"/api/runs/{runs['rag']['id']}").json()["run"]
+    """Issue 46, point 7: GET /api/runs/{id} has the status and the metric summary (null
+    until the worker has saved the report, a moment after the run's status is final)."""
+    run = saved_metrics(http, runs["rag"]["id"])
     (row,) = run["metrics"]["rag"]
     assert row["target_id"] == "flaky-search" and row["failure_rate"] == 0.5
     assert (row["total_cases"], row["successful_cases"], row["failed_cases"]) == (2, 1, 1)
     (target,) = run["metrics"]["targets"]
     assert target["id"] == "flaky-search" and target["failed"] == 1
-    suite = http.get(f"/api/runs/{runs['suite']['id']}").json()["run"]["metrics"]
+    suite = saved_metrics(http, runs["suite"]["id"])["metrics"]
     assert suite["rag"] is None and suite["targets"][0]["accuracy"] is not None
     assert all("metrics" not in r or r["metrics"] is None
                for r in http.get("/api/runs").json()["runs"])  # fmt: skip
