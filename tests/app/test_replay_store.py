@@ -9,27 +9,12 @@ import pytest
 
 from pytest_srbench.app.replay import baseline_options, create_replay, replay_options
 from pytest_srbench.app.reports import report_from_store
-from pytest_srbench.store.base import Store, StoreError
-from pytest_srbench.store.opening import open_store
-from tests.core.replay_helpers import Pair
-
-
-def _with_pair(location: str) -> Store:
-    pair = Pair()
-    store = open_store(location)
-    store.create_run("live", pair.baseline, status="completed")
-    store.create_run("prev", pair.preview, status="completed")
-    for row in pair.results:
-        store.upsert_result("live", row)
-    for call in pair.calls:
-        store.insert_call("live", call)
-    for row in pair.previews:
-        store.upsert_result("prev", row)
-    return store
+from pytest_srbench.store.base import StoreError
+from tests.core.replay_helpers import Pair, store_with_pair
 
 
 def test_a_replay_on_each_store_is_made_once_and_found_both_ways(store_location):
-    store = _with_pair(store_location)
+    store = store_with_pair(store_location)
     run, created, doc = create_replay(store, "live", "prev", idempotency_key="k-1")
     assert created and doc["eligible"] and run.status == "completed"
     again, created_again, _ = create_replay(store, "live", "prev", idempotency_key="k-1")
@@ -55,7 +40,7 @@ def test_a_replay_on_each_store_is_made_once_and_found_both_ways(store_location)
 
 
 def test_a_replay_spends_nothing_but_keeps_its_estimate(store_location):
-    store = _with_pair(store_location)
+    store = store_with_pair(store_location)
     live_spend = store.progress_counts("live").spend_usd
     assert live_spend == pytest.approx(0.04)  # four live calls of $0.01
     live_report = report_from_store(store, "live")

@@ -9,6 +9,8 @@ from pytest_srbench.core.offline.replay import (
     review,
 )
 from pytest_srbench.core.plan.build import seal
+from pytest_srbench.store.base import Store
+from pytest_srbench.store.opening import open_store
 
 CASES = [
     Case(id="mmlu-pro/1", benchmark="mmlu-pro", messages=[Message(role="user", content="q1")]),
@@ -82,3 +84,19 @@ class Pair:
     def reasons(self) -> set[str]:
         doc = self.review()
         return {*doc["problems"], *(c["reason"] for c in doc["cells"] if c["reason"])}
+
+
+def store_with_pair(location: str) -> Store:
+    """The store at ``location`` (opened) holding ``Pair()``'s completed live run ``live``
+    (results and calls) and completed preview ``prev``."""
+    pair = Pair()
+    store = open_store(location)
+    store.create_run("live", pair.baseline, status="completed")
+    store.create_run("prev", pair.preview, status="completed")
+    for row in pair.results:
+        store.upsert_result("live", row)
+    for call in pair.calls:
+        store.insert_call("live", call)
+    for row in pair.previews:
+        store.upsert_result("prev", row)
+    return store

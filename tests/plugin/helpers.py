@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 
 from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.simulator.router import SimRoute, SimRouter
+
+PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 2.0\noutput = 2.0\n"
 
 
 def external_target(model: str, base_url: str, target_id: str | None = None) -> str:
@@ -17,11 +20,7 @@ model = "{model}"
 base_url = "{base_url}"
 simulated = true
 [tool.srbench.targets.prices.{model}]
-input = 1.0
-cached_input = 0.5
-cache_write = 2.0
-output = 2.0
-"""
+{PRICES}"""
 
 
 def project(pytester, sim, *models: str) -> None:
@@ -40,3 +39,35 @@ def settle_simulator(sim) -> dict:
             return stats
         time.sleep(0.1)
     return sim_client.stats(sim.admin_url)
+
+
+# the simulated router of the replay tests: the smoke chemistry/physics/biology items go to
+# sim-large, every other case to sim-small
+REPLAY_ROUTER = SimRouter(
+    name="replay-router",
+    routes=[SimRoute(decision="reasoning", model="sim-large",
+                     keywords=["moles", "derivative", "resistor", "falls", "organelle"])],
+    default=SimRoute(decision="general", model="sim-small"),
+    sticky_sessions=False,
+)  # fmt: skip
+
+
+def replay_pyproject(admin_url: str, base_url: str, *, router_prices: bool = False) -> str:
+    """A pyproject's ``[tool.srbench]`` with the single models sim-large and sim-small (priced)
+    and ``replay-router`` over them, registered with the simulator at ``admin_url`` (with
+    ``router_prices``, the router priced for both models too)."""
+    sim_client.register_routers(admin_url, [REPLAY_ROUTER])
+    body = "[tool.srbench]\n" + "".join(
+        external_target(m, base_url) for m in ("sim-large", "sim-small")
+    )
+    return body + f"""
+[[tool.srbench.targets]]
+id = "replay-router"
+kind = "mom"
+model = "replay-router"
+base_url = "{base_url}"
+simulated = true
+""" + "".join(
+        f"[tool.srbench.targets.prices.{model}]\n{PRICES}" for model in ("sim-large", "sim-small")
+        if router_prices
+    )  # fmt: skip

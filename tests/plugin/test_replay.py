@@ -13,46 +13,16 @@ from collections import Counter
 
 import pytest
 
-from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.simulator.router import SimRoute, SimRouter
 from pytest_srbench.store.opening import open_store
-from tests.plugin.helpers import external_target, settle_simulator
+from tests.plugin.helpers import replay_pyproject, settle_simulator
 
 pytestmark = pytest.mark.slow
 
-ROUTER = SimRouter(
-    name="replay-router",
-    routes=[SimRoute(decision="reasoning", model="sim-large",
-                     keywords=["moles", "derivative", "resistor", "falls", "organelle"])],
-    default=SimRoute(decision="general", model="sim-small"),
-    sticky_sessions=False,
-)  # fmt: skip
-
 
 def _project(pytester, sim) -> None:
-    sim_client.register_routers(sim.admin_url, [ROUTER])
-    body = "[tool.srbench]\n" + "".join(
-        external_target(m, sim.base_url) for m in ("sim-large", "sim-small")
+    pytester.makefile(
+        ".toml", pyproject=replay_pyproject(sim.admin_url, sim.base_url, router_prices=True)
     )
-    body += f"""
-[[tool.srbench.targets]]
-id = "replay-router"
-kind = "mom"
-model = "replay-router"
-base_url = "{sim.base_url}"
-simulated = true
-[tool.srbench.targets.prices.sim-large]
-input = 1.0
-cached_input = 0.5
-cache_write = 2.0
-output = 2.0
-[tool.srbench.targets.prices.sim-small]
-input = 1.0
-cached_input = 0.5
-cache_write = 2.0
-output = 2.0
-"""
-    pytester.makefile(".toml", pyproject=body)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -13,21 +13,12 @@ from typing import Any
 
 import pytest
 
-from pytest_srbench.simulator import client as sim_client
-from pytest_srbench.simulator.router import SimRoute, SimRouter
 from tests.browser import HOSTILE, chromium_path
-from tests.plugin.helpers import external_target, settle_simulator
+from tests.plugin.helpers import replay_pyproject, settle_simulator
 from tests.service.dashboard_helpers import Server, Watched
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("dashboard-browser")]
 
-ROUTER = SimRouter(
-    name="replay-router",
-    routes=[SimRoute(decision="reasoning", model="sim-large",
-                     keywords=["moles", "derivative", "resistor", "falls", "organelle"])],
-    default=SimRoute(decision="general", model="sim-small"),
-    sticky_sessions=False,
-)  # fmt: skip
 COMMON: dict[str, Any] = {
     "profile": "smoke", "benchmarks": ["mmlu-pro"], "limit": 4, "sampling": {"temperature": 0.0},
 }  # fmt: skip
@@ -39,19 +30,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, simulator) -> Iterator[dict[s
     completed live run of the singles (named with hostile markup), a completed preview of the
     router on the same cases (twice) and a live run with other sampling (ineligible)."""
     chromium_path()
-    sim_client.register_routers(simulator.admin_url, [ROUTER])
     project = tmp_path_factory.mktemp("replay-dashboard")
-    body = "[tool.srbench]\n" + "".join(
-        external_target(m, simulator.base_url) for m in ("sim-large", "sim-small")
-    )
-    body += f"""
-[[tool.srbench.targets]]
-id = "replay-router"
-kind = "mom"
-model = "replay-router"
-base_url = "{simulator.base_url}"
-simulated = true
-"""
+    body = replay_pyproject(simulator.admin_url, simulator.base_url)
     (project / "pyproject.toml").write_text(body)
     server = Server(project)
     singles = ["sim-large", "sim-small"]

@@ -5,27 +5,12 @@ from __future__ import annotations
 
 import httpx
 
-from pytest_srbench.store.opening import open_store
-from tests.core.replay_helpers import Pair
+from tests.core.replay_helpers import store_with_pair
 from tests.service.helpers import assert_error
 
 
-def _store_with_pair(path) -> None:
-    pair = Pair()
-    store = open_store(path)
-    store.create_run("live", pair.baseline, status="completed")
-    store.create_run("prev", pair.preview, status="completed")
-    for row in pair.results:
-        store.upsert_result("live", row)
-    for call in pair.calls:
-        store.insert_call("live", call)
-    for row in pair.previews:
-        store.upsert_result("prev", row)
-    store.close()
-
-
 def test_replay_routes_over_http(start_api, tmp_path):
-    _store_with_pair(tmp_path / "store")
+    store_with_pair(str(tmp_path / "store")).close()
     api = start_api(store=str(tmp_path / "store"))
     with httpx.Client(base_url=api.base_url, timeout=60) as client:
         options = client.get("/api/replay-options", params={"baseline_run_id": "live"}).json()
