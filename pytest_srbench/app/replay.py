@@ -24,6 +24,7 @@ from pytest_srbench.core.offline.replay import (
     review,
 )
 from pytest_srbench.store.base import Store, StoreError
+from pytest_srbench.store.run_listing import plan_facts
 
 MAX_OPTIONS_PAGE = 100
 
@@ -110,23 +111,17 @@ def create_replay(
 def replay_options(
     store: Store, baseline_run_id: str, *, after: str | None = None, limit: int = 20
 ) -> dict[str, Any]:
-    """The completed previews (newest first) a baseline could be replayed with, each with its
-    review's verdict and counts (not its cells); ``after``: the last preview id of the page
-    before; ``next_cursor``: this page's last id when more may follow."""
+    """The completed previews (newest first, recovery children left out) a baseline could be
+    replayed with, each with its review's verdict and counts (not its cells); ``after``: the
+    last preview id of the page before; ``next_cursor``: this page's last id when more may
+    follow."""
     store.require_run(baseline_run_id)
-    options, more = _options(
-        store,
-        "preview",
-        lambda run: review_pair(store, baseline_run_id, run.id),
-        after=after,
-        limit=limit,
-    )
-    last = options[-1]["run_id"] if more and options else None
     return {
         "baseline_run_id": baseline_run_id,
-        "options": [{"preview_run_id": o.pop("run_id"), **o} for o in options],
-        "next_cursor": last,
-    }
+        **_options(store, "preview", "preview_run_id",
+                   lambda run: review_pair(store, baseline_run_id, run.id),
+                   after=after, limit=limit),
+    }  # fmt: skip
 
 
 def baseline_options(
@@ -136,31 +131,26 @@ def baseline_options(
     a preview could be replayed on, each with its review's verdict and counts (not its cells);
     ``after`` and ``next_cursor`` page them as in ``replay_options``."""
     store.require_run(preview_run_id)
-    options, more = _options(
-        store,
-        "live",
-        lambda run: review_pair(store, run.id, preview_run_id),
-        after=after,
-        limit=limit,
-    )
-    last = options[-1]["run_id"] if more and options else None
     return {
         "preview_run_id": preview_run_id,
-        "options": [{"baseline_run_id": o.pop("run_id"), **o} for o in options],
-        "next_cursor": last,
-    }
+        **_options(store, "live", "baseline_run_id",
+                   lambda run: review_pair(store, run.id, preview_run_id),
+                   after=after, limit=limit),
+    }  # fmt: skip
 
 
 def _options(
     store: Store,
     mode: str,
+    key: str,
     reviewed: Callable[[Run], dict[str, Any]],
     *,
     after: str | None,
     limit: int,
-) -> tuple[list[dict[str, Any]], bool]:
-    """Up to ``limit`` completed runs of ``mode`` after the run ``after`` (newest first), each
-    with the verdict of its review; whether more may follow."""
+) -> dict[str, Any]:
+    """Up to ``limit`` completed runs of ``mode`` (recovery children left out) after the run
+    ``after``, newest first, each under ``key`` with its plan's name and the verdict of its
+    review; ``next_cursor``: the page's last run when more may follow."""
     limit = max(1, min(limit, MAX_OPTIONS_PAGE))
     options: list[dict[str, Any]] = []
     passed = after is None
@@ -168,11 +158,13 @@ def _options(
     more = False
     while True:
         runs = store.list_runs(limit=page, offset=offset, status="completed")
+        facts = plan_facts(store, [run.id for run in runs])
         for run in runs:
             if not passed:
                 passed = run.id == after
                 continue
-            if store.plan_outline(run.id).mode != mode or run.parent_run_id is not None:
+            plan = facts.get(run.id)
+            if plan is None or plan.mode != mode or run.parent_run_id is not None:
                 continue
             if len(options) == limit:
                 more = True
@@ -180,8 +172,8 @@ def _options(
             doc = reviewed(run)
             options.append(
                 {
-                    "run_id": run.id,
-                    "name": store.get_manifest(run.id).name,
+                    key: run.id,
+                    "name": plan.name,
                     "created_at": run.created_at,
                     "eligible": doc["eligible"],
                     "problems": doc["problems"],
@@ -192,4 +184,4 @@ def _options(
         if more or len(runs) < page:
             break
         offset += page
-    return options, more
+    return {"options": options, "next_cursor": options[-1][key] if more and options else None}
