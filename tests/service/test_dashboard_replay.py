@@ -92,6 +92,11 @@ def test_replay_a_preview_from_its_page_once_without_a_request(runs, browser, si
         expect(row.locator("td[data-col=baseline-target]")).to_have_text(cell["baseline_target_id"])
         expect(row.locator("td[data-col=call]")).to_have_text(cell["source_call_id"])
         expect(row).to_have_attribute("data-state", "eligible")
+    page.select_option("#replay-show", "ineligible")  # the filter: none is ineligible here
+    expect(rows).to_have_count(0)
+    page.select_option("#replay-show", "eligible")
+    expect(rows).to_have_count(4)
+    page.select_option("#replay-show", "")
     assert page.is_hidden("#replay-problems")
     assert replay_runs(server) == []  # reviewing created nothing
     expect(page.locator("#replay-create")).to_have_text("Create the offline replay (4 cells)")

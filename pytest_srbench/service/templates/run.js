@@ -797,13 +797,20 @@
       tbody.appendChild(tr);
     });
   });
-  function drawRecoveryCells(keepPage) {
-    var show = document.getElementById("recovery-show").value;
-    recoveryPager.set(recoveryCells.filter(function (c) {
-      return !show || (show === "excluded") === !!c.reason;
-    }), keepPage);
+  // A review's cells in its pager, filtered by its "show" select: all, the cells with a
+  // reason (the select's ``withReason`` value) or those without; redrawn when it changes.
+  function reviewFilter(selectId, withReason, pager, cells) {
+    var select = document.getElementById(selectId);
+    function draw(keepPage) {
+      var show = select.value;
+      pager.set(cells().filter(function (c) {
+        return !show || (show === withReason) === !!c.reason;
+      }), keepPage);
+    }
+    select.addEventListener("change", function () { draw(false); });
+    return draw;
   }
-  document.getElementById("recovery-show").addEventListener("change", function () { drawRecoveryCells(false); });
+  var drawRecoveryCells = reviewFilter("recovery-show", "excluded", recoveryPager, function () { return recoveryCells; });
   function pickAll(on) {
     picked = {};
     if (on && reviewedPlan) { (reviewedPlan.plan.eligible_cells || []).forEach(function (c) { picked[cellKey(c)] = true; }); }
@@ -1032,13 +1039,7 @@
       tbody.appendChild(tr);
     });
   });
-  function drawReplayCells(keepPage) {
-    var show = document.getElementById("replay-show").value;
-    replayPager.set(replayCells.filter(function (c) {
-      return !show || (show === "ineligible") === !!c.reason;
-    }), keepPage);
-  }
-  document.getElementById("replay-show").addEventListener("change", function () { drawReplayCells(false); });
+  var drawReplayCells = reviewFilter("replay-show", "ineligible", replayPager, function () { return replayCells; });
   function drawReplayRun(runId, created) {
     var note = SR.clear(document.getElementById("replay-run"));
     note.appendChild(document.createTextNode(created ? "Replay run created: " : "The replay run of this review: "));
