@@ -108,6 +108,14 @@ def terminate(process: subprocess.Popen[Any], *, grace_s: float, group: bool = F
         process.wait(timeout=10)
 
 
+def remove_scratch(folder: Path | None) -> None:
+    """Remove a stopped server's scratch folder (its address file, config and log); nothing
+    when there is none or it is gone. A server that failed to start keeps its folder: the
+    error names the log in it."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def die_with_parent(parent: int) -> bool:
     """Have the kernel SIGKILL this process the moment ``parent``, its parent now, dies: for a
     process somebody else started (a pytest-xdist worker of this host's controller). False

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_srbench.managed import sdist
-from pytest_srbench.managed.childwatch import spawn_watched, terminate
+from pytest_srbench.managed.childwatch import remove_scratch, spawn_watched, terminate
 from pytest_srbench.managed.common import (
     RealPartError,
     cache_root,
@@ -257,6 +257,7 @@ class LlamaServer:
     log_path: Path | None = None
     override_kv: list[str] = field(default_factory=list)  # GGUF metadata the server overrides
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    scratch_dir: Path | None = field(default=None, repr=False)  # made when no log_path is given
 
     @property
     def base_url(self) -> str:
@@ -280,11 +281,10 @@ class LlamaServer:
     def start(self, timeout_s: float = 60.0) -> LlamaServer:
         self.port = self.port or free_port()
         command = self.command()
-        log_path = (
-            self.log_path or Path(tempfile.mkdtemp(prefix="srbench-llama-")) / "llama-server.log"
-        )
-        self.log_path = log_path
-        with open(log_path, "ab") as log:
+        if self.log_path is None:  # a scratch folder of its own, removed at stop
+            self.scratch_dir = Path(tempfile.mkdtemp(prefix="srbench-llama-"))
+            self.log_path = self.scratch_dir / "llama-server.log"
+        with open(self.log_path, "ab") as log:
             self.process = spawn_watched(  # exits with this process, even on SIGKILL
                 command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
@@ -292,15 +292,17 @@ class LlamaServer:
             wait_until_ready(
                 f"http://127.0.0.1:{self.port}/health", timeout_s=timeout_s, process=self.process
             )
-        except RealPartError:
-            self.stop()
-            raise
+        except RealPartError as error:
+            terminate(self.process, grace_s=10)  # its log kept, for the error names it
+            raise RealPartError(f"{error}; its log: {self.log_path}") from None
         return self
 
     def stop(self) -> None:
-        """Stop the server by its process id (SIGTERM, then SIGKILL)."""
+        """Stop the server by its process id (SIGTERM, then SIGKILL) and remove its scratch
+        folder, if it has one."""
         if self.process is not None:
             terminate(self.process, grace_s=10)
+        remove_scratch(self.scratch_dir)
 
     def __enter__(self) -> LlamaServer:
         return self.start() if self.process is None else self

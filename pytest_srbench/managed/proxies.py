@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_srbench.managed.childwatch import spawn_watched, terminate
+from pytest_srbench.managed.childwatch import remove_scratch, spawn_watched, terminate
 from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
 from pytest_srbench.managed.llama import default_threads, library_dir, server_binary
 from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
@@ -36,14 +36,21 @@ class ManagedProcess:
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     port: int = 0
     log_path: Path | None = None
+    scratch_dir: Path | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def _scratch(self, name: str) -> Path:
+        """The server's scratch folder (its config and log), made once, removed at stop."""
+        if self.scratch_dir is None:
+            self.scratch_dir = Path(tempfile.mkdtemp(prefix=f"srbench-{name}-"))
+        return self.scratch_dir
+
     def _spawn(self, command: list[str], env: dict[str, str], name: str) -> None:
         self.port = self.port or free_port()
-        folder = Path(tempfile.mkdtemp(prefix=f"srbench-{name}-"))
+        folder = self._scratch(name)
         self.log_path = folder / f"{name}.log"
         with open(self.log_path, "ab") as log:
             self.process = spawn_watched(  # exits with this process, even on SIGKILL
@@ -56,8 +63,16 @@ class ManagedProcess:
             )
 
     def stop(self) -> None:
+        """Stop the server's process group and remove its scratch folder."""
         if self.process is not None:
             terminate(self.process, grace_s=15, group=True)
+        remove_scratch(self.scratch_dir)
+
+    def _failed_start(self, error: RealPartError) -> RealPartError:
+        """Stop a server that did not come up, keeping its log, which the error names."""
+        if self.process is not None:
+            terminate(self.process, grace_s=15, group=True)
+        return RealPartError(f"{error}; its log: {self.log_path}")
 
 
 @dataclass
@@ -104,7 +119,7 @@ litellm_settings:
         if not is_ready(LITELLM[0]):
             raise RealPartError("LiteLLM is not installed; run `srbench real build --litellm` once")
         python = venv_python(LITELLM[0])
-        config = Path(tempfile.mkdtemp(prefix="srbench-litellm-cfg-")) / "config.yaml"
+        config = self._scratch("litellm") / "config.yaml"
         config.write_text(self.config_yaml(free_port()))
         env = {
             **os.environ,
@@ -131,9 +146,8 @@ litellm_settings:
                 timeout_s=timeout_s,
                 process=self.process,
             )
-        except RealPartError:
-            self.stop()
-            raise
+        except RealPartError as error:
+            raise self._failed_start(error) from None
         return self
 
 
@@ -167,7 +181,6 @@ class LlamaCppPythonServer(ManagedProcess):
             wait_until_ready(
                 f"http://127.0.0.1:{self.port}/v1/models", timeout_s=timeout_s, process=self.process
             )
-        except RealPartError:
-            self.stop()
-            raise
+        except RealPartError as error:
+            raise self._failed_start(error) from None
         return self

@@ -1,6 +1,8 @@
 """Starting and stopping the simulator as a child process on a free loopback port; it is
 launched through :mod:`pytest_srbench.managed.childwatch`, so it exits when the process that
-started it dies, even by SIGKILL."""
+started it dies, even by SIGKILL. Its scratch folder (address file, model list and, without a
+``log_dir``, its log) is removed when it is stopped and kept when it fails to start, for the
+log the error names."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_srbench.core.errors import UnavailableError
-from pytest_srbench.managed.childwatch import spawn_watched, terminate
+from pytest_srbench.managed.childwatch import remove_scratch, spawn_watched, terminate
 from pytest_srbench.simulator.profiles import SimModel
 
 
@@ -30,6 +32,7 @@ class SimulatorProcess:
     port: int
     popen: subprocess.Popen[bytes]
     log_path: Path
+    work_dir: Path | None = None  # the launch's scratch folder, removed at stop
 
     @property
     def base_url(self) -> str:
@@ -40,8 +43,9 @@ class SimulatorProcess:
         return f"http://127.0.0.1:{self.port}/srbench"
 
     def stop(self) -> None:
-        """Terminate the process (SIGTERM, then SIGKILL after 5 s)."""
+        """Terminate the process (SIGTERM, then SIGKILL after 5 s) and remove its scratch."""
         terminate(self.popen, grace_s=5)
+        remove_scratch(self.work_dir)
 
 
 def simulator_url(port: int) -> str:
@@ -65,6 +69,7 @@ class SimulatorLaunch:
     ready_path: Path
     log_path: Path
     deadline: float
+    work_dir: Path | None = None
     _process: SimulatorProcess | None = None
 
     def wait(self) -> SimulatorProcess:
@@ -75,13 +80,19 @@ class SimulatorLaunch:
                 self.ready_path, self.log_path, self.deadline, popen=self.popen
             )
             self._process = SimulatorProcess(
-                pid=pid or self.popen.pid, port=port, popen=self.popen, log_path=self.log_path
+                pid=pid or self.popen.pid,
+                port=port,
+                popen=self.popen,
+                log_path=self.log_path,
+                work_dir=self.work_dir,
             )
         return self._process
 
     def stop(self) -> None:
-        """Terminate the process, started or not (SIGTERM, then SIGKILL after 5 s)."""
+        """Terminate the process, started or not (SIGTERM, then SIGKILL after 5 s), and remove
+        its scratch folder."""
         terminate(self.popen, grace_s=5)
+        remove_scratch(self.work_dir)
 
 
 def launch_simulator(
@@ -108,7 +119,7 @@ def launch_simulator(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         popen = spawn_watched(command, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
-    return SimulatorLaunch(popen, ready, log_path, time.monotonic() + timeout_s)
+    return SimulatorLaunch(popen, ready, log_path, time.monotonic() + timeout_s, work_dir=work)
 
 
 def wait_until_ready(

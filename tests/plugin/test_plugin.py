@@ -43,9 +43,14 @@ def run_json(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, d
     return result, report
 
 
-def test_smoke_profile_runs_every_cell_against_two_simulated_targets(pytester):
+def test_smoke_profile_runs_every_cell_against_two_simulated_targets(
+    pytester, tmp_path_factory, monkeypatch
+):
+    scratch = tmp_path_factory.mktemp("tmpdir")  # the run's TMPDIR: it must leave it empty
+    monkeypatch.setenv("TMPDIR", str(scratch))
     result, report = run_json(pytester, "--srbench-profile=smoke")
     assert result.ret == 0
+    assert sorted(path.name for path in scratch.iterdir()) == []  # no simulator scratch left
     result.stdout.fnmatch_lines(
         ["*srbench report*", "*sim-large (sim)*", "*sim-small (sim)*", "* correct, * wrong in *"]
     )

@@ -77,3 +77,27 @@ def test_a_launch_waited_for_after_its_deadline_is_still_found_when_it_is_up(tmp
         assert late[1] == process.port
     finally:
         launch.stop()
+
+
+def test_a_stopped_simulator_leaves_no_scratch_folder_behind():
+    """Its address file, model list and (without a ``log_dir``) log are removed at stop."""
+    launch = launch_simulator()
+    work = launch.work_dir
+    assert work is not None
+    try:
+        launch.wait()
+        assert launch.ready_path.parent == work and launch.log_path.parent == work
+        assert launch.ready_path.exists()
+    finally:
+        launch.stop()
+    assert not work.exists()
+
+
+def test_a_simulator_that_did_not_start_keeps_the_log_its_error_names():
+    launch = launch_simulator(timeout_s=0.0)
+    with pytest.raises(SimulatorStartError, match="did not start within its time limit"):
+        launch.wait()
+    try:
+        assert launch.log_path.exists()  # the error says "see <log>": it is there to see
+    finally:
+        launch.stop()
