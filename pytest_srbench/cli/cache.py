@@ -24,7 +24,14 @@ def parse_duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"invalid duration {text!r}: a number and a unit (s, m, h, d or w), e.g. 30d"
         )
-    return timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)])
+    try:
+        span = timedelta(seconds=float(found.group(1)) * UNITS[found.group(2)])
+        datetime.now(UTC) - span  # a cut-off the calendar can hold
+    except OverflowError:
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: longer than the calendar reaches back (year 1)"
+        ) from None
+    return span
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
