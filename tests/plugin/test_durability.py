@@ -218,9 +218,12 @@ def test_sigint_cancels_and_still_writes_the_report(pytester, sim, backend, requ
     proc = start(root, "--srbench-concurrency=2", "--srbench-json=report.json", *where)
     run_id = wait_for_in_flight(root, 2, location=location)
     proc.send_signal(signal.SIGINT)
-    finish(proc)
+    out = finish(proc)
     report = json.loads((root / "report.json").read_text())
-    assert report["run_id"] == run_id and report["status"] == "cancelled"
+    # (seen once in ~40 suite runs: "failed" instead of "cancelled"; the output says why)
+    assert report["run_id"] == run_id and report["status"] == "cancelled", (
+        f"exit {proc.returncode}, error {report.get('error')!r}\n{out[-4000:]}"
+    )
     target = report["summary"]["targets"][0]
     assert target["total"] == 18 and target["pending"] > 0
 
