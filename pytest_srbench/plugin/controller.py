@@ -30,6 +30,7 @@ from pytest_srbench.plugin.options import HELD_ELSEWHERE_EXIT
 from pytest_srbench.plugin.progress import ProgressDisplay, read_status
 from pytest_srbench.plugin.servers import SessionServers
 from pytest_srbench.plugin.session import SessionState, new_run_id, process_id
+from pytest_srbench.plugin.signals import describable
 from pytest_srbench.render.compare import gate_markdown, gate_terminal_lines
 from pytest_srbench.render.terminal import render_summary
 from pytest_srbench.store.base import Store, StoreError, StoreUnavailable
@@ -192,6 +193,15 @@ class ControllerPlugin:
         return self._report_ahead
 
     # -- the end -------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Ctrl-C: the run ends cancelled whatever another plugin's hook does next (pytest
+        sets the session's exit status only after every one of them returned). ``pytest.exit``
+        comes here too, and keeps its own exit status."""
+        if isinstance(excinfo.value, KeyboardInterrupt):
+            self.state.interrupted = True
+        describable(excinfo)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:

@@ -3,6 +3,12 @@
 The session plugin installs the handler when its session starts (main thread only) and
 puts the previous handler back at unconfigure, so a process that is not running a srbench
 session keeps its own signal handling.
+
+Ctrl-C is Python's own ``KeyboardInterrupt``. On Python 3.11 it can land on an instruction
+without a line number (``tb_lineno`` is None); pytest's terminal reporter then fails while
+describing it (a ``TypeError`` in ``pytest_keyboard_interrupt``), the session never learns it
+was interrupted, and a cancelled run ended ``failed``. :func:`describable` drops such entries
+from the interrupt's traceback before pytest describes it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,23 @@ from pytest_srbench.core.models import TERMINAL_RUN_STATUSES
 from pytest_srbench.store.opening import open_store
 
 TERMINATING = (signal.SIGTERM,)
+
+
+def has_line_number(entry: Any) -> bool:
+    """Whether a traceback entry can say its line (pytest's ``TracebackEntry.lineno`` raises
+    ``TypeError`` for an instruction without one)."""
+    try:
+        entry.lineno  # noqa: B018 (the property is the check)
+    except TypeError:
+        return False
+    return True
+
+
+def describable(excinfo: Any) -> None:
+    """Drop the entries without a line number from ``excinfo``'s traceback (a
+    ``pytest.ExceptionInfo``), so that pytest can describe the interrupt."""
+    excinfo.traceback = excinfo.traceback.filter(has_line_number)
+
 
 Handler = Callable[[int, FrameType | None], Any]
 
