@@ -11,6 +11,24 @@ from pytest_srbench.simulator.router import SimRoute, SimRouter
 PRICES = "input = 1.0\ncached_input = 0.5\ncache_write = 2.0\noutput = 2.0\n"
 
 
+def failing_target(target_id: str) -> str:
+    """A built-in simulated target ``target_id`` on the simulator model ``err500``, which
+    answers every request with HTTP 500."""
+    return f"""
+[[tool.srbench.targets]]
+id = "{target_id}"
+model = "err500"
+simulated = true
+[tool.srbench.targets.prices.err500]
+{PRICES}
+[tool.srbench.simulator.models.err500]
+fault = "http_500"
+fault_rate = 1.0
+ttft_s = 0.0
+[tool.srbench.simulator.models.err500.prices]
+{PRICES}"""
+
+
 def external_target(model: str, base_url: str, target_id: str | None = None) -> str:
     target_id = target_id or model
     return f"""

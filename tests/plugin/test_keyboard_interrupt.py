@@ -14,6 +14,7 @@ import pytest
 from _pytest._code.code import ExceptionInfo, Traceback, TracebackEntry
 
 from pytest_srbench.plugin.signals import describable, has_line_number
+from tests.plugin.helpers import failing_target
 
 
 def interrupt_with_a_lineless_entry() -> ExceptionInfo[BaseException]:
@@ -37,30 +38,7 @@ def test_an_entry_without_a_line_breaks_pytests_description_until_it_is_dropped(
     assert "KeyboardInterrupt" in str(excinfo.getrepr(funcargs=True))
 
 
-CONFIG = """
-[tool.srbench]
-default_targets = ["err500"]
-
-[[tool.srbench.targets]]
-id = "err500"
-model = "err500"
-simulated = true
-[tool.srbench.targets.prices.err500]
-input = 1.0
-cached_input = 0.5
-cache_write = 1.0
-output = 2.0
-
-[tool.srbench.simulator.models.err500]
-fault = "http_500"
-fault_rate = 1.0
-ttft_s = 0.0
-[tool.srbench.simulator.models.err500.prices]
-input = 1.0
-cached_input = 0.5
-cache_write = 1.0
-output = 2.0
-"""
+CONFIG = '[tool.srbench]\ndefault_targets = ["err500"]\n' + failing_target("err500")
 
 # Ctrl-C once the first cell has failed (outside the wait for a cell), and another plugin's
 # ``pytest_keyboard_interrupt`` failing as pytest's reporter does on a line-less entry

@@ -7,32 +7,14 @@ import textwrap
 
 import pytest
 
+from tests.plugin.helpers import failing_target
+
 pytestmark = pytest.mark.slow
 
 FAULTY_CONFIG = """
 [tool.srbench]
 default_targets = ["sim-large", "broken"]
-
-[[tool.srbench.targets]]
-id = "broken"
-model = "err500"
-simulated = true
-[tool.srbench.targets.prices.err500]
-input = 1.0
-cached_input = 0.5
-cache_write = 1.0
-output = 2.0
-
-[tool.srbench.simulator.models.err500]
-fault = "http_500"
-fault_rate = 1.0
-ttft_s = 0.0
-[tool.srbench.simulator.models.err500.prices]
-input = 1.0
-cached_input = 0.5
-cache_write = 1.0
-output = 2.0
-"""
+""" + failing_target("broken")
 
 
 def run_json(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
