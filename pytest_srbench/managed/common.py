@@ -59,6 +59,11 @@ def run_step(
         raise RealPartError(said + (f". If a tool is missing: {hint}" if hint else "")) from None
 
 
+def naming_log(error: RealPartError, log_path: Path | None) -> RealPartError:
+    """A server's failed start, its error naming the log it left (kept for reading)."""
+    return RealPartError(f"{error}; its log: {log_path}")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))

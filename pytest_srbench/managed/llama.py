@@ -35,6 +35,7 @@ from pytest_srbench.managed.common import (
     cache_root,
     cmake_compile_args,
     free_port,
+    naming_log,
     run_step,
     wait_until_ready,
 )
@@ -294,7 +295,7 @@ class LlamaServer:
             )
         except RealPartError as error:
             terminate(self.process, grace_s=10)  # its log kept, for the error names it
-            raise RealPartError(f"{error}; its log: {self.log_path}") from None
+            raise naming_log(error, self.log_path) from None
         return self
 
     def stop(self) -> None:

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_srbench.managed.childwatch import remove_scratch, spawn_watched, terminate
-from pytest_srbench.managed.common import RealPartError, free_port, wait_until_ready
+from pytest_srbench.managed.common import (
+    RealPartError,
+    free_port,
+    naming_log,
+    wait_until_ready,
+)
 from pytest_srbench.managed.llama import default_threads, library_dir, server_binary
 from pytest_srbench.managed.venvs import LITELLM, LLAMA_CPP_PYTHON, is_ready, venv_python
 
@@ -62,17 +67,19 @@ class ManagedProcess:
                 start_new_session=True,
             )
 
-    def stop(self) -> None:
-        """Stop the server's process group and remove its scratch folder."""
+    def _terminate(self) -> None:
         if self.process is not None:
             terminate(self.process, grace_s=15, group=True)
+
+    def stop(self) -> None:
+        """Stop the server's process group and remove its scratch folder."""
+        self._terminate()
         remove_scratch(self.scratch_dir)
 
     def _failed_start(self, error: RealPartError) -> RealPartError:
         """Stop a server that did not come up, keeping its log, which the error names."""
-        if self.process is not None:
-            terminate(self.process, grace_s=15, group=True)
-        return RealPartError(f"{error}; its log: {self.log_path}")
+        self._terminate()
+        return naming_log(error, self.log_path)
 
 
 @dataclass
