@@ -20,6 +20,7 @@ from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.simulator.process import SimulatorProcess, start_simulator
 from pytest_srbench.simulator.profiles import SimModel
 from tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
+from tests.zygote_server import new_session_command
 
 CHEAP = Prices(input=1.0, cached_input=0.5, cache_write=2.0, output=2.0)
 
@@ -117,9 +118,12 @@ def user_like_subprocesses() -> Iterator[None]:
 def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     """pytest's own ``pytester``, whose sessions also run without the development plugins.
     ``Pytester`` deletes ``PYTEST_ADDOPTS`` when it is made, so without this every
-    ``runpytest_subprocess`` (and every command a pytester test starts) would load them again."""
+    ``runpytest_subprocess`` (and every command a pytester test starts) would load them again.
+    Its ``runpytest_subprocess`` starts the session through ``new_session_command`` (the fork
+    server of tests/zygote.py)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTEST_ADDOPTS", DEV_ONLY_PLUGINS)
+        patch.setattr(pytester, "_getpytestargs", new_session_command)
         yield pytester
 
 

@@ -9,7 +9,6 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from pytest_srbench.core.offline.ops import McqGrader, OfflineError
 from pytest_srbench.core.offline.reconcile import build_artifact
 from pytest_srbench.store.corrections import record_correction
 from pytest_srbench.store.opening import open_store
+from tests.zygote_server import new_session_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("offline-runs")]
 
@@ -57,7 +57,7 @@ output = 2.0
 def real_run(root: Path, *args: str) -> tuple[Path, str]:
     """Run the plugin in ``root`` and return (store folder, run id)."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [*new_session_command(), "-p", "no:cacheprovider", "-q", *args],
         cwd=root,
         capture_output=True,
         text=True,

@@ -19,6 +19,7 @@ from pytest_srbench.store import open_store
 from pytest_srbench.store.corrections import record_correction
 from tests.app.helpers import RUN, from_lists, stored
 from tests.core.report.random_runs import plan, rows
+from tests.zygote_server import new_session_command
 
 
 def finished(tmp_path: Path, seed: int = 11):
@@ -123,13 +124,12 @@ def test_the_end_of_run_report_is_the_report_rebuilt_from_the_store_byte_for_byt
     """The session builds its report from the plan it holds; ``srbench report`` from the plan
     read back (canonical JSON, keys sorted): free-form fields (sampling, suites) agree."""
     import subprocess
-    import sys
 
     (tmp_path / "pyproject.toml").write_text(
         "[tool.srbench.sampling]\ntop_p = 1.0\nmax_tokens = 256\n", encoding="utf-8"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:xdist",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q", "-p", "no:xdist",
          "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-benchmark=mmlu-pro",
          "--srbench-json=end.json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,

@@ -7,17 +7,17 @@ import hashlib
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.helpers import srbench
+from tests.zygote_server import new_session_command
 
 
 def pytest_run(cwd: Path, *args: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q",
          "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
          "--srbench-benchmark=gpqa-diamond", *args],
         cwd=cwd, capture_output=True, text=True,

@@ -10,20 +10,20 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_srbench.datasets.suites import shipped_suites_dir
 from tests.cli.helpers import srbench
+from tests.zygote_server import new_session_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-compare-sources")]
 
 
 def pytest_run(cwd: Path, name: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q",
          "--srbench-profile=smoke", "--srbench-benchmark=gpqa-diamond",
          "--srbench-target=sim-large", f"--srbench-json={name}"],
         cwd=cwd, capture_output=True, text=True,

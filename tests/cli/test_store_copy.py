@@ -8,7 +8,6 @@ import contextlib
 import io
 import json
 import subprocess
-import sys
 
 import pytest
 
@@ -16,13 +15,14 @@ from pytest_srbench.cli.main import main as srbench_main
 from pytest_srbench.store import open_store
 from pytest_srbench.store.copy import export_run
 from tests.cli.helpers import srbench
+from tests.zygote_server import new_session_command
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_run_copied_to_postgres_and_back_reports_identically(tmp_path, postgres_url):
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q",
          "--srbench-profile=smoke", "--srbench-limit=2", "--srbench-benchmark=mmlu-pro",
          "--srbench-json=r.json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.zygote_server import new_session_command
 
 CONFIG = """
 [tool.srbench]
@@ -38,7 +39,7 @@ FOUR = ("mmlu-pro", "gpqa-diamond", "arc-agi-2", "tau3")
 
 def run_pytest(cwd: Path, benchmarks: tuple[str, ...], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q",
          "--srbench-profile=smoke", *[f"--srbench-benchmark={b}" for b in benchmarks], *args],
         cwd=cwd, capture_output=True, text=True,
     )  # fmt: skip

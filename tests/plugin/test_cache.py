@@ -14,6 +14,7 @@ import pytest
 from pytest_srbench.simulator import client as sim_client
 from pytest_srbench.store import open_store
 from tests.plugin.helpers import project
+from tests.zygote_server import new_session_command
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +23,7 @@ BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 
 
 def run(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+    command = [*new_session_command(), "-p", "no:cacheprovider", "-q",
                "--srbench-profile=smoke", *extra]  # fmt: skip
     return subprocess.run(command, cwd=root, capture_output=True, text=True)
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.zygote_server import new_session_command
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("gate-workspace")]
 
 CONFIG = """
@@ -61,7 +63,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     base = subprocess.run(
-        [sys.executable, "-m", "pytest", *ARGS, "--srbench-json=main.json"],
+        [*new_session_command(), *ARGS, "--srbench-json=main.json"],
         cwd=folder, capture_output=True, text=True,
     )  # fmt: skip
     assert base.returncode == 0, base.stdout + base.stderr

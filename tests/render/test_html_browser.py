@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.browser import HOSTILE, launched_browser
+from tests.zygote_server import new_session_command
 
 # one worker makes the quick-profile run and the browser once for all tests here
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("html-report")]
@@ -66,7 +67,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     for command in (
         [sys.executable, "-m", "pytest_srbench", "datasets", "synth", "--profile", "quick",
          *selected],
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--srbench-profile=quick",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q", "--srbench-profile=quick",
          *[f"--srbench-benchmark={name}" for name in QUICK_BENCHMARKS],
          "--srbench-concurrency=64", "--srbench-json=report.json", "--srbench-html=report.html"],
     ):  # fmt: skip
@@ -127,7 +128,7 @@ def test_page_matches_the_json_and_loads_nothing(quick_report, browser):
 def test_router_view_matches_the_json(tmp_path, browser):
     (tmp_path / "pyproject.toml").write_text("[tool.srbench]\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--srbench-profile=smoke",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q", "--srbench-profile=smoke",
          "--srbench-target=sim-small", "--srbench-target=sim-router",
          "--srbench-limits", "max_cost_usd=200", "--srbench-json=report.json",
          "--srbench-html=report.html"],
@@ -216,7 +217,7 @@ def test_compare_page_in_the_browser(tmp_path, browser):
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     for name in ("first", "second"):
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+            [*new_session_command(), "-p", "no:cacheprovider", "-q",
              "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro",
              "--srbench-benchmark=gpqa-diamond", f"--srbench-json={name}.json"],
             cwd=tmp_path, capture_output=True, text=True,
@@ -249,7 +250,7 @@ def test_compare_page_in_the_browser(tmp_path, browser):
 def test_rag_and_agent_sections_in_the_browser(tmp_path, browser):
     (tmp_path / "pyproject.toml").write_text("[tool.srbench]\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        [*new_session_command(), "-p", "no:cacheprovider", "-q",
          "--srbench-benchmark=rag-smoke", "--srbench-benchmark=agent-smoke", "--srbench-offline",
          "--srbench-json=report.json", "--srbench-html=report.html"],
         cwd=tmp_path, capture_output=True, text=True,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.service.dashboard_helpers import (  # noqa: F401
     Server,
     Watched,
 )
+from tests.zygote_server import new_session_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("dashboard-browser")]
 
@@ -282,7 +282,7 @@ def test_compare_iterations_step_by_step_as_the_guide_says(server, browser):
 def test_a_run_started_by_pytest_appears_while_it_runs(server, browser, runs):
     watched = Watched(browser, server, "/")
     page = watched.page
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+    command = [*new_session_command(), "-p", "no:cacheprovider", "-q",
                "--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro", "--srbench-repeats=3",
                "--srbench-concurrency=1", "--srbench-name=from-pytest",
                f"--srbench-store={server.store}"]  # fmt: skip

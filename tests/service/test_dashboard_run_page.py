@@ -180,6 +180,8 @@ def test_recovery_lists_candidates_reasons_and_child_runs(server, browser):
             f"#recovery-cells tr[data-case='{cell['case_id']}'][data-target='{cell['target_id']}']"
         )
         assert row.get_attribute("data-state") == "eligible"
+    # the lineage comes from the report, fetched on its own: wait for it to be drawn
+    page.wait_for_selector("#recovery-lineage tbody tr")
     assert "No recovery run" in (page.text_content("#recovery-lineage tbody") or "")
     # a child started (over the API): listed on the parent, with its cells
     child = server.api(
