@@ -49,7 +49,11 @@ def new_session_command() -> tuple[str, ...]:
     if os.environ.get("SRBENCH_TEST_ZYGOTE", "1") == "0":
         return (sys.executable, "-mpytest")
     if _server is None or _server.process.poll() is not None:
-        _server = start_zygote(Path(tempfile.mkdtemp(prefix="srz-")))
+        folder = tempfile.mkdtemp(prefix="srz-")
+        if len(folder) > _UNIX_PATH_LIMIT - len("/zygote.sock"):  # a long TMPDIR
+            os.rmdir(folder)
+            folder = tempfile.mkdtemp(prefix="srz-", dir="/tmp")
+        _server = start_zygote(Path(folder))
         atexit.register(_server.stop)
     return _server.command
 
