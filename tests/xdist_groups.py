@@ -12,7 +12,11 @@ pytest release that works) or outside an xdist worker running ``--dist=loadgroup
 from __future__ import annotations
 
 import pytest
-from _pytest.nodeid import NodeId
+
+try:  # pytest >= 9.2: a node's id is structured
+    from _pytest.nodeid import NodeId
+except ImportError:  # older pytest reads the id pytest-xdist sets: nothing to do
+    NodeId = None  # type: ignore[assignment,misc]
 
 
 def _group_of(item: pytest.Item) -> str | None:
@@ -26,7 +30,9 @@ def _group_of(item: pytest.Item) -> str | None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # a worker's own --dist is "no": xdist keeps the controller's choice as option.loadgroup
-    if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
+    if NodeId is None or not hasattr(config, "workerinput"):
+        return
+    if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         group = _group_of(item)
