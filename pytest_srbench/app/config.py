@@ -13,8 +13,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ModelWrapValidatorHandler,
     ValidationError,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -94,7 +94,7 @@ class TargetConfig(Target):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _errors_name_the_target(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+    def _errors_name_the_target(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         """Every rule of the frozen target is checked when the file is read, so a bad URL or a
         target without one is a configuration error naming the target, not a failure later."""
         try:
