@@ -24,14 +24,21 @@ if TYPE_CHECKING:
     from pytest_srbench.plugin.controller import ControllerPlugin
 
 
+def _worker_specs(config: pytest.Config) -> list[str]:
+    """The session's xdist worker specs (``-n``, ``--tx``): pytest-xdist 3.6 renamed the
+    function that lists them (``parse_spec_config`` in 3.5, the declared lower bound)."""
+    from xdist import workermanage
+
+    parse = getattr(workermanage, "parse_tx_spec_config", None) or workermanage.parse_spec_config
+    return list(parse(config))
+
+
 class OwnerScheduling:
     """Deterministic ownership scheduler (implements xdist's ``Scheduling`` protocol)."""
 
     def __init__(self, config: pytest.Config, log: Any = None) -> None:
-        from xdist.workermanage import parse_tx_spec_config
-
         self.config = config
-        self.numnodes = len(parse_tx_spec_config(config))
+        self.numnodes = len(_worker_specs(config))
         self.node2collection: dict[Any, list[str]] = {}
         self.node2pending: dict[Any, list[int]] = {}
         self._started: list[Any] = []
