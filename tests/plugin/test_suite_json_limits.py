@@ -30,6 +30,7 @@ SURROGATE = GOOD.replace("Legs of a spider?", "bad \\ud800 here").replace('"q1"'
 @pytest.mark.parametrize(
     ("line", "reason"),
     [("[" * 100_000 + "]" * 100_000, "nested too deeply"), (SURROGATE, "a lone surrogate")],
+    ids=["deep-nesting", "lone-surrogate"],  # a 200,000-character id overflows argv on pytest 8
 )
 def test_a_bad_suite_line_is_one_error_with_file_and_line(pytester, line, reason):
     pytester.makeconftest(CONFTEST)
