@@ -141,12 +141,7 @@ def run_client(socket_path: str, args: list[str]) -> None:
     pid = int(message)
     for number in _FORWARDED:
         signal.signal(number, lambda received, _frame: os.kill(pid, received))
-    while True:
-        try:
-            message, _ = _receive(sock)
-            break
-        except InterruptedError:  # pragma: no cover (PEP 475 retries)
-            continue
+    message, _ = _receive(sock)  # the session's wait status (a forwarded signal retries: PEP 475)
     if not message:
         sys.exit(f"zygote: the server went away while session {pid} ran")
     status = int(message)
