@@ -46,6 +46,7 @@ def env(server: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dic
         monkeypatch.setenv(name, value)
     server.drops.clear()
     server.ignore_range.clear()
+    server.clear()  # the module's server is shared: a test sees only its own requests
     return values
 
 
