@@ -6,12 +6,15 @@ The environment is read when a fetch runs (not when the library was imported): `
 (``HF_HUB_CACHE``, else ``HF_HOME``/hub, else ``~/.cache/huggingface/hub``). A file already
 cached for the commit is taken from the cache without any request; the library downloads into
 a temporary file that it renames into place, resuming an interrupted transfer with a Range
-request. Its errors become ``DatasetError`` messages that say what to do.
+request; a transfer the library gives up on (releases before 1.0 do not retry a body cut
+short) is asked for again, up to ``DOWNLOAD_ATTEMPTS`` times in all, from the bytes kept.
+Its errors become ``DatasetError`` messages that say what to do.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +25,21 @@ from pytest_srbench.datasets.sources import Part
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 INSTALL = "pip install 'pytest-srbench[fetch]'"
+DOWNLOAD_ATTEMPTS = 3
+# what a connection cut, refused or timed out raises in requests, urllib3, httpx and http.client
+_TRANSFER_ERRORS = frozenset(
+    {
+        "ChunkedEncodingError",
+        "ConnectionError",
+        "ConnectTimeout",
+        "IncompleteRead",
+        "ProtocolError",
+        "ReadTimeout",
+        "Timeout",
+        "TimeoutException",
+        "TransportError",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -168,16 +186,33 @@ def download(
     if on_download is not None:
         on_download(path)
     hub = _hub()
-    try:
-        local = hub.hf_hub_download(
-            part.repo,
-            path,
-            repo_type="dataset",
-            revision=commit,
-            cache_dir=str(settings.cache_dir),
-            endpoint=settings.endpoint,
-            token=settings.token,
-        )
-    except Exception as error:  # the library's errors, translated
-        raise _explain(error, part, settings, path) from None
-    return Path(local)
+    attempt = 1
+    while True:
+        try:
+            local = hub.hf_hub_download(
+                part.repo,
+                path,
+                repo_type="dataset",
+                revision=commit,
+                cache_dir=str(settings.cache_dir),
+                endpoint=settings.endpoint,
+                token=settings.token,
+            )
+        except Exception as error:  # the library's errors, translated
+            if attempt < DOWNLOAD_ATTEMPTS and is_transfer_error(error):
+                time.sleep(0.5 * attempt)
+                attempt += 1
+                continue
+            raise _explain(error, part, settings, path) from None
+        return Path(local)
+
+
+def is_transfer_error(error: BaseException) -> bool:
+    """Whether ``error`` is a connection cut, refused or timed out (worth asking again), as
+    opposed to an answer from the Hub (gated, missing, a status) that would only repeat."""
+    _hub()
+    from huggingface_hub import errors
+
+    if isinstance(error, errors.HfHubHTTPError):
+        return False
+    return any(kind.__name__ in _TRANSFER_ERRORS for kind in type(error).__mro__)
