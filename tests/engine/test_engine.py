@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -392,3 +393,38 @@ def test_a_loop_that_cannot_start_is_an_error_not_a_wait(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="could not start: OSError"):
         engine.start([(c, t) for c in cases for t in targets])
     assert all(slot.done() for slot in engine.slots.values())
+
+
+def test_in_flight_progress_grows_while_a_stream_runs(tmp_path, sim):
+    """While a call streams (dribble: a chunk every 0.1 s for about 3 s), the store shows it
+    in flight with the bytes received so far and when it last grew, both advancing; once it
+    ends it is no longer in flight."""
+    cases = [mcq_case(0)]
+    targets = [sim_target("dribble")]
+    plan = manifest(cases, targets, limits=Limits(idle_timeout_s=30, total_timeout_s=30))
+    sim_client.register_scripts(sim.admin_url, sim_client.scripts_for(cases, REGISTRY))
+    store = open_store(tmp_path / "store")
+    store.create_run("run-e", plan)
+    runtime = RunRuntime(
+        run_id="run-e", manifest=plan, store=store, writer=GroupCommitWriter(store),
+        transport=make_transport(), adapters=REGISTRY,
+        base_urls={t.id: sim.base_url for t in targets}, budget=Budget(cap_usd=5),
+    )  # fmt: skip
+    engine = Engine(runtime, EngineOptions(concurrency=2, watch_interval_s=0.05))
+    engine.start([(cases[0], targets[0])])
+    reader = open_store(tmp_path / "store")
+    (slot,) = engine.slots.values()
+    seen: list[tuple[int, str]] = []  # (bytes received, last activity) as the store showed them
+    while not slot.done():
+        for call in reader.calls("run-e", active=True):
+            if call["last_activity_at"] and (not seen or seen[-1][0] != call["bytes_received"]):
+                seen.append((call["bytes_received"], call["last_activity_at"]))
+        time.sleep(0.02)
+    slot.result(timeout=120)
+    assert engine.join(60)
+    assert len(seen) >= 3, seen  # ~3 s of stream, looked at every 0.02 s, published every 0.05
+    assert [b for b, _ in seen] == sorted(b for b, _ in seen) and seen[0][0] < seen[-1][0]
+    assert [a for _, a in seen] == sorted(a for _, a in seen) and seen[0][1] < seen[-1][1]
+    (call,) = reader.calls("run-e")
+    assert call["status"] == "completed" and seen[-1][0] <= call["evidence_bytes"]
+    assert reader.calls("run-e", active=True) == []
