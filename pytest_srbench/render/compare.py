@@ -247,16 +247,18 @@ def gate_terminal_lines(gate: Mapping[str, Any]) -> list[str]:
     lines += [f"  {note}" for note in membership_lines(gate)]
     if gate["targets"]:
         lines.append(f"  per benchmark ({benchmark_level(gate)}):")
-    for target in gate["targets"]:
-        for bench in target.get("benchmarks") or []:
-            low, high = bench["interval"]
-            lines.append(
-                f"    {target['target_id']:<14} {bench['benchmark']:<20} "
-                f"{_accuracy(bench, 'baseline_accuracy'):>5} → "
-                f"{_accuracy(bench, 'candidate_accuracy'):>5}  Δ {bench['delta']:+.3f} "
-                f"[{low:+.3f}, {high:+.3f}] ({bench['cases']} cases) "
-                f"{benchmark_verdict(gate, bench)}"
-            )
+    rows = [(t["target_id"], b) for t in gate["targets"] for b in t.get("benchmarks") or []]
+    target_width = max([14, *(len(target_id) for target_id, _ in rows)])
+    bench_width = max([20, *(len(bench["benchmark"]) for _, bench in rows)])
+    for target_id, bench in rows:
+        low, high = bench["interval"]
+        lines.append(
+            f"    {target_id:<{target_width}} {bench['benchmark']:<{bench_width}} "
+            f"{_accuracy(bench, 'baseline_accuracy'):>5} → "
+            f"{_accuracy(bench, 'candidate_accuracy'):>5}  Δ {bench['delta']:+.3f} "
+            f"[{low:+.3f}, {high:+.3f}] ({bench['cases']} cases) "
+            f"{benchmark_verdict(gate, bench)}"
+        )
     return lines
 
 

@@ -306,3 +306,19 @@ def test_no_benchmark_in_common_fails_clearly() -> None:
         "mmlu-pro, this run hle"
     )
     assert gate["added_benchmarks"] == ["hle"] and gate["removed_benchmarks"] == ["mmlu-pro"]
+
+
+def test_the_per_benchmark_lines_stay_in_columns_for_long_names() -> None:
+    from pytest_srbench.render.compare import gate_terminal_lines
+
+    long_name = "sim-large~a-rather-long-prompt-variant"
+    gpqa = [case("gpqa-diamond", str(i)) for i in range(50)]
+    both = MANY + gpqa
+    correct = {c.id for c in both}
+    base = side("base", {"t": correct, long_name: correct}, cases=both)
+    cand = side("cand", {"t": correct, long_name: correct}, cases=both)
+    gate = evaluate_gate(base, cand, scope="benchmark")
+    rows = [line for line in gate_terminal_lines(gate) if "→" in line]
+    assert len(rows) == 4
+    assert len({line.index("→") for line in rows}) == 1, rows  # one column for every row
+    assert all(line.split()[0] in ("t", long_name) for line in rows)
