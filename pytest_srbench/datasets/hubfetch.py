@@ -26,18 +26,21 @@ from pytest_srbench.datasets.sources import Part
 DEFAULT_ENDPOINT = "https://huggingface.co"
 INSTALL = "pip install 'pytest-srbench[fetch]'"
 DOWNLOAD_ATTEMPTS = 3
-# what a connection cut, refused or timed out raises in requests, urllib3, httpx and http.client
+# what a connection cut, refused or timed out raises in requests, httpx, http.client and the
+# standard library (by class name: huggingface_hub uses requests before 1.0, httpx from 1.0);
+# not httpx's TransportError as a whole, whose LocalProtocolError and UnsupportedProtocol would
+# only repeat
 _TRANSFER_ERRORS = frozenset(
     {
         "ChunkedEncodingError",
         "ConnectionError",
         "ConnectTimeout",
         "IncompleteRead",
-        "ProtocolError",
+        "NetworkError",
         "ReadTimeout",
+        "RemoteProtocolError",
         "Timeout",
         "TimeoutException",
-        "TransportError",
     }
 )
 

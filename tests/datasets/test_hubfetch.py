@@ -44,3 +44,6 @@ def test_answers_from_the_hub_and_other_errors_are_not():
     assert not is_transfer_error(answered)
     assert not is_transfer_error(ValueError("bad parquet"))
     assert not is_transfer_error(PermissionError("read-only cache"))
+    httpx = pytest.importorskip("httpx")
+    assert not is_transfer_error(httpx.LocalProtocolError("a header we sent is invalid"))
+    assert not is_transfer_error(httpx.UnsupportedProtocol("ftp://"))
