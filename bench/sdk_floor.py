@@ -23,6 +23,7 @@ command plus the SDK's own work; the printed bound is ``(configured + N x sdk) /
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -92,8 +93,6 @@ print(json.dumps({"plain": asyncio.run(calls(n, False)), "stream": asyncio.run(c
 
 
 def sdk_alone(cells: int) -> dict[str, float | str]:
-    import json
-
     done = subprocess.run(
         [PYTHON[0], "-c", SDK_ALONE, str(cells)], capture_output=True, text=True, check=True
     )
