@@ -42,7 +42,7 @@ class RunRuntime:
     writer: GroupCommitWriter
     transport: Transport
     adapters: AdapterRegistry
-    base_urls: dict[str, str]
+    base_urls: Mapping[str, str]  # a mapping that may start a server when first asked
     budget: Budget
     max_failures: int | None = None
     started: float = field(default_factory=time.monotonic)

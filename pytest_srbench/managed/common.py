@@ -44,19 +44,57 @@ def cmake_compile_args() -> list[str]:
     return [f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"] if flags else []
 
 
+LOG_TAIL_LINES = 30  # of a failed step's log, quoted in its error
+
+
 def run_step(
-    command: Sequence[str], what: str, *, hint: str = "", env: Mapping[str, str] | None = None
+    command: Sequence[str],
+    what: str,
+    *,
+    hint: str = "",
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
 ) -> None:
-    """Run one build or install command (its output goes to this process's); a failure is a
-    one-line ``RealPartError`` naming the step (and ``hint``: what may be missing)."""
+    """Run one build or install command; a failure is a one-line ``RealPartError`` naming the
+    step (and ``hint``: what may be missing). Its output goes to this process's, or with
+    ``log_path`` to that file (appended: a compiler's thousands of lines stay out of the
+    terminal), whose last lines the error then quotes."""
     try:
-        subprocess.run(list(command), check=True, env=None if env is None else dict(env))
+        if log_path is None:
+            subprocess.run(list(command), check=True, env=None if env is None else dict(env))
+        else:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_path, "ab") as log:
+                subprocess.run(
+                    list(command),
+                    check=True,
+                    env=None if env is None else dict(env),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
     except FileNotFoundError as error:
         said = f"{what}: {error.filename} not found"
         raise RealPartError(said + (f": {hint}" if hint else "")) from None
     except subprocess.CalledProcessError as error:
-        said = f"{what} failed (exit {error.returncode}; its output is above)"
-        raise RealPartError(said + (f". If a tool is missing: {hint}" if hint else "")) from None
+        where = "its output is above" if log_path is None else f"its output: {log_path}"
+        said = f"{what} failed (exit {error.returncode}; {where})"
+        if hint:
+            said += f". If a tool is missing: {hint}"
+        if log_path is not None:
+            said += "\n" + log_tail(log_path)
+        raise RealPartError(said) from None
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a build log, indented (where a compiler says what failed)."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - 64 * 1024))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join("    " + line for line in text.splitlines()[-lines:])
 
 
 def naming_log(error: RealPartError, log_path: Path | None) -> RealPartError:

@@ -78,6 +78,7 @@ SHARED_LIBRARIES = ("libllama.so", "libggml.so", "libggml-base.so", "libggml-cpu
 # The CMake settings and targets of the build in the cache: a build recorded with others (or
 # none, as before the libraries were part of it) is built again, once.
 BUILT_WITH = "BUILT_WITH"
+BUILD_LOG = "build.log"  # CMake's and the compiler's output, kept beside the build
 
 
 def gguf_path() -> Path | None:
@@ -227,20 +228,24 @@ def _download_and_compile(target: Path, jobs: int, log: Callable[[str], None]) -
     source = target / "src"
     sdist.unpack_llama_cpp(archive, source)
     build = target / "build"
-    log("configuring llama.cpp with CMake")
+    build_log = target / BUILD_LOG
+    build_log.unlink(missing_ok=True)
+    log(f"configuring llama.cpp with CMake (its output: {build_log})")
     run_step(
         ["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS],
         "configuring llama.cpp",
         hint=TOOLCHAIN_HINT,
+        log_path=build_log,
     )
     log(
         f"building llama-server and llama.cpp's shared libraries with {jobs} jobs "
-        "(11 min on 2 cores at load 4; docs/howto-local-model.md)"
+        "(6 min on 2 cores at load 2, 11 min at load 4; docs/howto-local-model.md)"
     )
     run_step(
         ["cmake", "--build", str(build), "--target", *BUILD_TARGETS, f"-j{jobs}"],
         "building llama-server",
         hint=TOOLCHAIN_HINT,
+        log_path=build_log,
     )
 
 

@@ -55,6 +55,8 @@ def register_session(config: pytest.Config) -> None:
         owner=this_process(),
         sweeps_store=role.kind != "worker",  # the reporting process sweeps; workers join
         interrupt_on_signal=role.kind == "single",
+        # one process dispatches every call: it may start the simulator on its first miss
+        simulator_on_demand=role.kind == "single",
     )
     # after pytest's own collections at exit (its cleanups run last-registered first, and
     # this plugin configures before pytest's unraisable-exception plugin)

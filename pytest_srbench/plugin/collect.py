@@ -40,7 +40,7 @@ from pytest_srbench.plugin.roles import owns
 from pytest_srbench.plugin.selection_notes import check_plan, note_deselected, refuse, say
 from pytest_srbench.plugin.session import Assignment, SessionState
 from pytest_srbench.plugin.variants import assign_variants
-from pytest_srbench.transport.factory import make_transport
+from pytest_srbench.transport.factory import transport_for_run
 
 
 class Collector:
@@ -363,7 +363,8 @@ class Collector:
             self._create_recovery_child(selected)
             self._assign(session, selected)
             return
-        assert state.draft is not None
+        draft = state.draft
+        assert draft is not None
         settings = state.settings
         request = RunRequest(
             state.run_id, settings.run_key, state.owner, settings.shard, self.gate()
@@ -371,12 +372,14 @@ class Collector:
         try:
             start = start_run(
                 state.open(),
-                state.draft,
+                draft,
                 [pair for pair in map(cell_of, selected) if pair],  # the plan's own ids
                 request,
                 target_urls=state.target_urls,
-                make_transport=lambda: make_transport(
-                    settings.transport, connections=settings.concurrency
+                make_transport=lambda: transport_for_run(
+                    settings.transport,
+                    connections=settings.concurrency,
+                    cached=state.cache_may_answer(t.id for t in draft.targets),
                 ),
             )
         except ShardRefused as error:

@@ -7,10 +7,13 @@ the simulator's scripts for the cases, and this process recorded among the run's
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_srbench.app.planning import suite_search_path
+from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.models import Target
 from pytest_srbench.core.plan.budget import Budget
 from pytest_srbench.datasets.suites import discover_suites
@@ -18,9 +21,10 @@ from pytest_srbench.engine.engine import Engine, EngineOptions
 from pytest_srbench.engine.runtime import RunRuntime
 from pytest_srbench.plugin.session import Assignment, SessionState, process_id
 from pytest_srbench.simulator import client as sim_client
+from pytest_srbench.simulator.process import SimulatorStartError
 from pytest_srbench.store.liveness import host_id
 from pytest_srbench.store.writer import GroupCommitWriter
-from pytest_srbench.transport.factory import make_transport
+from pytest_srbench.transport.factory import transport_for_run
 
 
 def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, dict[str, Any]]:
@@ -33,15 +37,20 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
     # made before the run was created (or first here: a recovery child), loading the HTTP
     # client (0.1 s) while the simulator, launched when the session started, may still be
     # starting (its address is waited for below)
-    transport = assignment.transport or make_transport(
-        settings.transport, connections=settings.concurrency
+    targets = manifest.target_inventory()
+    cached = state.cache_may_answer(targets.keys())
+    transport = assignment.transport or transport_for_run(
+        settings.transport, connections=settings.concurrency, cached=cached
     )
     assignment.transport = None  # the engine's from now on
-    targets = manifest.target_inventory()
     cases = {case.id: case for case in manifest.cases}
     work = [(cases[case_id], targets[target_id]) for case_id, target_id in assignment.cells]
-    base_urls = state.target_urls(targets.values())
-    register_scripts(state, work, base_urls)
+    base_urls: Mapping[str, str]
+    if state.sim is None and state.sim_deferred is not None:
+        base_urls = SimulatorOnDemand(state, work, targets.values())
+    else:
+        base_urls = state.target_urls(targets.values())
+        register_scripts(state, work, base_urls)
     role = state.role
     process = {
         "process_id": process_id(),
@@ -83,8 +92,11 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
         per_target.setdefault(target_id, max(1, slots // max(role.workers, 1)))
     if draft is not None:
         runtime.target_transports = {
-            t.id: make_transport(
-                settings.transport, connections=settings.concurrency, keep_alive=False
+            t.id: transport_for_run(
+                settings.transport,
+                connections=settings.concurrency,
+                keep_alive=False,
+                cached=cached,
             )
             for t in draft.targets
             if not t.reuses_connections()
@@ -94,8 +106,47 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
     return Engine(runtime, EngineOptions(settings.concurrency, per_target)), process
 
 
+class SimulatorOnDemand(Mapping[str, str]):
+    """Where each target is reached, for a session whose simulator waits for the first call
+    the response cache does not answer (``SessionState.cache_may_answer``): asking for a
+    simulated target's address launches the simulator, waits until it listens and tells it
+    the process's cases, once. The engine asks only when a request is about to leave."""
+
+    def __init__(
+        self, state: SessionState, work: list[tuple[Any, Target]], targets: Iterable[Target]
+    ) -> None:
+        self._state = state
+        self._work = work
+        self._urls = dict(state.endpoints)
+        self._simulated = [t for t in targets if t.simulated and t.base_url is None]
+        self._lock = threading.Lock()
+
+    def _started(self) -> None:
+        with self._lock:
+            if not self._simulated:
+                return
+            try:
+                urls = self._state.target_urls(self._simulated)
+            except SimulatorStartError as error:
+                raise CallFailure(f"the simulator did not start: {error}") from None
+            register_scripts(self._state, self._work, urls)
+            self._urls.update(urls)
+            self._simulated = []
+
+    def __getitem__(self, target_id: str) -> str:
+        if target_id not in self._urls and any(t.id == target_id for t in self._simulated):
+            self._started()
+        return self._urls[target_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._urls)
+
+    def __len__(self) -> int:
+        return len(self._urls)
+
+
 def register_scripts(
-    state: SessionState, work: list[tuple[Any, Target]], base_urls: dict[str, str]
+    state: SessionState, work: list[tuple[Any, Target]], base_urls: Mapping[str, str]
 ) -> None:
     """Tell each simulator that plays a part in the plan how to answer its cases."""
     manifest = state.manifest

@@ -32,10 +32,13 @@ class SessionServers:
         if simulated or builtin_auxiliary_needed(
             state.project, state.settings.run.benchmarks or None
         ):
+            models = list(state.project.simulator.sim_models().values())
             log_dir = state.settings.store / "simulator"
-            state.sim = launch_simulator(  # waited for when its address is first needed
-                list(state.project.simulator.sim_models().values()), log_dir=log_dir
-            )
+            if state.simulator_on_demand and state.cache_may_answer(t.id for t in targets):
+                # the response cache may answer every call: started on the first miss
+                state.sim_deferred = lambda: launch_simulator(models, log_dir=log_dir)
+            else:  # waited for when its address is first needed
+                state.sim = launch_simulator(models, log_dir=log_dir)
         managed = [t for t in targets if t.managed == "llama-server" and t.base_url is None]
         if managed:
             self._start_managed(managed)

@@ -67,6 +67,8 @@ class SessionState:
     ``interrupt_on_signal``: SIGTERM interrupts at once, as Ctrl-C does (one process runs the
     whole session); otherwise it cancels the run through the store, which every process of a
     distributed run polls (the signal usually reaches one process only).
+    ``simulator_on_demand``: this process dispatches every call of the run, so its simulator
+    may wait for the first call the response cache does not answer (``cache_may_answer``).
     """
 
     config: pytest.Config
@@ -77,11 +79,16 @@ class SessionState:
     owner: dict[str, Any]
     sweeps_store: bool = True
     interrupt_on_signal: bool = False
+    simulator_on_demand: bool = False
     run_id: str = ""
     store: Store | None = None
     swept: list[Run] = field(default_factory=list)  # runs the opening sweep interrupted
     # where targets are reached besides their configured base_url
     sim: SimulatorLaunch | None = None  # launched by this process; waited for on first use
+    # a simulator to launch when its address is first needed (the response cache may answer
+    # every call of this session: ``SessionServers.start``)
+    sim_deferred: Callable[[], SimulatorLaunch] | None = None
+    cache_entries: bool | None = None  # see ``cache_may_answer``
     sim_ready: tuple[Path, Path] | None = None  # a worker: the controller's (ready, log) files
     sim_address: str | None = None
     endpoints: dict[str, str] = field(default_factory=dict)  # managed servers, by target id
@@ -110,6 +117,9 @@ class SessionState:
         """The simulator's address, waiting for it to listen the first time it is needed (it
         starts while the session collects and freezes its plan)."""
         if self.sim_address is None:
+            if self.sim is None and self.sim_deferred is not None:
+                launch, self.sim_deferred = self.sim_deferred, None
+                self.sim = launch()
             if self.sim is not None:
                 self.sim_address = self.sim.wait().base_url
             elif self.sim_ready is not None:
@@ -117,6 +127,16 @@ class SessionState:
                 _, port = wait_until_ready(ready, log, time.monotonic() + SIM_WAIT_S)
                 self.sim_address = simulator_url(port)
         return self.sim_address
+
+    def cache_may_answer(self, target_ids: Iterable[str]) -> bool:
+        """Whether the response cache is on and the store holds a cached call of any of
+        ``target_ids`` (asked once per session): then the simulator and the HTTP client wait
+        for the first call the cache does not answer."""
+        if self.settings.cache == "off":
+            return False
+        if self.cache_entries is None:
+            self.cache_entries = self.open().has_cached_calls(list(target_ids))
+        return self.cache_entries
 
     def open(self) -> Store:
         """The store (swept for orphaned runs first where ``sweeps_store``)."""

@@ -8,7 +8,7 @@ the location. Nothing above the store imports sqlite3 or psycopg.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -252,6 +252,8 @@ class Store(Protocol):
     def register_process(self, run_id: str, process: Row) -> None: ...
 
     def cached_call(self, key: str) -> Row | None: ...
+
+    def has_cached_calls(self, target_ids: Sequence[str]) -> bool: ...
 
     def cache_stats(self) -> Row: ...
 

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -33,12 +36,26 @@ class _Pack:
         self.offset += len(data)
 
 
+def _close_all(descriptors: dict[str, int]) -> None:
+    for fd in descriptors.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    descriptors.clear()
+
+
 class EvidencePacks:
     """Append-only evidence packs under a store root (xdist workers never share a file)."""
+
+    READERS = 64  # packs kept open for reading (the oldest opened is closed past this)
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._packs: dict[Path, _Pack] = {}
+        self._readers: dict[str, int] = {}  # pack name -> a read-only descriptor (pread)
+        self._readers_lock = threading.Lock()
+        # descriptors are not closed by the garbage collector: a store dropped unclosed
+        # closes them when it goes
+        weakref.finalize(self, _close_all, self._readers)
 
     def _pack(self, run_dir: Path) -> _Pack:
         pack = self._packs.get(run_dir)
@@ -69,17 +86,39 @@ class EvidencePacks:
     def read(self, locator: Any) -> bytes:
         """The exact bytes of a locator (a pack slice, or a legacy single file path)."""
         if isinstance(locator, dict):
-            with open(self.root / locator["pack"], "rb") as handle:
-                handle.seek(int(locator["offset"]))
-                data = handle.read(int(locator["length"]))
-            if len(data) != int(locator["length"]):
+            name, offset, length = (
+                str(locator["pack"]),
+                int(locator["offset"]),
+                int(locator["length"]),
+            )
+            data = os.pread(self._reader(name), length, offset)
+            if len(data) != length:  # a pack written since it was opened: read it afresh
+                data = os.pread(self._reader(name, again=True), length, offset)
+            if len(data) != length:
                 raise StoreError("evidence pack is shorter than its locator says")
             return data
         if isinstance(locator, str):
             return (self.root / locator).read_bytes()
         raise StoreError("the call has no evidence locator")
 
+    def _reader(self, name: str, *, again: bool = False) -> int:
+        """A read-only descriptor of the pack ``name``, opened once (a cached run reads one
+        slice per cell; ``pread`` leaves no shared offset between threads)."""
+        with self._readers_lock:
+            fd = self._readers.pop(name, None)
+            if fd is not None and again:
+                os.close(fd)
+                fd = None
+            if fd is None:
+                fd = os.open(self.root / name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                while len(self._readers) >= self.READERS:
+                    os.close(self._readers.pop(next(iter(self._readers))))
+            self._readers[name] = fd  # (re)inserted last: the most recently used
+            return fd
+
     def close(self) -> None:
         for pack in self._packs.values():
             pack.handle.close()
         self._packs.clear()
+        with self._readers_lock:
+            _close_all(self._readers)

@@ -88,6 +88,14 @@ class SharedReads(ABC):
         call["run_id"] = row[1]
         return call
 
+    def has_cached_calls(self, target_ids: Sequence[str]) -> bool:
+        """Whether the cache index holds an entry for any of ``target_ids`` (a session whose
+        every call would miss starts its simulator and HTTP client at once)."""
+        if not target_ids:
+            return False
+        where, args = self._one_of("target_id", list(target_ids))
+        return self._first(f"SELECT 1 FROM call_cache WHERE {where} LIMIT 1", args) is not None
+
     def cache_stats(self) -> Row:
         """The cache index's entries: how many, per target, the oldest and newest, and the
         cost the cached calls took when they were made live."""

@@ -4,8 +4,10 @@ when its transport is made."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+
 from pytest_srbench.core.plan.choices import TRANSPORTS
-from pytest_srbench.transport.base import Transport
+from pytest_srbench.transport.base import HttpRequest, HttpResponse, Transport
 
 DEFAULT_TRANSPORT = "aiohttp"
 
@@ -37,3 +39,46 @@ def make_transport(
     if name == "httpx":
         return HttpxTransport(httpx.AsyncClient(limits=limits, trust_env=False), name)
     raise ValueError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORTS)}")
+
+
+class DeferredTransport:
+    """The named transport, made (its HTTP library loaded) when the first request is sent: a
+    run answered from the response cache may send none. The name is checked at once."""
+
+    def __init__(
+        self, name: str = DEFAULT_TRANSPORT, *, connections: int = 64, keep_alive: bool = True
+    ) -> None:
+        if name not in TRANSPORTS:
+            raise ValueError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORTS)}")
+        self.name = name
+        self._settings = (connections, keep_alive)
+        self._made: Transport | None = None
+
+    @property
+    def made(self) -> bool:
+        """Whether a request was sent (the transport exists)."""
+        return self._made is not None
+
+    def post(self, request: HttpRequest) -> AbstractAsyncContextManager[HttpResponse]:
+        if self._made is None:
+            connections, keep_alive = self._settings
+            self._made = make_transport(self.name, connections=connections, keep_alive=keep_alive)
+        return self._made.post(request)
+
+    async def aclose(self) -> None:
+        if self._made is not None:
+            await self._made.aclose()
+
+
+def transport_for_run(
+    name: str = DEFAULT_TRANSPORT,
+    *,
+    connections: int = 64,
+    keep_alive: bool = True,
+    cached: bool = False,
+) -> Transport:
+    """A run's transport: made now, or with ``cached`` (the response cache is on and may
+    answer every call) when its first request leaves."""
+    if cached:
+        return DeferredTransport(name, connections=connections, keep_alive=keep_alive)
+    return make_transport(name, connections=connections, keep_alive=keep_alive)
