@@ -10,12 +10,13 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Generator
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
-from pytest_srbench.app.heap import freeze_heap, peak_rss_mb
+from pytest_srbench.app.heap import fewer_collections, freeze_heap, peak_rss_mb
 from pytest_srbench.benchmarks.base import CellContext
 from pytest_srbench.core.calls.failures import failure_reason
 from pytest_srbench.core.models import TERMINAL_CELL_STATUSES, Case, Target, variant_of
@@ -123,17 +124,19 @@ class Dispatcher:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, None]:
         if self.lean and plugins_in_skipped_phases(self.state.config.pluginmanager):
             self.lean = False  # another plugin hooks into the phases the lean protocol skips
-        if self.state.manifest is not None and not self.state.view_only:
+        dispatching = self.state.manifest is not None and not self.state.view_only
+        if dispatching:
             self._start_engine()
             self.output.install()
         freeze_heap()  # the plan and the items live to the end: no collection walks them again
-        try:
-            yield
-        finally:
+        with fewer_collections() if dispatching else nullcontext():
             try:
-                self._stop_engine(session)
+                yield
             finally:
-                self.output.uninstall()
+                try:
+                    self._stop_engine(session)
+                finally:
+                    self.output.uninstall()
 
     def _start_engine(self) -> None:
         engine, self.process_info = make_engine(self.state, self.assignment)

@@ -484,9 +484,15 @@ def test_datasets_search_and_a_case_prompt(server, browser):
     page.wait_for_function("() => document.querySelectorAll('#datasets-body tr').length > 5")
     assert "profile=smoke" in page.url
     watched.shot("service-datasets.png")
-    page.locator("#datasets-body tr[data-dataset]", has_text="mmlu-pro").first.locator("a").click()
+    # the row by its id (not the first whose text mentions it), and the page it opens
+    page.locator("#datasets-body tr[data-dataset='mmlu-pro'] a").click()
+    page.wait_for_url("**/datasets/mmlu-pro")
     page.wait_for_selector("html[data-ready='1']")
-    page.wait_for_selector("#cases tbody tr[data-case]")
+    try:  # (once seen to time out in a loaded suite run: say what the page showed)
+        page.wait_for_selector("#cases tbody tr[data-case]")
+    except Exception as error:
+        shown = {name: page.text_content(name) for name in ("#error", "#cases-info")}
+        pytest.fail(f"no case rows at {page.url}: {shown}; {type(error).__name__}")
     assert page.locator("#cases tbody tr").count() <= 25
     assert page.locator("#coverage tbody tr[data-profile=smoke]").count() == 1
     page.locator("#cases tbody tr[data-case] button").first.click()
