@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from pytest_srbench.app.heap import RUN_THRESHOLDS
+
 WATCH_WAIT = """
 import json
 import sys
@@ -77,3 +79,49 @@ def test_the_report_begun_while_the_last_cells_run_is_the_report_read_at_once(py
     store = open_store(pytester.path / "store")
     rebuilt = json.loads(report_json(report_from_store(store, ahead["run_id"], saved=False)))
     assert written == rebuilt
+
+
+WATCH_COLLECTOR = """
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+seen = {"before": gc.get_threshold()}
+
+
+@pytest.mark.srbench("mmlu-pro")
+def test_mmlu(srbench_case, srbench_target):
+    seen.setdefault("in a body", gc.get_threshold())
+    return srbench_target.ask_sync(srbench_case.messages).final_text
+
+
+def test_a_unit_test_in_the_same_loop():
+    seen["in a unit test"] = gc.get_threshold()
+
+
+def pytest_unconfigure(config):
+    seen["after"] = gc.get_threshold()
+    Path("collector.json").write_text(json.dumps(seen))
+"""
+
+
+def test_the_collectors_thresholds_are_raised_while_cells_run_and_put_back(pytester):
+    """``app/heap.py::fewer_collections`` around the dispatch: raised for bodies and the
+    tests in the same loop, CPython's defaults again once the run has ended."""
+    pytester.makepyfile(test_app=WATCH_COLLECTOR)
+    pytester.makeconftest("from test_app import pytest_unconfigure  # noqa: F401\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "--srbench-profile=smoke",
+        "--srbench-limit=2", "test_app.py",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    seen = {
+        k: tuple(v) for k, v in json.loads((pytester.path / "collector.json").read_text()).items()
+    }
+    before = seen["before"]  # CPython's defaults: (700, 10, 10) on 3.11 and 3.12
+    raised = tuple(max(mine, theirs) for mine, theirs in zip(RUN_THRESHOLDS, before, strict=True))
+    assert raised != before
+    assert seen == {"before": before, "in a body": raised, "in a unit test": raised,
+                    "after": before}  # fmt: skip
