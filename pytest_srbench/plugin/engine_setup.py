@@ -36,7 +36,8 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
     assert manifest is not None
     # made before the run was created (or first here: a recovery child), loading the HTTP
     # client (0.1 s) while the simulator, launched when the session started, may still be
-    # starting (its address is waited for below)
+    # starting (its address is waited for below); or, when the response cache may answer
+    # every call, made by the first request that leaves
     targets = manifest.target_inventory()
     cached = state.cache_may_answer(targets.keys())
     transport = assignment.transport or transport_for_run(
@@ -48,6 +49,9 @@ def make_engine(state: SessionState, assignment: Assignment) -> tuple[Engine, di
     base_urls: Mapping[str, str]
     if state.sim is None and state.sim_deferred is not None:
         base_urls = SimulatorOnDemand(state, work, targets.values())
+        # simulators reached at their own address learn the cases now; the session's own
+        # when it starts
+        register_scripts(state, work, dict(state.endpoints))
     else:
         base_urls = state.target_urls(targets.values())
         register_scripts(state, work, base_urls)

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_srbench.simulator.process import start_simulator
+from tests.conftest import TEST_MODELS
+
 pytestmark = pytest.mark.slow
 
 # what the session loaded, written when it ends (the plugin's own modules load aiohttp only
@@ -105,3 +108,51 @@ def test_without_cached_calls_of_its_targets_the_simulator_starts_with_the_sessi
     fresh = run(root, "--srbench-limit=1", "--srbench-cache")
     assert fresh.returncode == 0, fresh.stdout[-3000:]
     assert started_simulator(root)
+
+
+def test_a_simulator_at_its_own_address_learns_the_cases_while_the_sessions_waits(pytester):
+    """A plan with the session's own simulator (waiting for a miss) and a simulated target at
+    an address of its own: that one is told the cases when the engine starts, so its miss is
+    answered right though the session's own simulator never starts."""
+    outside_sim = start_simulator(TEST_MODELS)  # its own: no other test told it these cases
+    try:
+        pytester.makefile(".toml", pyproject=external_project(outside_sim.base_url))
+        root = pytester.path
+        both = ("--srbench-target=sim-large", "--srbench-target=outside")
+        first = run_targets(root, "--srbench-limit=2", "--srbench-cache", *both)
+        assert first.returncode == 0, first.stdout[-3000:]
+        # sim-large's third case cached too, without the outside target
+        ahead = run_targets(
+            root, "--srbench-limit=3", "--srbench-cache", "--srbench-target=sim-large"
+        )
+        assert ahead.returncode == 0, ahead.stdout[-3000:]
+        started_simulator(root)
+        grown = run_targets(root, "--srbench-limit=3", "--srbench-cache", *both,
+                            "--srbench-json=c.json")  # fmt: skip
+        assert grown.returncode == 0, grown.stdout[-3000:]
+        assert not started_simulator(root)  # only the outside target missed
+        report = json.loads((root / "c.json").read_text())
+        outside = {t["id"]: t for t in report["summary"]["targets"]}["outside"]
+        assert outside["cache"]["cells"] == 2 and outside["correct"] == outside["total"] == 3
+    finally:
+        outside_sim.stop()
+
+
+def external_project(base_url: str) -> str:
+    return f"""[tool.srbench]
+[[tool.srbench.targets]]
+id = "outside"
+model = "always-right"
+base_url = "{base_url}"
+simulated = true
+[tool.srbench.targets.prices.always-right]
+input = 1.0
+cached_input = 0.5
+cache_write = 2.0
+output = 2.0
+"""
+
+
+def run_targets(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *ARGS, *extra]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True)
