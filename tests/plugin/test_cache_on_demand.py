@@ -15,6 +15,7 @@ import pytest
 
 from pytest_srbench.simulator.process import start_simulator
 from tests.conftest import TEST_MODELS
+from tests.zygote_server import new_session_command
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +33,14 @@ def pytest_unconfigure(config):
 ARGS = ("--srbench-profile=smoke", "--srbench-benchmark=mmlu-pro")
 
 
-def run(root: Path, *extra: str, target: str = "sim-large") -> subprocess.CompletedProcess[str]:
-    # a fresh interpreter: the suite's fork server has aiohttp loaded before any session
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *ARGS,
-               f"--srbench-target={target}", *extra]  # fmt: skip
+def run(
+    root: Path, *extra: str, target: str = "sim-large", fresh: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """A session (``fresh``: in a new interpreter, as the suite's fork server has aiohttp
+    loaded before any session)."""
+    start = [sys.executable, "-m", "pytest"] if fresh else list(new_session_command())
+    command = [*start, "-p", "no:cacheprovider", "-q", *ARGS, f"--srbench-target={target}",
+               *extra]  # fmt: skip
     return subprocess.run(command, cwd=root, capture_output=True, text=True)
 
 
@@ -59,12 +64,12 @@ def test_a_fully_cached_run_starts_no_simulator_and_a_miss_starts_it(pytester):
     root = pytester.path
     first = run(root, "--srbench-limit=2", "--srbench-cache", "--srbench-json=a.json")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
-    # nothing cached yet: the simulator started with the session, the client with the run
-    assert started_simulator(root) and loaded_aiohttp(root)
+    # nothing cached yet: the simulator started with the session
+    assert started_simulator(root)
     live = cells(root, "a.json")
     assert len(live) == 2 and all(c["status"] == "completed" for c in live)
 
-    cached = run(root, "--srbench-limit=2", "--srbench-cache", "--srbench-json=b.json")
+    cached = run(root, "--srbench-limit=2", "--srbench-cache", "--srbench-json=b.json", fresh=True)
     assert cached.returncode == 0, cached.stdout[-3000:] + cached.stderr[-2000:]
     assert not started_simulator(root) and not loaded_aiohttp(root)
     again = cells(root, "b.json")
@@ -74,7 +79,7 @@ def test_a_fully_cached_run_starts_no_simulator_and_a_miss_starts_it(pytester):
     assert "from cache" in cached.stdout
 
     # one more case: its cell misses, the simulator starts then and answers it live
-    grown = run(root, "--srbench-limit=3", "--srbench-cache", "--srbench-json=c.json")
+    grown = run(root, "--srbench-limit=3", "--srbench-cache", "--srbench-json=c.json", fresh=True)
     assert grown.returncode == 0, grown.stdout[-3000:] + grown.stderr[-2000:]
     assert started_simulator(root) and loaded_aiohttp(root)
     report = json.loads((root / "c.json").read_text())
@@ -91,7 +96,8 @@ def test_cache_only_with_every_call_missing_starts_nothing(pytester):
     warm = run(root, "--srbench-limit=1", "--srbench-cache")
     assert warm.returncode == 0, warm.stdout[-3000:]
     started_simulator(root)
-    only = run(root, "--srbench-limit=3", "--srbench-cache-only", "--srbench-json=b.json")
+    only = run(root, "--srbench-limit=3", "--srbench-cache-only", "--srbench-json=b.json",
+               fresh=True)  # fmt: skip
     assert only.returncode == 1, only.stdout[-3000:]
     assert not started_simulator(root) and not loaded_aiohttp(root)
     statuses = sorted(c["status"] for c in cells(root, "b.json"))
@@ -154,5 +160,5 @@ output = 2.0
 
 
 def run_targets(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *ARGS, *extra]
+    command = [*new_session_command(), "-p", "no:cacheprovider", "-q", *ARGS, *extra]
     return subprocess.run(command, cwd=root, capture_output=True, text=True)
