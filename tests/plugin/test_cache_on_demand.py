@@ -15,6 +15,7 @@ import pytest
 
 from pytest_srbench.simulator.process import start_simulator
 from tests.conftest import TEST_MODELS
+from tests.plugin.helpers import external_target
 from tests.zygote_server import new_session_command
 
 pytestmark = pytest.mark.slow
@@ -145,18 +146,7 @@ def test_a_simulator_at_its_own_address_learns_the_cases_while_the_sessions_wait
 
 
 def external_project(base_url: str) -> str:
-    return f"""[tool.srbench]
-[[tool.srbench.targets]]
-id = "outside"
-model = "always-right"
-base_url = "{base_url}"
-simulated = true
-[tool.srbench.targets.prices.always-right]
-input = 1.0
-cached_input = 0.5
-cache_write = 2.0
-output = 2.0
-"""
+    return "[tool.srbench]\n" + external_target("always-right", base_url, "outside")
 
 
 def run_targets(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
