@@ -46,7 +46,7 @@ def _close_all(descriptors: dict[str, int]) -> None:
 class EvidencePacks:
     """Append-only evidence packs under a store root (xdist workers never share a file)."""
 
-    READERS = 64  # packs kept open for reading (the oldest opened is closed past this)
+    READERS = 64  # packs kept open for reading (past this, the least recently read closes)
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -92,7 +92,7 @@ class EvidencePacks:
                 int(locator["length"]),
             )
             data = os.pread(self._reader(name), length, offset)
-            if len(data) != length:  # a pack written since it was opened: read it afresh
+            if len(data) != length:  # the file replaced since it was opened: open it afresh
                 data = os.pread(self._reader(name, again=True), length, offset)
             if len(data) != length:
                 raise StoreError("evidence pack is shorter than its locator says")
