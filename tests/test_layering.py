@@ -47,7 +47,7 @@ ONLY_IN: dict[str, set[str]] = {
     "httpx": {"transport", "datasets"},  # datasets: `srbench datasets fetch` from GitHub
     "huggingface_hub": {"datasets"},  # datasets: `srbench datasets fetch` from the Hub
     "pyarrow": {"datasets"},  # datasets: parquet releases
-    "aiohttp": {"transport", "simulator"},  # the simulator is a server (aiohttp.web)
+    "aiohttp": {"transport"},  # the simulator serves on asyncio itself (simulator/http.py)
     "urllib.request": {"transport", "simulator", "managed"},  # probes; managed: the sdist too
     "pytest": {"plugin"},
     "_pytest": {"plugin"},

@@ -10,7 +10,6 @@ each sample's own ``embedding`` record says that."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 from typing import Any
@@ -41,9 +40,11 @@ def local_embedding() -> dict[str, Any]:
         if prefer == "minilm":  # no fallback: the engine would fail to load
             return {**dict.fromkeys(hashing), "fallback_reason": reason}
         return {**hashing, "fallback_reason": reason}
+    from importlib import metadata  # (here: the simulator imports this module at start)
+
     try:
-        version: str | None = importlib.metadata.version(embedding.MINILM_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
+        version: str | None = metadata.version(embedding.MINILM_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
         version = None
     return {"model_id": embedding.MINILM_MODEL_ID, "version": version,
             "dimensions": embedding.DIMENSIONS, "fallback_reason": None}  # fmt: skip

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
 from pytest_srbench.notes.local_embedding import EMBEDDER_ENV
+from pytest_srbench.simulator.http import App, Request, Response, json_response
 
 if TYPE_CHECKING:
     from pytest_srbench.notes.embedding import Embedder
@@ -80,8 +79,8 @@ class RetrievalService:
         return self._loaded
 
 
-def _problem(status: int, code: str, message: str) -> web.Response:
-    return web.json_response(
+def _problem(status: int, code: str, message: str) -> Response:
+    return json_response(
         {"error": {"code": code, "message": message}},
         status=status,
         headers={"x-srbench-simulator": "1"},
@@ -125,14 +124,14 @@ def parse_search(body: Any) -> dict[str, Any]:
     }
 
 
-def _service(request: web.Request) -> RetrievalService:
-    state = request.app["state"]
+def _service(request: Request) -> RetrievalService:
+    state = request.state
     state.by_model[STATS_KEY] += 1
     service: RetrievalService = state.retrieval
     return service
 
 
-async def _ready(service: RetrievalService) -> Loaded | web.Response:
+async def _ready(service: RetrievalService) -> Loaded | Response:
     try:
         return await service.ready()
     except Exception as error:  # corpus, model or disk trouble: the client sees a 503
@@ -141,13 +140,13 @@ async def _ready(service: RetrievalService) -> Loaded | web.Response:
         )
 
 
-async def search(request: web.Request) -> web.Response:
+async def search(request: Request) -> Response:
     """``POST /v1/retrieval/search``."""
     from pytest_srbench.notes.index import IndexUnavailable, QueryError
 
     service = _service(request)
     try:
-        body = await request.json()
+        body = request.json()
     except ValueError:
         return _problem(400, "invalid_request", "the body is not valid JSON")
     try:
@@ -155,7 +154,7 @@ async def search(request: web.Request) -> web.Response:
     except BadRequest as error:
         return _problem(400, "invalid_request", str(error))
     loaded = await _ready(service)
-    if isinstance(loaded, web.Response):
+    if isinstance(loaded, Response):
         return loaded
 
     def run() -> dict[str, Any]:
@@ -169,14 +168,14 @@ async def search(request: web.Request) -> web.Response:
         return _problem(400, "invalid_request", str(error))
     except IndexUnavailable as error:
         return _problem(503, "index_unavailable", str(error))
-    return web.json_response(result, headers={"x-srbench-simulator": "1"})
+    return json_response(result, headers={"x-srbench-simulator": "1"})
 
 
-async def index_info(request: web.Request) -> web.Response:
+async def index_info(request: Request) -> Response:
     """``GET /v1/retrieval/index``: the index's ``info()`` plus ``engine_embedding``, the
     embedder the engine embeds queries with."""
     loaded = await _ready(_service(request))
-    if isinstance(loaded, web.Response):
+    if isinstance(loaded, Response):
         return loaded
     engine = {
         "model_id": loaded.embedder.model_id,
@@ -185,10 +184,10 @@ async def index_info(request: web.Request) -> web.Response:
         "fallback_reason": loaded.fallback_reason,
     }
     body = loaded.index.info() | {"engine_embedding": engine}
-    return web.json_response(body, headers={"x-srbench-simulator": "1"})
+    return json_response(body, headers={"x-srbench-simulator": "1"})
 
 
-def add_routes(app: web.Application) -> None:
+def add_routes(app: App) -> None:
     """Register the retrieval routes on a simulator application."""
-    app.router.add_post("/v1/retrieval/search", search)
-    app.router.add_get("/v1/retrieval/index", index_info)
+    app.add_post("/v1/retrieval/search", search)
+    app.add_get("/v1/retrieval/index", index_info)

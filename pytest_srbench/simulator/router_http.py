@@ -4,15 +4,14 @@ answer, the routing preview (``POST /api/v1/routing/preview``), the config endpo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
 from pydantic import ValidationError
 
 from pytest_srbench.core.calls.receipts import MODEL_USAGE_HEADER, MODEL_USAGE_MAX_BYTES
 from pytest_srbench.core.canonical import digest
+from pytest_srbench.simulator.http import Request, Response, json_response
 from pytest_srbench.simulator.play import SimPlan
 from pytest_srbench.simulator.profiles import SimModel, prompt_tokens
 from pytest_srbench.simulator.router import (
@@ -35,8 +34,8 @@ if TYPE_CHECKING:
 OVERSIZED_RECEIPT_BYTES = MODEL_USAGE_MAX_BYTES + 64
 
 
-def _problem(status: int, message: str) -> web.Response:
-    return web.json_response(
+def _problem(status: int, message: str) -> Response:
+    return json_response(
         {"error": {"message": message, "type": "invalid_request_error", "code": status}},
         status=status,
         headers={"x-srbench-simulator": "1"},
@@ -147,12 +146,12 @@ def _preview_problem(body: Any) -> str | None:
     return None
 
 
-async def routing_preview(request: web.Request) -> web.Response:
+async def routing_preview(request: Request) -> Response:
     """Where a request would go, without answering it (never records session state)."""
-    state: SimulatorState = request.app["state"]
+    state: SimulatorState = request.state
     try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = request.json()
+    except ValueError:
         return _problem(400, "request body is not valid JSON")
     problem = _preview_problem(body)
     if problem is not None:
@@ -185,33 +184,33 @@ async def routing_preview(request: web.Request) -> web.Response:
             "sticky_session": decision.sticky,
             "fused": len(decision.inference_models) > 1,
         }
-    return web.json_response(result)
+    return json_response(result)
 
 
-async def router_config(request: web.Request) -> web.Response:
+async def router_config(request: Request) -> Response:
     """The router's generated config with its hash, the active hash and an ETag."""
-    state: SimulatorState = request.app["state"]
+    state: SimulatorState = request.state
     name = request.query.get("router") or next(iter(state.routers), "")
     router = state.routers.get(name)
     if router is None:
         return _problem(404, f"router {name!r} is not simulated here")
     etag = config_etag(router)
     if request.headers.get("If-None-Match") == etag:
-        return web.Response(status=304, headers={"ETag": etag})
+        return Response(status=304, headers={"ETag": etag})
     document = {
         "config_hash": config_hash(router),
         "active_config_hash": active_config_hash(router),
         "config": recipe_config(router),
     }
-    return web.json_response(document, headers={"ETag": etag})
+    return json_response(document, headers={"ETag": etag})
 
 
-async def register_routers(request: web.Request) -> web.Response:
+async def register_routers(request: Request) -> Response:
     """Add or replace routers from a JSON list of SimRouter objects (or ``{"routers": [...]}``)."""
-    state: SimulatorState = request.app["state"]
+    state: SimulatorState = request.state
     try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = request.json()
+    except ValueError:
         return _problem(400, "request body is not valid JSON")
     raw = body.get("routers") if isinstance(body, dict) else body
     if not isinstance(raw, list):
@@ -227,7 +226,7 @@ async def register_routers(request: web.Request) -> web.Response:
         if router.name in state.models:
             return _problem(400, f"router name {router.name!r} is a simulated model's name")
     state.routers.update({router.name: router for router in routers})
-    return web.json_response(
+    return json_response(
         {
             "registered": [router.name for router in routers],
             "config_hashes": {router.name: config_hash(router) for router in routers},

@@ -1,6 +1,6 @@
-"""The simulator's HTTP server (aiohttp): ``POST /v1/chat/completions`` with SSE streaming
-(for simulated models and simulated routers), plus loopback admin routes under ``/srbench/``
-for answer scripts, models, routers and counters."""
+"""The simulator's HTTP server: ``POST /v1/chat/completions`` with SSE streaming (for
+simulated models and simulated routers), plus loopback admin routes under ``/srbench/`` for
+answer scripts, models, routers and counters (the wire itself: ``simulator/http.py``)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
-from aiohttp import web
-
 from pytest_srbench.simulator import retrieval_http, router_http
+from pytest_srbench.simulator.http import (
+    App,
+    Request,
+    Response,
+    Server,
+    StreamResponse,
+    json_response,
+    start_server,
+)
 from pytest_srbench.simulator.play import SimPlan, bursts, lookup_key, plan_response
 from pytest_srbench.simulator.profiles import BUILTIN_MODELS, SimModel
 from pytest_srbench.simulator.router import DEFAULT_ROUTER, RouteDecision, SimRouter
@@ -108,29 +115,26 @@ class _ChunkWriter:
         )
 
 
-def _error(status: int, message: str, retry_after: float | None = None) -> web.Response:
+def _error(status: int, message: str, retry_after: float | None = None) -> Response:
     headers = {SIMULATOR_HEADER: "1"}
     if retry_after is not None:
         headers["Retry-After"] = str(max(0, round(retry_after)))
-    return web.json_response(
+    return json_response(
         {"error": {"message": message, "type": "simulated_error", "code": status}},
         status=status,
         headers=headers,
     )
 
 
-async def _stream(
-    request: web.Request, plan: SimPlan, headers: dict[str, str]
-) -> web.StreamResponse:
-    response = web.StreamResponse(
-        headers={
+async def _stream(request: Request, plan: SimPlan, headers: dict[str, str]) -> StreamResponse:
+    response = await request.stream(
+        {
             "Content-Type": "text/event-stream",
             "Cache-Control": "no-cache",
             SIMULATOR_HEADER: "1",
             **headers,
         }
     )
-    await response.prepare(request)
     created = int(time.time())
     chunks = _ChunkWriter(plan, created)
     await response.write(chunks.chunk({"role": "assistant", "content": ""}))
@@ -143,8 +147,7 @@ async def _stream(
     for index, (field, text) in enumerate(pieces):
         if plan.cut_after is not None and index >= plan.cut_after:
             await response.write(b"".join(batch))
-            if request.transport is not None:
-                request.transport.close()
+            response.abort()
             return response
         if plan.malformed_at is not None and index == plan.malformed_at:
             batch.append(b'data: {"choices": [{"index": 0, "delta": {"content": "x"\n\n')
@@ -167,12 +170,11 @@ async def _stream(
         usage = json.dumps(plan.usage, separators=(",", ":")).encode()
         batch.append(chunks.prefix + b',"choices":[],"usage":' + usage + b"}\n\n")
     batch.append(b"data: [DONE]\n\n")
-    await response.write(b"".join(batch))
-    await response.write_eof()
+    await response.finish(b"".join(batch))
     return response
 
 
-async def _json_body(request: web.Request, plan: SimPlan, headers: dict[str, str]) -> web.Response:
+async def _json_body(plan: SimPlan, headers: dict[str, str]) -> Response:
     delay = plan.first_delay_s + (
         (len(plan.content) + len(plan.reasoning)) / plan.tokens_per_s if plan.tokens_per_s else 0.0
     )
@@ -199,18 +201,18 @@ async def _json_body(request: web.Request, plan: SimPlan, headers: dict[str, str
     }
     if plan.usage is not None:
         body["usage"] = plan.usage
-    return web.json_response(body, headers={SIMULATOR_HEADER: "1", **headers})
+    return json_response(body, headers={SIMULATOR_HEADER: "1", **headers})
 
 
-async def chat_completions(request: web.Request) -> web.StreamResponse:
-    state: SimulatorState = request.app["state"]
+async def chat_completions(request: Request) -> Response | StreamResponse:
+    state: SimulatorState = request.state
     state.requests += 1
     state.in_flight += 1
     state.max_in_flight = max(state.max_in_flight, state.in_flight)
     try:
         try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = request.json()
+        except ValueError:
             return _error(400, "request body is not valid JSON")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "Expected 'messages' to be an array")
@@ -237,49 +239,56 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             headers = router_http.answer_headers(
                 router, decision, plan, state.models, body, request.headers
             )
+        response: Response | StreamResponse
         if body.get("stream"):
             response = await _stream(request, plan, headers)
         else:
-            response = await _json_body(request, plan, headers)
+            response = await _json_body(plan, headers)
         state.completed += 1
         return response
     finally:
         state.in_flight -= 1
 
 
-async def list_models(request: web.Request) -> web.Response:
-    state: SimulatorState = request.app["state"]
+async def list_models(request: Request) -> Response:
+    state: SimulatorState = request.state
     data = [
         {"id": name, "object": "model", "owned_by": "pytest-srbench-simulator"}
         for name in sorted({*state.models, *state.routers})
     ]
-    return web.json_response({"object": "list", "data": data})
+    return json_response({"object": "list", "data": data})
 
 
-async def health(request: web.Request) -> web.Response:
-    return web.json_response({"status": "ok", "simulator": "pytest-srbench"})
+async def health(request: Request) -> Response:
+    return json_response({"status": "ok", "simulator": "pytest-srbench"})
 
 
-async def stats(request: web.Request) -> web.Response:
-    return web.json_response(request.app["state"].stats())
+async def stats(request: Request) -> Response:
+    return json_response(request.state.stats())
 
 
-async def reset(request: web.Request) -> web.Response:
-    request.app["state"].reset()
-    return web.json_response({"status": "reset"})
+async def reset(request: Request) -> Response:
+    request.state.reset()
+    return json_response({"status": "reset"})
 
 
-async def register_scripts(request: web.Request) -> web.Response:
-    body = await request.json()
+async def register_scripts(request: Request) -> Response:
+    try:
+        body = request.json()
+    except ValueError:
+        return _error(400, "request body is not valid JSON")
     entries = body.get("scripts") if isinstance(body, dict) else None
     if not isinstance(entries, dict):
         return _error(400, "expected {'scripts': {key: script}}")
-    request.app["state"].scripts.update(entries)
-    return web.json_response({"registered": len(entries)})
+    request.state.scripts.update(entries)
+    return json_response({"registered": len(entries)})
 
 
-async def register_models(request: web.Request) -> web.Response:
-    body = await request.json()
+async def register_models(request: Request) -> Response:
+    try:
+        body = request.json()
+    except ValueError:
+        return _error(400, "request body is not valid JSON")
     raw = body.get("models") if isinstance(body, dict) else None
     if not isinstance(raw, list):
         return _error(400, "expected {'models': [...]}")
@@ -287,44 +296,40 @@ async def register_models(request: web.Request) -> web.Response:
         models = [SimModel.model_validate(item) for item in raw]
     except ValueError as error:
         return _error(400, f"invalid simulated model: {error}")
-    request.app["state"].models.update({model.name: model for model in models})
-    return web.json_response({"registered": [model.name for model in models]})
+    request.state.models.update({model.name: model for model in models})
+    return json_response({"registered": [model.name for model in models]})
 
 
-def make_app(state: SimulatorState | None = None) -> web.Application:
-    """The aiohttp application serving one simulator state."""
-    app = web.Application(client_max_size=64 * 1024 * 1024)
-    app["state"] = state or SimulatorState()
-    app.router.add_post("/v1/chat/completions", chat_completions)
-    app.router.add_get("/v1/models", list_models)
-    app.router.add_get("/srbench/health", health)
-    app.router.add_get("/health", health)
-    app.router.add_get("/srbench/stats", stats)
-    app.router.add_post("/srbench/reset", reset)
-    app.router.add_post("/srbench/scripts", register_scripts)
-    app.router.add_post("/srbench/models", register_models)
-    app.router.add_post("/srbench/routers", router_http.register_routers)
-    app.router.add_post("/api/v1/routing/preview", router_http.routing_preview)
-    app.router.add_get("/config/router", router_http.router_config)
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def make_app(state: SimulatorState | None = None) -> App:
+    """The routes of one simulator state."""
+    app = App(state or SimulatorState(), max_body_bytes=MAX_BODY_BYTES)
+    app.add_post("/v1/chat/completions", chat_completions)
+    app.add_get("/v1/models", list_models)
+    app.add_get("/srbench/health", health)
+    app.add_get("/health", health)
+    app.add_get("/srbench/stats", stats)
+    app.add_post("/srbench/reset", reset)
+    app.add_post("/srbench/scripts", register_scripts)
+    app.add_post("/srbench/models", register_models)
+    app.add_post("/srbench/routers", router_http.register_routers)
+    app.add_post("/api/v1/routing/preview", router_http.routing_preview)
+    app.add_get("/config/router", router_http.router_config)
     retrieval_http.add_routes(app)
     return app
 
 
+async def serve_app(app: App, host: str = "127.0.0.1", port: int = 0) -> Server:
+    """Start serving ``app`` on the running loop (``Server.port`` says where)."""
+    return await start_server(app, host, port, backlog=4096)
+
+
 async def serve(host: str, port: int, ready_file: Path | None, models: dict[str, SimModel]) -> None:
     """Run until cancelled; write the bound port to ``ready_file`` once listening."""
-    # handler_cancellation: a request whose client went away stops being played (and stops
-    # counting as in flight) at once, instead of streaming to nobody until it ends
-    runner = web.AppRunner(
-        make_app(SimulatorState(models)),
-        access_log=None,
-        handle_signals=False,
-        handler_cancellation=True,
-    )
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=4096)
-    await site.start()
-    sockets = getattr(site._server, "sockets", None) or []
-    bound = int(sockets[0].getsockname()[1]) if sockets else port
+    server = await serve_app(make_app(SimulatorState(models)), host, port)
+    bound = server.port or port
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")
         tmp.write_text(json.dumps({"port": bound, "pid": os.getpid()}))
@@ -334,7 +339,7 @@ async def serve(host: str, port: int, ready_file: Path | None, models: dict[str,
     try:
         await asyncio.Event().wait()
     finally:
-        await runner.cleanup()
+        await server.close()
 
 
 def load_models_file(path: Path) -> dict[str, SimModel]:

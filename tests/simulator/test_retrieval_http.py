@@ -5,15 +5,16 @@ paths and the hashing option."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import aiohttp
 import httpx
 import pytest
-from aiohttp import test_utils
 
 from pytest_srbench.notes.embedding import HashingEmbedder
 from pytest_srbench.notes.index import CorpusError, RetrievalIndex, load_corpus
@@ -25,7 +26,7 @@ from pytest_srbench.simulator.retrieval_http import (
     RetrievalService,
     parse_search,
 )
-from pytest_srbench.simulator.server import SimulatorState, make_app
+from pytest_srbench.simulator.server import SimulatorState, make_app, serve_app
 from tests.optional import part_missing
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -192,15 +193,23 @@ def test_parse_search_applies_the_defaults():
     )
 
 
-# --- in-process apps --------------------------------------------------------------------------
+# --- the simulator's server in the test process, on a loopback port ---------------------------
 
-# make_app keys its state with a plain string, which aiohttp warns about when an app is built
-# in the test process (the other simulator tests use a child process and never see it).
-in_process = pytest.mark.filterwarnings("ignore::aiohttp.web_exceptions.NotAppKeyWarning")
+
+@contextlib.asynccontextmanager
+async def served(state: SimulatorState) -> AsyncIterator[aiohttp.ClientSession]:
+    """A client of a simulator serving ``state`` on a free loopback port."""
+    server = await serve_app(make_app(state))
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        async with aiohttp.ClientSession(base_url=base) as client:
+            yield client
+    finally:
+        await server.close()
 
 
 async def call(state: SimulatorState, method: str, path: str, payload: object = None):
-    async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+    async with served(state) as client:
         response = await client.request(method, path, json=payload)
         return response.status, await response.json()
 
@@ -216,7 +225,6 @@ def index_without_vectors(tmp_path: Path) -> Iterator[RetrievalIndex]:
     index.close()
 
 
-@in_process
 @pytest.mark.asyncio
 async def test_an_empty_vector_part_is_503_for_vector_and_hybrid(index_without_vectors):
     state = SimulatorState()
@@ -235,7 +243,6 @@ async def test_an_empty_vector_part_is_503_for_vector_and_hybrid(index_without_v
         assert "vector part" in body["error"]["message"]
 
 
-@in_process
 @pytest.mark.asyncio
 async def test_an_index_that_cannot_load_is_503_and_retried_later(tmp_path):
     attempts = []
@@ -253,7 +260,6 @@ async def test_an_index_that_cannot_load_is_503_and_retried_later(tmp_path):
     assert status == 503 and len(attempts) == 2
 
 
-@in_process
 @pytest.mark.asyncio
 async def test_loading_runs_off_the_event_loop(tmp_path):
     """The loader holds until the app has answered a health request, so that answer proves
@@ -271,7 +277,7 @@ async def test_loading_runs_off_the_event_loop(tmp_path):
     state = SimulatorState()
     state.retrieval = RetrievalService(loader=loader)
     try:
-        async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+        async with served(state) as client:
             search = asyncio.create_task(
                 client.post("/v1/retrieval/search", json={"query": "fridge", "mode": "fts"})
             )
@@ -296,7 +302,6 @@ class CountingService(RetrievalService):
         return await super().ready()
 
 
-@in_process
 @pytest.mark.asyncio
 async def test_concurrent_first_requests_load_once(tmp_path):
     calls = []
@@ -312,7 +317,7 @@ async def test_concurrent_first_requests_load_once(tmp_path):
     state = SimulatorState()
     state.retrieval = service = CountingService(loader=loader)
     try:
-        async with test_utils.TestClient(test_utils.TestServer(make_app(state))) as client:
+        async with served(state) as client:
             responses = await asyncio.gather(
                 *(
                     client.post(
@@ -329,7 +334,6 @@ async def test_concurrent_first_requests_load_once(tmp_path):
         index.close()
 
 
-@in_process
 @pytest.mark.asyncio
 async def test_the_hashing_option_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(EMBEDDER_ENV, "hashing")

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_srbench.core.calls.failures import CallFailure
 from pytest_srbench.core.calls.sse import StreamOutcome
 from pytest_srbench.core.calls.usage import add_buckets, cost_for, is_known_cost, normalize_usage
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.core.models import Target
-from pytest_srbench.core.records import CallReceipt
+
+if TYPE_CHECKING:  # annotations only: the simulator imports this module without the models
+    from pytest_srbench.core.models import Target
+    from pytest_srbench.core.records import CallReceipt
 
 MODEL_USAGE_HEADER = "x-vsr-model-usage"
 SIMULATOR_HEADER = "x-srbench-simulator"  # every answer of the built-in simulator carries it
