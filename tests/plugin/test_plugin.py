@@ -199,6 +199,21 @@ def test_usage_errors_are_specific(pytester, args, message):
     result.stderr.fnmatch_lines(message if isinstance(message, list) else [message])
 
 
+def test_the_shortfalls_advice_to_pass_a_limit_works(pytester):
+    """The shipped suites are short of the quick profile (the error above says "or use
+    --srbench-limit"): with a limit they reach, the quick profile's first cases run, labelled
+    a custom subset."""
+    result, report = run_json(
+        pytester, "--srbench-profile", "quick", "--srbench-limit", "2",
+        "--srbench-benchmark", "mmlu-pro", "--srbench-benchmark", "hle",
+    )  # fmt: skip
+    assert result.ret == 0, (result.stdout.str() + result.stderr.str())[-3000:]
+    planned = report["plan"]["cases"]
+    assert sorted({case["benchmark"] for case in planned}) == ["hle", "mmlu-pro"]
+    assert len(planned) == 4 and report["profile"] == "quick"
+    assert report["provenance"]["custom_subset"] is True
+
+
 def test_malformed_config_is_a_usage_error(pytester):
     pytester.makefile(".toml", srbench="concurrency = 'many'\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke")

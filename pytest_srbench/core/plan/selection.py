@@ -88,17 +88,22 @@ def select_for_profile(
     benchmark: str,
     limit: int | None = None,
 ) -> list[str]:
-    """Pick the profile's block of ``ordered``; ``limit`` keeps at most its first ``limit``."""
+    """Pick the profile's block of ``ordered``; ``limit`` keeps at most its first ``limit``
+    (so a suite short of the whole block serves a limit its first cases reach)."""
     if profile not in counts:
         raise SelectionError(
             f"{benchmark}: it has no {profile!r} profile (its profiles: "
             f"{', '.join(p for p in ('smoke', 'quick', 'standard') if p in counts)})"
         )
-    wanted = counts[profile]
+    if limit is not None and limit < 1:
+        raise SelectionError(f"--srbench-limit must be >= 1, got {limit}")
+    wanted = counts[profile] if limit is None else min(counts[profile], limit)
     start = counts.get("quick", 0) if profile == "standard" else 0
     needed = start + wanted
     if len(ordered) < needed:
         detail = f" after the {start} quick cases" if start else ""
+        if wanted < counts[profile]:
+            detail += f" (--srbench-limit {limit} of its {counts[profile]})"
         real = (
             f"Fetch the released data: `srbench datasets fetch {benchmark} --profile {profile}`"
             if benchmark in SR_BENCH_BENCHMARKS
@@ -112,9 +117,4 @@ def select_for_profile(
             benchmark=benchmark,
             profile=profile,
         )
-    chosen = list(ordered[start:needed])
-    if limit is not None:
-        if limit < 1:
-            raise SelectionError(f"--srbench-limit must be >= 1, got {limit}")
-        chosen = chosen[:limit]
-    return chosen
+    return list(ordered[start:needed])

@@ -63,6 +63,22 @@ def test_limit_keeps_a_prefix():
     assert select_for_profile(order, "smoke", COUNTS, benchmark="x", limit=50) == order[:3]
 
 
+def test_a_limit_the_suite_reaches_is_served_though_the_whole_profile_is_not():
+    """The shortfall's own advice ("or use --srbench-limit") works: the first cases of the
+    profile's block exist even when the whole block does not."""
+    order = ["x/1", "x/2", "x/3", "x/4"]  # quick needs 6
+    assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=4) == order
+    assert select_for_profile(order, "quick", COUNTS, benchmark="x", limit=2) == order[:2]
+    with pytest.raises(Shortfall, match=r"needs 5 cases \(--srbench-limit 5 of its 6\)"):
+        select_for_profile(order, "quick", COUNTS, benchmark="x", limit=5)
+    standard = [f"x/{i}" for i in range(8)]  # standard starts after the 6 quick cases
+    assert select_for_profile(standard, "standard", COUNTS, benchmark="x", limit=2) == standard[6:]
+    with pytest.raises(Shortfall, match="after the 6 quick cases"):
+        select_for_profile(standard, "standard", COUNTS, benchmark="x", limit=3)
+    with pytest.raises(SelectionError, match="must be >= 1"):
+        select_for_profile(order, "quick", COUNTS, benchmark="x", limit=0)
+
+
 def test_several_shortfalls_are_named_together_with_one_fetch_command():
     errors = []
     for benchmark, suite in (("hle", ["hle/1"]), ("x", ["x/1"]), ("tau3", ["tau3/1"])):
