@@ -11,7 +11,8 @@ machinery a third of the CPU it spends per answer (docs/performance.md).
 A handler runs as a task of its connection; when the client goes away the task is cancelled
 (a stream stops being played at once) and a write to the closed connection raises
 ``ConnectionResetError``. One request at a time per connection: a pipelined request waits in
-the buffer until the answer before it is written."""
+the buffer until the answer before it is written. A connection quiet for ``IDLE_S`` while no
+answer is being made (kept alive and unused, or a request never finished) is closed."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import orjson
 
 MAX_HEAD_BYTES = 64 * 1024  # request line and headers
+IDLE_S = 75.0  # a connection with no request being answered is closed after this long quiet
 JSON_TYPE = "application/json"
 
 
@@ -173,9 +175,10 @@ Handler = Callable[[Request], Awaitable[Answer]]
 class App:
     """Routes by (method, path) and the state every handler sees (``request.state``)."""
 
-    def __init__(self, state: Any, *, max_body_bytes: int) -> None:
+    def __init__(self, state: Any, *, max_body_bytes: int, idle_s: float = IDLE_S) -> None:
         self.state = state
         self.max_body_bytes = max_body_bytes
+        self.idle_s = idle_s
         self.routes: dict[tuple[str, str], Handler] = {}
         self.paths: set[str] = set()
 
@@ -224,17 +227,31 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.continued = False  # a "100 Continue" was sent for the request being read
         self._writable: asyncio.Future[None] | None = None
+        self._quiet: asyncio.TimerHandle | None = None  # closes a connection left idle
 
     # -- asyncio.Protocol ------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.live.add(self)
+        self._arm_quiet()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         if self.task is None:
             self._next()
+            self._arm_quiet()  # a request started, or a partial one still being sent
+
+    def _arm_quiet(self) -> None:
+        """While no request is being answered, the connection closes after ``idle_s`` without
+        a byte from the client (a kept-alive connection nobody uses, a request never
+        finished)."""
+        if self._quiet is not None:
+            self._quiet.cancel()
+            self._quiet = None
+        if self.task is None and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._quiet = loop.call_later(self.app.idle_s, self.close)
 
     def eof_received(self) -> bool | None:
         return None  # the client is gone (half-closed sockets are not kept): close, and cancel
@@ -244,6 +261,8 @@ class _Connection(asyncio.Protocol):
         self.live.discard(self)
         if self.task is not None:
             self.task.cancel()  # the client went away: stop playing its answer
+        if self._quiet is not None:
+            self._quiet.cancel()
         self._wake()
 
     def pause_writing(self) -> None:
@@ -402,8 +421,10 @@ class _Connection(asyncio.Protocol):
             self.task = None
         if not keep_alive:
             self.close()
-        elif self.buffer:
+            return
+        if self.buffer:
             self._next()
+        self._arm_quiet()
 
 
 async def start_server(app: App, host: str, port: int, *, backlog: int = 4096) -> Server:

@@ -72,15 +72,21 @@ async def broken(request: Request) -> Response:
     raise RuntimeError("a handler's bug")
 
 
+async def pause(request: Request) -> Response:
+    await asyncio.sleep(float(request.query["s"]))
+    return json_response({"slept": True})
+
+
 @contextlib.asynccontextmanager
-async def serving(max_body: int = 1024) -> AsyncIterator[tuple[int, Seen]]:
+async def serving(max_body: int = 1024, idle_s: float = 75.0) -> AsyncIterator[tuple[int, Seen]]:
     seen = Seen()
-    app = App(seen, max_body_bytes=max_body)
+    app = App(seen, max_body_bytes=max_body, idle_s=idle_s)
     app.add_post("/echo", echo)
     app.add_get("/echo", echo)
     app.add_post("/slow", slow_stream)
     app.add_post("/cut", cut_stream)
     app.add_get("/broken", broken)
+    app.add_get("/pause", pause)
     server = await start_server(app, "127.0.0.1", 0)
     try:
         yield server.port, seen
@@ -245,3 +251,19 @@ async def test_clients_reuse_one_connection_for_many_requests():
         answers = [await client.post("/echo", content=b"x" * n) for n in (0, 1, 70_000)]
     assert [len(a.json()["body"]) for a in answers] == [0, 1, 70_000]
     assert all(a.headers["x-echo"] == "1" for a in answers)
+
+
+async def test_a_quiet_connection_is_closed_but_never_while_its_answer_is_made():
+    async with serving(idle_s=0.3) as (port, _):
+        # kept alive after its answer, then nothing: closed by the server
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        rest = await asyncio.wait_for(reader.read(), DEADLINE_S)  # EOF ends the read
+        assert rest.startswith(b"HTTP/1.1 200 OK") and b"Connection: close" not in rest
+        writer.close()
+        # a request never finished: closed too
+        stalled = await exchange(port, b"GET /echo HTTP/1.1\r\nHost:", until_closed=True)
+        assert stalled == b""
+        # an answer that takes longer than the quiet limit is still made and sent
+        answer = await exchange(port, b"GET /pause?s=1.0 HTTP/1.1\r\n\r\n", until_closed=True)
+        assert answer.startswith(b"HTTP/1.1 200 OK") and answer.endswith(b'{"slept":true}')
