@@ -208,10 +208,12 @@ def _status_line(status: int) -> str:
     return f"HTTP/1.1 {status} {phrase}"
 
 
-def _problem(status: int, message: str) -> Response:
+def problem(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    """An OpenAI-style error answer (``type`` ``invalid_request_error``)."""
     return json_response(
         {"error": {"message": message, "type": "invalid_request_error", "code": status}},
         status=status,
+        headers=headers,
     )
 
 
@@ -303,7 +305,7 @@ class _Connection(asyncio.Protocol):
             parsed = self._parse()
         except _BadRequest as error:
             with contextlib.suppress(ConnectionResetError):
-                self.write(_problem(error.status, str(error)).encode(keep_alive=False))
+                self.write(problem(error.status, str(error)).encode(keep_alive=False))
             self.close()
             return
         if parsed is not None:
@@ -398,7 +400,7 @@ class _Connection(asyncio.Protocol):
         try:
             if handler is None:
                 allowed = request.path in self.app.paths
-                answer: Answer = _problem(
+                answer: Answer = problem(
                     405 if allowed else 404,
                     f"{request.method} {request.path} is not served here",
                 )
@@ -414,7 +416,7 @@ class _Connection(asyncio.Protocol):
         except Exception:  # a handler's bug: a 500, and the traceback on stderr
             traceback.print_exc(file=sys.stderr)
             with contextlib.suppress(ConnectionResetError):
-                self.write(_problem(500, "internal simulator error").encode(keep_alive=False))
+                self.write(problem(500, "internal simulator error").encode(keep_alive=False))
             self.close()
             return
         finally:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from pytest_srbench.core.calls.receipts import MODEL_USAGE_HEADER, MODEL_USAGE_MAX_BYTES
 from pytest_srbench.core.canonical import digest
-from pytest_srbench.simulator.http import Request, Response, json_response
+from pytest_srbench.simulator.http import Request, Response, json_response, problem
 from pytest_srbench.simulator.play import SimPlan
 from pytest_srbench.simulator.profiles import SimModel, prompt_tokens
 from pytest_srbench.simulator.router import (
@@ -35,11 +35,7 @@ OVERSIZED_RECEIPT_BYTES = MODEL_USAGE_MAX_BYTES + 64
 
 
 def _problem(status: int, message: str) -> Response:
-    return json_response(
-        {"error": {"message": message, "type": "invalid_request_error", "code": status}},
-        status=status,
-        headers={"x-srbench-simulator": "1"},
-    )
+    return problem(status, message, headers={"x-srbench-simulator": "1"})
 
 
 def max_inference_calls(headers: Mapping[str, str]) -> int | None:

@@ -323,7 +323,7 @@ def make_app(state: SimulatorState | None = None) -> App:
 
 async def serve_app(app: App, host: str = "127.0.0.1", port: int = 0) -> Server:
     """Start serving ``app`` on the running loop (``Server.port`` says where)."""
-    return await start_server(app, host, port, backlog=4096)
+    return await start_server(app, host, port)
 
 
 async def serve(host: str, port: int, ready_file: Path | None, models: dict[str, SimModel]) -> None:
