@@ -64,10 +64,21 @@ def _pairing_text(candidate: Mapping[str, Any]) -> str:
             "same-target (each candidate target against the baseline's target of the same id, "
             "as the gate pairs)"
         )
+    own = any(
+        row.get("baseline_target_id") != candidate["baseline_selected_target_id"]
+        for row in candidate["comparisons"]
+    )
     return (
         f"strongest-single (every candidate target against "
-        f"{candidate['baseline_selected_target_id']}, sr-bench's rule; --pairing same-target "
-        "pairs targets by id, as the gate does)"
+        f"{candidate['baseline_selected_target_id']}, sr-bench's rule"
+        + (
+            "; a target that answers other cases than it — a variant answers only its test's "
+            "benchmark — against the baseline's target of its own id: see the table's "
+            "'against' column"
+            if own
+            else ""
+        )
+        + "; --pairing same-target pairs targets by id, as the gate does)"
     )
 
 
@@ -86,6 +97,10 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
         lines.append("  pairing: " + _pairing_text(candidate))
         if candidate["baseline_cost_comparison_reason"]:
             lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
+    against = any(
+        row.get("baseline_target_id") != candidate["baseline_selected_target_id"]
+        for candidate, row in _rows(result)
+    )
     rows = []
     for candidate, row in _rows(result):
         stats = row["paired_statistics"]
@@ -93,6 +108,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             [
                 candidate["candidate_run_id"][-8:],
                 row["candidate_target_id"],
+                *([row["baseline_target_id"]] if against else []),
                 signed(row["quality_delta"]),
                 f"{row['wins']}/{row['losses']}/{row['ties']}",
                 interval(row["quality_delta_ci95"]),
@@ -107,7 +123,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             ]
         )
     header = [
-        "run", "target", "Δ quality", "W/L/T", "Hoeffding 95%", "gate 95%", "bootstrap",
+        "run", "target", *(["against"] if against else []), "Δ quality", "W/L/T", "Hoeffding 95%", "gate 95%", "bootstrap",
         "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving",
     ]  # fmt: skip
     flips = any(

@@ -51,3 +51,57 @@ def test_identical_code_compares_at_zero_with_same_target_pairing(pytester):
     default = compare(pytester)
     assert default.ret == 0
     default.stdout.fnmatch_lines(["*pairing: strongest-single (every candidate target against*"])
+    default.stdout.no_fnmatch_line("run *target *against *")  # every row against the selected
+
+
+VARIANTS = """
+import pytest
+
+
+@pytest.mark.srbench("mmlu-pro")
+@pytest.mark.parametrize("variant", ["plain", "brief"])
+async def test_mmlu(srbench_case, srbench_target, variant):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+
+
+@pytest.mark.srbench("gpqa-diamond")
+async def test_gpqa(srbench_case, srbench_target):
+    return (await srbench_target.ask(srbench_case.messages)).final_text
+"""
+
+
+def test_the_table_names_each_rows_baseline_when_targets_answer_other_cases(pytester):
+    """Variants of one test answer only its benchmark: under strongest-single pairing a target
+    that answers other cases than the selected one is set against its own id, and the table
+    says so in an 'against' column."""
+    pytester.makepyfile(test_app=VARIANTS)
+    for name in ("main", "pr"):
+        run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
+                                            "test_app.py", f"--srbench-json={name}.json")  # fmt: skip
+        assert run.ret == 0, run.stdout.str()
+    rows = json.loads(compare(pytester, "--format", "json").stdout.str())["candidates"][0][
+        "comparisons"
+    ]
+    against = {r["candidate_target_id"]: r["baseline_target_id"] for r in rows}
+    selected = against["sim-large~plain"]
+    assert selected.endswith(("~plain", "~brief"))  # the strongest single is an mmlu variant
+    assert against["sim-large"] == "sim-large" and against["sim-small"] == "sim-small"
+    assert against["sim-small~brief"] == selected
+    text = compare(pytester)
+    assert text.ret == 0
+    text.stdout.fnmatch_lines(
+        [
+            "*against the baseline's target of its own id: see the table's 'against' column*",
+            "run *target *against *Δ quality*",
+            "* sim-large  *sim-large  *",
+            f"* sim-small~brief  *{selected}  *",
+        ]
+    )
+    page = compare(pytester, "--html", "compare.html")
+    assert page.ret == 0
+    html = (pytester.path / "compare.html").read_text()
+    assert "<th>against</th>" in html
+    assert (
+        f'<tr data-target="sim-small~brief"><th scope="row">sim-small~brief</th><td data-metric="against">{selected}</td>'
+        in html
+    )
