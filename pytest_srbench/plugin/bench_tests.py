@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -319,6 +319,20 @@ def run_by_pytest_asyncio(item: pytest.Item) -> bool:
     return type(item).__module__.split(".")[0] == "pytest_asyncio"
 
 
+def loop_runner(item: pytest.Item, name: str) -> bool:
+    """``name`` is pytest-asyncio's own event-loop runner (``_function_scoped_runner``, one per
+    loop scope), which pytest-asyncio adds to its item's fixture names at the item's set-up —
+    to the list all the test's parametrized items share, so after the first item's set-up
+    every cell of the test names it — and uses only to run the test function on its loop. A
+    body that runs on the engine's loop does not use it."""
+    return (
+        name.startswith("_")
+        and name.endswith("_scoped_runner")
+        and run_by_pytest_asyncio(item)
+        and name not in item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    )
+
+
 def run_by_anyio(item: pytest.Item) -> bool:
     """anyio's pytest plugin runs this item (marked ``anyio``, with its backend fixture)."""
     return item.get_closest_marker("anyio") is not None and "anyio_backend" in getattr(
@@ -351,26 +365,49 @@ def async_fixtures(item: pytest.Function) -> tuple[str, ...]:
     return tuple(found)
 
 
+AUTOUSE = ", autouse"  # a reason's mark: the test itself does not ask for the fixture
+
+
+def _requested(info: Any, roots: Iterable[str]) -> set[str]:
+    """``roots`` and every fixture they ask for, through the fixtures' own arguments."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        definitions = info.name2fixturedefs.get(name)
+        if definitions:
+            stack.extend(definitions[-1].argnames)
+    return seen
+
+
 def turn_reasons(item: pytest.Function) -> dict[str, str]:
     """Why a body waits for its item's turn instead of starting ahead: each fixture it depends
-    on that only the item's own set-up gives (name -> its scope, ``async`` for an async one)."""
+    on that only the item's own set-up gives (name -> its scope, ``async`` for an async one,
+    marked ``AUTOUSE`` when the test does not ask for it: an autouse or ``usefixtures``
+    fixture, or one such a fixture asks for)."""
     info = item._fixtureinfo
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
+    asked = _requested(info, info.argnames)
     reasons: dict[str, str] = {}
     for name in info.names_closure:
-        if name in OWN_FIXTURES or name in params or name == "request":
+        if name in OWN_FIXTURES or name in params or name == "request" or loop_runner(item, name):
             continue
         definitions = info.name2fixturedefs.get(name)
-        if not definitions:
+        if not definitions:  # a name a plugin added to the item's fixtures at its set-up
+            reasons[name] = "added at the item's set-up"
             continue
         definition = definitions[-1]
+        mark = "" if name in asked else AUTOUSE
         if inspect.iscoroutinefunction(definition.func) or inspect.isasyncgenfunction(
             definition.func
         ):
-            reasons[name] = f"async, {definition.scope} scope"
+            reasons[name] = f"async, {definition.scope} scope{mark}"
         elif not session_value(definitions)[0]:
-            reasons[name] = f"{definition.scope} scope"
+            reasons[name] = f"{definition.scope} scope{mark}"
     return reasons
 
 
@@ -398,7 +435,7 @@ def early_arguments(
     params = callspec.params if callspec is not None else {}
     shared: dict[str, Any] = {}
     for name in info.names_closure:
-        if name in OWN_FIXTURES or name in params:
+        if name in OWN_FIXTURES or name in params or loop_runner(item, name):
             continue
         if name == "request" and name not in info.argnames:
             continue  # asked for by a fixture (srbench's own, or one judged on its own here)

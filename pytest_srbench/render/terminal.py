@@ -86,13 +86,23 @@ def _turn_lines(effective: dict[str, Any] | None) -> list[str]:
         f"{name!r} ({seen['scope']}, {seen['cells']} cells)"
         for name, seen in (effective.get("waited_for") or {}).items()
     )
-    return [
+    lines = [
         f"effective concurrency {effective['peak_in_flight']} of {effective['configured']}: "
         f"{effective['cells_at_their_turn']} of {effective['cells']} cells waited for their "
         f"test's own set-up" + (f" — fixtures {fixtures}" if fixtures else ""),
         "  (a body starts ahead of its item when every fixture it uses is session-scoped and "
         "sync; see docs/your-own-code.md)",
     ]
+    if any(
+        str(seen.get("scope", "")).endswith(", autouse")
+        for seen in (effective.get("waited_for") or {}).values()
+    ):
+        lines.append(
+            "  (an autouse fixture the benchmark tests do not need: override it for them with a "
+            "session-scoped fixture of the same name in their module or a conftest.py beside "
+            "them)"
+        )
+    return lines
 
 
 def _name(target_id: str) -> str:

@@ -93,6 +93,10 @@ def test_auto_mode_runs_async_bodies_on_the_engine_and_the_projects_async_tests(
     result.assert_outcomes(passed=2)  # the project's own tests; the 14 cells are graded
     assert graded(report) == {"sim-large": 14}
     assert waited(report)["cells_at_their_turn"] == 0  # every body started ahead
+    # ... and ran at once: pytest-asyncio adds its loop runner to the fixture names all the
+    # test's items share when the first item is set up; the cells after it must not wait
+    # for it (they did, one at a time, with nothing said about why)
+    assert waited(report)["peak_in_flight"] >= 8
     assert "effective concurrency" not in result.stdout.str()
 
 
@@ -200,10 +204,33 @@ def fresh_env(monkeypatch):
     assert result.ret == 0, result.stdout.str()[-3000:]
     effective = waited(report)
     assert effective["peak_in_flight"] == 1 and effective["configured"] == 16
-    assert effective["waited_for"]["fresh_env"] == {"scope": "function scope", "cells": 14}
+    assert effective["waited_for"]["fresh_env"] == {
+        "scope": "function scope, autouse",
+        "cells": 14,
+    }
+    # (monkeypatch: the test does not ask for it either; the autouse fixture does)
+    assert effective["waited_for"]["monkeypatch"]["scope"] == "function scope, autouse"
     result.stdout.fnmatch_lines(
         ["effective concurrency 1 of 16: 14 of 14 cells waited for their test's own set-up — "
-         "fixtures 'fresh_env' (function scope, 14 cells)*"]
+         "fixtures 'fresh_env' (function scope, autouse, 14 cells)*",
+         "*(an autouse fixture the benchmark tests do not need: override it for them with a "
+         "session-scoped fixture of the same name in their module or a conftest.py beside them)"]
     )  # fmt: skip
     page = (pytester.path / "report.html").read_text()
     assert 'id="effective-concurrency"' in page and "<code>fresh_env</code>" in page
+    assert "An autouse fixture the benchmark tests do not need can be overridden" in page
+
+    # the remedy it names: a session-scoped fixture of that name beside the benchmark test
+    pytester.makepyfile(
+        test_bench=BODY
+        + """
+
+@pytest.fixture(scope="session")
+def fresh_env():
+    \"\"\"The benchmark needs no per-test environment.\"\"\"
+"""
+    )
+    result, report = run(pytester, "-p", "no:asyncio")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert waited(report)["cells_at_their_turn"] == 0 and waited(report)["peak_in_flight"] >= 8
+    assert "effective concurrency" not in result.stdout.str()
