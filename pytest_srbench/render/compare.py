@@ -57,6 +57,13 @@ def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _against_others(candidate: Mapping[str, Any]) -> bool:
+    """Some row of the candidate is paired with another baseline target than the selected one
+    (a target that answers other cases than it is set against its own id)."""
+    selected = candidate["baseline_selected_target_id"]
+    return any(row.get("baseline_target_id") != selected for row in candidate["comparisons"])
+
+
 def _pairing_text(candidate: Mapping[str, Any]) -> str:
     """How the candidate's targets were paired with the baseline's, in words."""
     if candidate.get("pairing") == "same-target":
@@ -64,10 +71,7 @@ def _pairing_text(candidate: Mapping[str, Any]) -> str:
             "same-target (each candidate target against the baseline's target of the same id, "
             "as the gate pairs)"
         )
-    own = any(
-        row.get("baseline_target_id") != candidate["baseline_selected_target_id"]
-        for row in candidate["comparisons"]
-    )
+    own = _against_others(candidate)
     return (
         f"strongest-single (every candidate target against "
         f"{candidate['baseline_selected_target_id']}, sr-bench's rule"
@@ -97,10 +101,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
         lines.append("  pairing: " + _pairing_text(candidate))
         if candidate["baseline_cost_comparison_reason"]:
             lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
-    against = any(
-        row.get("baseline_target_id") != candidate["baseline_selected_target_id"]
-        for candidate, row in _rows(result)
-    )
+    against = any(_against_others(candidate) for candidate in result["candidates"])
     rows = []
     for candidate, row in _rows(result):
         stats = row["paired_statistics"]
@@ -123,8 +124,9 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
             ]
         )
     header = [
-        "run", "target", *(["against"] if against else []), "Δ quality", "W/L/T", "Hoeffding 95%", "gate 95%", "bootstrap",
-        "McNemar p", f"cases for ±{result['margin']:g}", "subject saving", "total saving",
+        "run", "target", *(["against"] if against else []), "Δ quality", "W/L/T",
+        "Hoeffding 95%", "gate 95%", "bootstrap", "McNemar p", f"cases for ±{result['margin']:g}",
+        "subject saving", "total saving",
     ]  # fmt: skip
     flips = any(
         row.get("baseline_flip_rate") is not None or row.get("candidate_flip_rate") is not None
