@@ -234,3 +234,32 @@ def fresh_env():
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert waited(report)["cells_at_their_turn"] == 0 and waited(report)["peak_in_flight"] >= 8
     assert "effective concurrency" not in result.stdout.str()
+
+
+def test_a_fixture_a_plugin_adds_at_set_up_is_named_as_what_held_the_bodies_back(pytester):
+    """A plugin that adds a fixture to an item's names at its set-up (as pytest-asyncio adds
+    its loop runner) adds it to the list every cell of the test shares: the cells wait for
+    their own set-up (the first one too: its set-up added the name before its body ran), and
+    the report names the fixture instead of saying nothing."""
+    pytester.makeconftest(
+        """
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if "tmp_path" not in item.fixturenames:
+        item.fixturenames.append("tmp_path")
+"""
+    )
+    pytester.makepyfile(test_bench=BODY)
+    result, report = run(pytester, "-p", "no:asyncio")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    effective = waited(report)
+    assert effective["waited_for"] == {
+        "tmp_path": {"scope": "added at the item's set-up", "cells": 14}
+    }
+    result.stdout.fnmatch_lines(
+        ["effective concurrency 1 of 16: 14 of 14 cells waited for their test's own set-up — "
+         "fixtures 'tmp_path' (added at the item's set-up, 14 cells)*"]
+    )  # fmt: skip
