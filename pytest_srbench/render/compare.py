@@ -57,11 +57,16 @@ def mixed_sources_lines(result: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _against_others(candidate: Mapping[str, Any]) -> bool:
-    """Some row of the candidate is paired with another baseline target than the selected one
-    (a target that answers other cases than it is set against its own id)."""
+def against_others(candidate: Mapping[str, Any]) -> bool:
+    """Some row of the candidate is paired otherwise than its pairing line says: under
+    strongest-single, with another baseline target than the selected one (a target that
+    answers other cases than it is set against its own id); under same-target, with another
+    than its own id (a target the baseline lacks falls back to the strongest single)."""
+    rows = candidate["comparisons"]
+    if candidate.get("pairing") == "same-target":
+        return any(row.get("baseline_target_id") != row["candidate_target_id"] for row in rows)
     selected = candidate["baseline_selected_target_id"]
-    return any(row.get("baseline_target_id") != selected for row in candidate["comparisons"])
+    return any(row.get("baseline_target_id") != selected for row in rows)
 
 
 def _pairing_text(candidate: Mapping[str, Any]) -> str:
@@ -71,7 +76,7 @@ def _pairing_text(candidate: Mapping[str, Any]) -> str:
             "same-target (each candidate target against the baseline's target of the same id, "
             "as the gate pairs)"
         )
-    own = _against_others(candidate)
+    own = against_others(candidate)
     return (
         f"strongest-single (every candidate target against "
         f"{candidate['baseline_selected_target_id']}, sr-bench's rule"
@@ -101,7 +106,7 @@ def render_comparison(result: Mapping[str, Any]) -> list[str]:
         lines.append("  pairing: " + _pairing_text(candidate))
         if candidate["baseline_cost_comparison_reason"]:
             lines.append(f"  costs: {candidate['baseline_cost_comparison_reason']}")
-    against = any(_against_others(candidate) for candidate in result["candidates"])
+    against = any(against_others(candidate) for candidate in result["candidates"])
     rows = []
     for candidate, row in _rows(result):
         stats = row["paired_statistics"]

@@ -20,6 +20,7 @@ from pytest_srbench.core.compare.caveats import CAVEATS
 from pytest_srbench.core.origins import describe_origin, origin_kind
 from pytest_srbench.render import charts
 from pytest_srbench.render.compare import (
+    against_others,
     benchmark_level,
     benchmark_verdict,
     membership_lines,
@@ -52,6 +53,7 @@ def environment() -> Environment:
     env.filters["ms"] = lambda value: NULL if value is None else f"{value:.1f} ms"
     env.filters["pct"] = signed_percent
     env.filters["signed"] = signed
+    env.filters["against_others"] = against_others
     env.filters["interval"] = interval
     env.filters["coverage"] = coverage
     env.filters["origin_kind"] = origin_kind

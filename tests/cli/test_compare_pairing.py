@@ -1,7 +1,8 @@
 """`srbench compare --pairing same-target` (docs/your-own-code.md §5): two runs of identical
 code compare at Δ 0 for every target, as the gate pairs them; the default, sr-bench's
 strongest-single pairing, sets the weaker target against the stronger one's answers and says
-so (real pytest sessions on the built-in simulator, then the real CLI)."""
+so, naming each row's baseline target when some differ (real pytest sessions on the built-in
+simulator, then the real CLI)."""
 
 from __future__ import annotations
 
@@ -12,46 +13,10 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-APP = """
-import pytest
-
-
-@pytest.mark.srbench("mmlu-pro")
-async def test_mmlu(srbench_case, srbench_target):
-    return (await srbench_target.ask(srbench_case.messages)).final_text
-"""
-
 
 def compare(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
     return pytester.run(sys.executable, "-m", "pytest_srbench", "compare", "main.json",
                         "pr.json", *extra)  # fmt: skip
-
-
-def test_identical_code_compares_at_zero_with_same_target_pairing(pytester):
-    pytester.makepyfile(test_app=APP)
-    for name in ("main", "pr"):
-        run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
-                                            "test_app.py", f"--srbench-json={name}.json")  # fmt: skip
-        assert run.ret == 0, run.stdout.str()
-    targets = [
-        t["id"] for t in json.loads((pytester.path / "main.json").read_text())["summary"]["targets"]
-    ]
-    assert len(targets) > 1  # the weaker target is what strongest-single pairs differently
-
-    same = compare(pytester, "--pairing", "same-target", "--format", "json")
-    assert same.ret == 0, same.stderr.str()
-    rows = json.loads(same.stdout.str())["candidates"][0]["comparisons"]
-    assert {r["candidate_target_id"]: r["baseline_target_id"] for r in rows} == {
-        t: t for t in targets
-    }
-    assert all(r["quality_delta"] == 0 and r["pairing"] == "same-target" for r in rows)
-    text = compare(pytester, "--pairing", "same-target")
-    text.stdout.fnmatch_lines(["*pairing: same-target (each candidate target against*"])
-
-    default = compare(pytester)
-    assert default.ret == 0
-    default.stdout.fnmatch_lines(["*pairing: strongest-single (every candidate target against*"])
-    default.stdout.no_fnmatch_line("run *target *against *")  # every row against the selected
 
 
 VARIANTS = """
@@ -70,8 +35,9 @@ async def test_gpqa(srbench_case, srbench_target):
 """
 
 
-def test_the_table_names_each_rows_baseline_when_targets_answer_other_cases(pytester):
-    """Variants of one test answer only its benchmark: under strongest-single pairing a target
+def test_same_target_pairing_and_the_rows_baseline_targets(pytester):
+    """Two runs of identical code compare at Δ 0 for every target with same-target pairing.
+    Variants of one test answer only its benchmark: under strongest-single pairing a target
     that answers other cases than the selected one is set against its own id, and the table
     says so in an 'against' column."""
     pytester.makepyfile(test_app=VARIANTS)
@@ -79,6 +45,22 @@ def test_the_table_names_each_rows_baseline_when_targets_answer_other_cases(pyte
         run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--srbench-profile=smoke",
                                             "test_app.py", f"--srbench-json={name}.json")  # fmt: skip
         assert run.ret == 0, run.stdout.str()
+    targets = [
+        t["id"] for t in json.loads((pytester.path / "main.json").read_text())["summary"]["targets"]
+    ]
+    same = compare(pytester, "--pairing", "same-target", "--format", "json")
+    assert same.ret == 0, same.stderr.str()
+    rows = json.loads(same.stdout.str())["candidates"][0]["comparisons"]
+    assert {r["candidate_target_id"]: r["baseline_target_id"] for r in rows} == {
+        t: t for t in targets
+    }
+    assert all(r["quality_delta"] == 0 and r["pairing"] == "same-target" for r in rows)
+    text = compare(pytester, "--pairing", "same-target")
+    text.stdout.fnmatch_lines(["*pairing: same-target (each candidate target against*"])
+    text.stdout.no_fnmatch_line("run *target *against *")  # every row against its own id
+    assert compare(pytester, "--pairing", "same-target", "--html", "same.html").ret == 0
+    assert "<th>against</th>" not in (pytester.path / "same.html").read_text()
+
     rows = json.loads(compare(pytester, "--format", "json").stdout.str())["candidates"][0][
         "comparisons"
     ]

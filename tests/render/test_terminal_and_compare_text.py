@@ -39,3 +39,18 @@ def test_the_comparison_table_prints_flip_rates_of_both_sides() -> None:
     # without repeats on either side the column is left out
     plain = compare_many(base, [RunSide.from_report(report("cand-k1", 1, set()))])
     assert not any("flip rate" in line for line in render_comparison(plain))
+
+
+def test_the_comparison_table_names_no_other_baseline_when_every_row_has_the_selected_one():
+    """Every candidate target paired with the selected baseline target: no 'against' column
+    (tests/cli/test_compare_pairing.py shows it when a row is set against its own id)."""
+    base = RunSide.from_report(report("base-k1", 1, set()))
+    result = compare_many(base, [RunSide.from_report(report("cand-k1", 1, set()))])
+    candidate = result["candidates"][0]
+    assert {row["baseline_target_id"] for row in candidate["comparisons"]} == {
+        candidate["baseline_selected_target_id"]
+    }
+    lines = render_comparison(result)
+    header = next(line for line in lines if line.startswith("run "))
+    assert header.split()[:3] == ["run", "target", "Δ"]
+    assert not any("'against' column" in line for line in lines)
