@@ -168,7 +168,9 @@ def effective_concurrency(engines: Sequence[dict[str, Any]]) -> dict[str, Any] |
     waited: dict[str, dict[str, Any]] = {}
     for process in recorded:
         for name, seen in (process.get("waited_for") or {}).items():
-            entry = waited.setdefault(name, {"scope": seen.get("scope"), "cells": 0})
+            entry = waited.setdefault(
+                name, {"scope": seen.get("scope"), "autouse": seen.get("autouse"), "cells": 0}
+            )  # (autouse: None from a process of a version that did not record it)
             entry["cells"] += int(seen.get("cells") or 0)
     return {
         "peak_in_flight": sum(int(p["peak_in_flight"]) for p in recorded),

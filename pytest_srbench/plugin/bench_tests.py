@@ -365,9 +365,6 @@ def async_fixtures(item: pytest.Function) -> tuple[str, ...]:
     return tuple(found)
 
 
-AUTOUSE = ", autouse"  # a reason's mark: the test itself does not ask for the fixture
-
-
 def _requested(info: Any, roots: Iterable[str]) -> set[str]:
     """``roots`` and every fixture they ask for, through the fixtures' own arguments."""
     seen: set[str] = set()
@@ -383,31 +380,39 @@ def _requested(info: Any, roots: Iterable[str]) -> set[str]:
     return seen
 
 
-def turn_reasons(item: pytest.Function) -> dict[str, str]:
+@dataclass(frozen=True)
+class TurnReason:
+    """Why a fixture makes a body wait for its item's turn: its ``scope`` in words (``async``
+    for an async one), and whether the test does not ask for it (``autouse``: an autouse or
+    ``usefixtures`` fixture, or one such a fixture asks for)."""
+
+    scope: str
+    autouse: bool = False
+
+
+def turn_reasons(item: pytest.Function) -> dict[str, TurnReason]:
     """Why a body waits for its item's turn instead of starting ahead: each fixture it depends
-    on that only the item's own set-up gives (name -> its scope, ``async`` for an async one,
-    marked ``AUTOUSE`` when the test does not ask for it: an autouse or ``usefixtures``
-    fixture, or one such a fixture asks for)."""
+    on that only the item's own set-up gives."""
     info = item._fixtureinfo
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
     asked = _requested(info, info.argnames)
-    reasons: dict[str, str] = {}
+    reasons: dict[str, TurnReason] = {}
     for name in info.names_closure:
         if name in OWN_FIXTURES or name in params or name == "request" or loop_runner(item, name):
             continue
         definitions = info.name2fixturedefs.get(name)
         if not definitions:  # a name a plugin added to the item's fixtures at its set-up
-            reasons[name] = "added at the item's set-up"
+            reasons[name] = TurnReason("added at the item's set-up")
             continue
         definition = definitions[-1]
-        mark = "" if name in asked else AUTOUSE
+        autouse = name not in asked
         if inspect.iscoroutinefunction(definition.func) or inspect.isasyncgenfunction(
             definition.func
         ):
-            reasons[name] = f"async, {definition.scope} scope{mark}"
+            reasons[name] = TurnReason(f"async, {definition.scope} scope", autouse)
         elif not session_value(definitions)[0]:
-            reasons[name] = f"{definition.scope} scope{mark}"
+            reasons[name] = TurnReason(f"{definition.scope} scope", autouse)
     return reasons
 
 

@@ -433,8 +433,10 @@ class Dispatcher:
         if not reasons:
             return
         self._at_turn += 1
-        for name, scope in reasons.items():
-            seen = self._waited_for.setdefault(name, {"scope": scope, "cells": 0})
+        for name, reason in reasons.items():
+            seen = self._waited_for.setdefault(
+                name, {"scope": reason.scope, "autouse": reason.autouse, "cells": 0}
+            )
             seen["cells"] += 1
 
     def _case(self, case_id: str) -> Case:

@@ -82,9 +82,11 @@ def _turn_lines(effective: dict[str, Any] | None) -> list[str]:
     the fixtures that held the bodies back."""
     if not effective or not effective.get("cells_at_their_turn"):
         return []
+    waited_for = effective.get("waited_for") or {}
     fixtures = ", ".join(
-        f"{name!r} ({seen['scope']}, {seen['cells']} cells)"
-        for name, seen in (effective.get("waited_for") or {}).items()
+        f"{name!r} ({seen['scope']}{', autouse' if seen.get('autouse') else ''}, "
+        f"{seen['cells']} cells)"
+        for name, seen in waited_for.items()
     )
     lines = [
         f"effective concurrency {effective['peak_in_flight']} of {effective['configured']}: "
@@ -93,10 +95,7 @@ def _turn_lines(effective: dict[str, Any] | None) -> list[str]:
         "  (a body starts ahead of its item when every fixture it uses is session-scoped and "
         "sync; see docs/your-own-code.md)",
     ]
-    if any(
-        str(seen.get("scope", "")).endswith(", autouse")
-        for seen in (effective.get("waited_for") or {}).values()
-    ):
+    if any(seen.get("autouse") for seen in waited_for.values()):
         lines.append(
             "  (an autouse fixture the benchmark tests do not need: override it for them with a "
             "session-scoped fixture of the same name in their module or a conftest.py beside "

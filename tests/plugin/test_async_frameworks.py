@@ -126,7 +126,9 @@ async def client():
     assert result.ret == 0, result.stdout.str()[-3000:]
     rows = {(c["benchmark"], c["status"]) for c in report["cells"]}
     assert rows == {("mmlu-pro", "completed"), ("gpqa-diamond", "completed")}
-    assert waited(report)["waited_for"] == {"client": {"scope": "async, session scope", "cells": 4}}
+    assert waited(report)["waited_for"] == {
+        "client": {"scope": "async, session scope", "autouse": False, "cells": 4}
+    }
 
 
 def test_a_body_with_a_session_async_fixture_runs_on_that_fixtures_loop(pytester):
@@ -205,11 +207,12 @@ def fresh_env(monkeypatch):
     effective = waited(report)
     assert effective["peak_in_flight"] == 1 and effective["configured"] == 16
     assert effective["waited_for"]["fresh_env"] == {
-        "scope": "function scope, autouse",
+        "scope": "function scope",
+        "autouse": True,
         "cells": 14,
     }
     # (monkeypatch: the test does not ask for it either; the autouse fixture does)
-    assert effective["waited_for"]["monkeypatch"]["scope"] == "function scope, autouse"
+    assert effective["waited_for"]["monkeypatch"]["autouse"] is True
     result.stdout.fnmatch_lines(
         ["effective concurrency 1 of 16: 14 of 14 cells waited for their test's own set-up — "
          "fixtures 'fresh_env' (function scope, autouse, 14 cells)*",
@@ -257,7 +260,7 @@ def pytest_runtest_setup(item):
     assert result.ret == 0, result.stdout.str()[-3000:]
     effective = waited(report)
     assert effective["waited_for"] == {
-        "tmp_path": {"scope": "added at the item's set-up", "cells": 14}
+        "tmp_path": {"scope": "added at the item's set-up", "autouse": False, "cells": 14}
     }
     result.stdout.fnmatch_lines(
         ["effective concurrency 1 of 16: 14 of 14 cells waited for their test's own set-up — "
